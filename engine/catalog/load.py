@@ -1,0 +1,241 @@
+"""Load ``catalog/*.yaml`` into validated models and cross-check every reference."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from engine.catalog.models import (
+    ApiOffer,
+    CloudFile,
+    Gpu,
+    GpuFile,
+    ModelFile,
+    ModelPreset,
+    Offer,
+    Policy,
+    PolicyFile,
+    Provider,
+    Question,
+    QuestionFile,
+    Source,
+    SourceFile,
+)
+from engine.errors import CatalogError
+from engine.resources import bundled_dir
+from engine.validation import build, did_you_mean
+from engine.yamlio import line_of, parse_yaml, read_text
+
+CATALOG_FILES = ("sources", "gpus", "clouds", "models", "policy", "questions")
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Everything static the engine needs, validated and indexed by id."""
+
+    sources: Mapping[str, Source]
+    gpus: Mapping[str, Gpu]
+    providers: Mapping[str, Provider]
+    offers: tuple[Offer, ...]
+    apis: tuple[ApiOffer, ...]
+    models: Mapping[str, ModelPreset]
+    policy: Policy
+    questions: tuple[Question, ...]
+    texts: Mapping[str, str] = field(repr=False)
+    """The exact text of every file read (name → content), for hashing and the audit store."""
+
+    @cached_property
+    def hash(self) -> str:
+        """sha256 over the exact content of every catalog file (and price override)."""
+        return content_hash(self.texts)
+
+    def gpu(self, gpu_id: str) -> Gpu:
+        """The GPU with this id; a CatalogError with did-you-mean otherwise."""
+        try:
+            return self.gpus[gpu_id]
+        except KeyError:
+            hint = did_you_mean(gpu_id, self.gpus)
+            raise CatalogError(f"unknown GPU '{gpu_id}'{hint}") from None
+
+    def model(self, model_id: str) -> ModelPreset:
+        """The model preset with this id; a CatalogError with did-you-mean otherwise."""
+        try:
+            return self.models[model_id]
+        except KeyError:
+            hint = did_you_mean(model_id, self.models)
+            raise CatalogError(f"unknown model '{model_id}'{hint}") from None
+
+    def question(self, question_id: str) -> Question:
+        """The questionnaire entry for an answers field."""
+        return next(q for q in self.questions if q.id == question_id)
+
+
+def content_hash(texts: Mapping[str, str]) -> str:
+    """A stable sha256 over named texts (order-independent)."""
+    digest = hashlib.sha256()
+    for name in sorted(texts):
+        digest.update(name.encode() + b"\0" + texts[name].encode() + b"\0")
+    return digest.hexdigest()
+
+
+def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -> Catalog:
+    """Load and cross-check a catalog directory (the bundled one by default).
+
+    ``prices`` is an optional override file with ``offers:`` (and ``sources:``) of its own: an
+    offer with an existing id replaces it, a new id is added.
+    """
+    root = directory or bundled_dir("catalog")
+    texts: dict[str, str] = {}
+    raw: dict[str, Any] = {}
+    for name in CATALOG_FILES:
+        path = root / f"{name}.yaml"
+        texts[f"catalog/{name}.yaml"] = read_text(path)
+        raw[name] = parse_yaml(texts[f"catalog/{name}.yaml"], path=str(path))
+    def parse(name: str, model: type[Any]) -> Any:
+        return build(model, raw[name], path=_p(root, name), error=CatalogError)
+
+    source_file: SourceFile = parse("sources", SourceFile)
+    gpu_file: GpuFile = parse("gpus", GpuFile)
+    cloud_file: CloudFile = parse("clouds", CloudFile)
+    model_file: ModelFile = parse("models", ModelFile)
+    policy_file: PolicyFile = parse("policy", PolicyFile)
+    question_file: QuestionFile = parse("questions", QuestionFile)
+    sources = _index(source_file.sources, raw["sources"], "sources", _p(root, "sources"))
+    offers = list(cloud_file.offers)
+    if prices is not None:
+        texts["prices"] = read_text(prices)
+        override = _load_prices(prices, texts["prices"])
+        sources = {**sources, **{s.id: s for s in override.sources}}
+        replaced = {o.id: o for o in override.offers}
+        offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
+    catalog = Catalog(
+        sources=sources,
+        gpus=_index(gpu_file.gpus, raw["gpus"], "gpus", _p(root, "gpus")),
+        providers=_index(
+            cloud_file.providers, raw["clouds"], "providers", _p(root, "clouds")
+        ),
+        offers=tuple(offers),
+        apis=tuple(cloud_file.apis),
+        models=_index(model_file.models, raw["models"], "models", _p(root, "models")),
+        policy=policy_file.policy,
+        questions=tuple(question_file.questions),
+        texts=texts,
+    )
+    _check_references(catalog, raw, root)
+    return catalog
+
+
+class _PriceFile(BaseModel):
+    model_config = {"extra": "forbid"}
+    sources: list[Source] = []
+    offers: list[Offer]
+
+
+def _load_prices(path: Path, text: str) -> _PriceFile:
+    data = parse_yaml(text, path=str(path))
+    return build(_PriceFile, data, path=str(path), error=CatalogError)
+
+
+def _p(root: Path, name: str) -> str:
+    return str(root / f"{name}.yaml")
+
+
+def _index(items: Iterable[Any], raw: Any, key: str, path: str) -> dict[str, Any]:
+    """Index by id, refusing duplicates with the line of the second occurrence."""
+    out: dict[str, Any] = {}
+    for i, item in enumerate(items):
+        if item.id in out:
+            line = line_of(raw, (key, i))
+            raise CatalogError(f"duplicate id '{item.id}'", path=path, line=line, field=key)
+        out[item.id] = item
+    return out
+
+
+def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path) -> None:
+    """Every cited source, GPU and provider exists; offers sit in their provider's regions."""
+    known = catalog.sources
+    checks: list[tuple[str, str, str, Iterable[str], Mapping[str, Any]]] = []
+    for kind, items in (
+        ("gpus", catalog.gpus.values()),
+        ("models", catalog.models.values()),
+        ("providers", catalog.providers.values()),
+    ):
+        for item in items:
+            checks.append((kind, item.id, "sources", item.sources, known))
+    for gpu in catalog.gpus.values():
+        if gpu.purchase:
+            checks.append(("gpus", gpu.id, "purchase.sources", gpu.purchase.sources, known))
+    for offer in catalog.offers:
+        checks.append(("offers", offer.id, "sources", offer.sources, known))
+        checks.append(("offers", offer.id, "gpu", [offer.gpu], catalog.gpus))
+        checks.append(("offers", offer.id, "provider", [offer.provider], catalog.providers))
+    for api in catalog.apis:
+        checks.append(("apis", api.id, "sources", api.sources, known))
+    for name, constant in _policy_constants(catalog.policy):
+        checks.append(("policy", name, "sources", constant.sources, known))
+    for question in catalog.questions:
+        checks.append(("questions", question.id, "sources", question.sources, known))
+    for kind, item_id, attr, refs, index in checks:
+        for ref in refs:
+            if ref not in index:
+                file = _FILE_OF[kind]
+                raise CatalogError(
+                    f"unknown {attr.split('.')[-1].rstrip('s')} '{ref}'{did_you_mean(ref, index)}",
+                    path=_p(root, file),
+                    line=_line_of_id(raw[file], item_id),
+                    field=f"{kind}[{item_id}].{attr}",
+                )
+    _check_offer_regions(catalog, raw, root)
+
+
+_FILE_OF = {
+    "gpus": "gpus",
+    "models": "models",
+    "providers": "clouds",
+    "offers": "clouds",
+    "apis": "clouds",
+    "policy": "policy",
+    "questions": "questions",
+}
+
+
+def _check_offer_regions(catalog: Catalog, raw: dict[str, Any], root: Path) -> None:
+    for offer in catalog.offers:
+        allowed = catalog.providers[offer.provider].regions
+        for region in offer.regions:
+            if region not in allowed:
+                raise CatalogError(
+                    f"region '{region}' is not one of provider {offer.provider}'s {allowed}",
+                    path=_p(root, "clouds"),
+                    line=_line_of_id(raw["clouds"], offer.id),
+                    field=f"offers[{offer.id}].regions",
+                )
+
+
+def _policy_constants(policy: Policy) -> Iterable[tuple[str, Any]]:
+    for name in type(policy).model_fields:
+        value = getattr(policy, name)
+        if isinstance(value, dict):
+            yield from ((f"{name}.{k}", v) for k, v in value.items())
+        else:
+            yield name, value
+
+
+def _line_of_id(data: Any, item_id: str) -> int | None:
+    """The line where the item with this id (or this policy key) is defined."""
+    if not isinstance(data, dict):
+        return None
+    for key, value in data.items():
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, dict) and item.get("id") == item_id:
+                    return line_of(data, (key, i))
+        elif isinstance(value, dict) and item_id.split(".")[0] in value:
+            return line_of(data, (key, item_id.split(".")[0]))
+    return None

@@ -1,0 +1,113 @@
+"""``gpu-advisor estimate memory|training``: the calculators on their own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from engine.calculator import fits_table, memory_report, shape_from_flags, training_report
+from engine.catalog.load import Catalog, load_catalog
+from engine.cli.options import catalog_options, format_option, model_options
+from engine.render.jsonout import dumps
+from engine.render.table import fmt_gb, fmt_usd, print_table
+
+
+@click.group()
+def estimate() -> None:
+    """The calculators alone: memory and training compute/cost."""
+
+
+@estimate.command("memory")
+@model_options
+@click.option("--method", required=True,
+              type=click.Choice(["full", "lora", "qlora", "pretrain", "inference"]),
+              help="Training method (or inference).")
+@click.option("--seq-len", type=click.IntRange(1, 1_048_576), default=2048, show_default=True,
+              help="Sequence length in tokens.")
+@click.option("--micro-batch", type=click.IntRange(1, 4096), default=1, show_default=True,
+              help="Sequences per GPU per step.")
+@click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None,
+              help="Force recomputation on/off (default: on only when it lowers the peak).")
+@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="Shard over this many GPUs (ZeRO-3/FSDP).")
+@catalog_options
+@format_option("text", "json")
+def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: int,
+           micro_batch: int, gradient_checkpointing: bool | None, gpus: int,
+           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+    """Peak GPU memory of a training run (or inference), and how many GPUs of each kind.
+
+    \b
+    Example:
+      gpu-advisor estimate memory --model llama-2-13b --method qlora --format json
+    """
+    catalog = load_catalog(catalog_dir, prices=prices)
+    shape = shape_from_flags(catalog, model_id, params_b)
+    report = memory_report(catalog, shape, method, seq_len=seq_len, micro_batch=micro_batch,
+                           checkpointing=gradient_checkpointing, gpus=gpus)
+    if fmt == "json":
+        click.echo(dumps(report), nl=False)
+        return
+    _memory_text(catalog, report)
+
+
+def _memory_text(catalog: Catalog, report: Any) -> None:
+    ckpt = "on" if report.gradient_checkpointing else "off"
+    ckpt += " (auto)" if report.checkpointing_auto else ""
+    title = (f"{report.model}, {report.method}, seq {report.seq_len} × batch "
+             f"{report.micro_batch}, checkpointing {ckpt}, {report.gpus} GPU(s)")
+    rows = [(name, fmt_gb(gb), report.components[name].formula)
+            for name, gb in report.breakdown.items()]
+    rows.append(("peak per GPU", fmt_gb(report.total_gb),
+                 f"{report.binding_phase}; range {report.range_gb['low']:.1f}–"
+                 f"{report.range_gb['high']:.1f} GB"))
+    print_table(title, ["component", "GB/GPU", "formula"], rows, right=[1])
+    fit_rows = [(f.gpu, f"{f.vram_gb:g}", "—" if f.gpus_needed is None else f.gpus_needed)
+                for f in fits_table(catalog, report)]
+    print_table("GPUs needed (sharded, usable VRAM "
+                f"{catalog.policy.usable_vram_fraction.value:.0%})",
+                ["gpu", "VRAM GB", "needed"], fit_rows, right=[1, 2])
+
+
+@estimate.command("training")
+@model_options
+@click.option("--tokens-b", type=click.FloatRange(min=0.000001, max=1_000_000), default=None,
+              metavar="N", help="Training tokens in billions (default: 20 × parameters).")
+@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
+@click.option("--gpus", type=click.IntRange(1, 1_000_000), default=1, show_default=True,
+              help="GPUs training in parallel.")
+@click.option("--method", type=click.Choice(["pretrain", "full", "lora", "qlora"]),
+              default="pretrain", show_default=True, help="What the run does.")
+@catalog_options
+@format_option("text", "json")
+def training(model_id: str | None, params_b: float | None, tokens_b: float | None, gpu_id: str,
+             gpus: int, method: Any, catalog_dir: Path | None, prices: Path | None,
+             fmt: str) -> None:
+    """Training compute (6·N·D), GPU-hours over the MFU range, days and rental cost.
+
+    \b
+    Example:
+      gpu-advisor estimate training --model llama-2-7b --tokens-b 2000 --gpu a100-80gb --gpus 64
+    """
+    catalog = load_catalog(catalog_dir, prices=prices)
+    shape = shape_from_flags(catalog, model_id, params_b)
+    report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method)
+    if fmt == "json":
+        click.echo(dumps(report), nl=False)
+        return
+    span = report.gpu_hours
+    rows: list[tuple[str, str, str, str]] = [
+        ("GPU-hours", f"{span.low:,.0f}", f"{span.expected:,.0f}", f"{span.high:,.0f}"),
+        ("days", f"{report.days.low:,.1f}", f"{report.days.expected:,.1f}",
+         f"{report.days.high:,.1f}"),
+    ]
+    if report.cost_usd is not None and report.price_usd_per_gpu_hour is not None:
+        p, c = report.price_usd_per_gpu_hour, report.cost_usd
+        rows.append(("$/GPU-hour", f"{p.low:.2f}", f"{p.expected:.2f}", f"{p.high:.2f}"))
+        rows.append(("cost", fmt_usd(c.low), fmt_usd(c.expected), fmt_usd(c.high)))
+    title = (f"{report.model}, {report.method}, {report.tokens_b:,g}B tokens "
+             f"({report.tokens_from}), {report.flops:.3g} FLOPs on {report.gpus} × {report.gpu}")
+    print_table(title, ["", "low", "expected", "high"], rows, right=[1, 2, 3],
+                caption=report.trace["gpu_hours"].formula)

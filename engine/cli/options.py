@@ -1,0 +1,66 @@
+"""Shared click options, each defined once and stacked as decorators."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_path = click.Path(path_type=Path)
+
+
+def catalog_options(func: F) -> F:
+    """``--catalog DIR`` and ``--prices FILE``."""
+    func = click.option(
+        "--prices", type=_path, default=None, metavar="FILE",
+        help="Your own price quotes: a YAML file of offers (and sources) that override the "
+             "catalog's.",
+    )(func)
+    return click.option(
+        "--catalog", "catalog_dir", type=_path, default=None, metavar="DIR",
+        help="Catalog directory to use instead of the bundled one.",
+    )(func)
+
+
+def rules_option(func: F) -> F:
+    """``--rules DIR``."""
+    return click.option(
+        "--rules", "rules_dir", type=_path, default=None, metavar="DIR",
+        help="Rule directory to use instead of the bundled one.",
+    )(func)
+
+
+def audit_options(func: F) -> F:
+    """``--audit-db PATH`` and ``--no-audit``."""
+    func = click.option(
+        "--no-audit", is_flag=True, default=False, help="Do not record this decision.",
+    )(func)
+    return click.option(
+        "--audit-db", type=_path, default=None, metavar="PATH", envvar="GPU_ADVISOR_AUDIT_DB",
+        help="Audit store (SQLite) to record into [env: GPU_ADVISOR_AUDIT_DB].",
+    )(func)
+
+
+def format_option(*choices: str) -> Callable[[F], F]:
+    """``--format`` limited to ``choices`` (the first is the default)."""
+    def decorate(func: F) -> F:
+        return click.option(
+            "--format", "fmt", type=click.Choice(choices), default=choices[0],
+            show_default=True, help="Output format.",
+        )(func)
+    return decorate
+
+
+def model_options(func: F) -> F:
+    """``--model ID`` / ``--params-b N`` (one of them)."""
+    func = click.option(
+        "--params-b", type=click.FloatRange(min=0.001, max=5000), default=None, metavar="N",
+        help="Model size in billions of parameters (shape from the nearest catalog model).",
+    )(func)
+    return click.option(
+        "--model", "model_id", default=None, metavar="ID", help="A catalog model id.",
+    )(func)

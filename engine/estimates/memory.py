@@ -1,0 +1,302 @@
+"""Training and inference memory, modelled as the peak over phases, not a sum of parts.
+
+Full fine-tuning peaks at ``optimizer.step()`` (all model states plus temporaries) unless the
+activations of forward/backward are larger; LoRA/QLoRA peak in forward/backward
+(see ``measured-memory`` in sources.yaml). Sharding over N GPUs (ZeRO-3/FSDP) divides the
+parameter-proportional parts by N; activations, logits and framework overhead stay per GPU.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.catalog.models import Gpu, Policy
+from engine.estimates.shape import Shape
+from engine.estimates.trace import GB, Figure, figure, tidy
+
+Method = Literal["full", "lora", "qlora", "pretrain", "inference"]
+METHODS: tuple[Method, ...] = ("full", "lora", "qlora", "pretrain", "inference")
+
+_PHASES: dict[str, dict[str, tuple[str, ...]]] = {
+    "full": {
+        "forward_backward": ("weights", "master_weights", "optimizer_states", "activations",
+                             "logits", "framework"),
+        "optimizer_step": ("weights", "master_weights", "gradients", "optimizer_states",
+                           "step_temporaries", "framework"),
+    },
+    "lora": {
+        "forward_backward": ("weights", "adapters", "activations", "logits", "framework"),
+        "optimizer_step": ("weights", "adapters", "framework"),
+    },
+    "qlora": {
+        "forward_backward": ("weights", "adapters", "dequant_buffer", "activations", "logits",
+                             "framework"),
+        "optimizer_step": ("weights", "adapters", "framework"),
+    },
+    "inference": {"serving": ("weights", "kv_cache", "framework")},
+}
+_PHASES["pretrain"] = _PHASES["full"]
+_SHARDED = frozenset(
+    {"weights", "master_weights", "gradients", "optimizer_states", "adapters",
+     "step_temporaries", "kv_cache"}
+)
+
+
+@dataclass(frozen=True)
+class MemoryRequest:
+    """What to estimate: a model shape, a method and the run's batch geometry."""
+
+    shape: Shape
+    method: Method
+    seq_len: int = 2048
+    micro_batch: int = 1
+    checkpointing: bool | None = None
+    """True/False as asked; None = auto (on only when it lowers the peak noticeably)."""
+
+
+class MemoryEstimate(BaseModel):
+    """Peak memory per GPU, with the phase that binds and a breakdown that sums to it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    params_b: float
+    method: Method
+    seq_len: int
+    micro_batch: int
+    gpus: int
+    gradient_checkpointing: bool
+    checkpointing_auto: bool
+    phases: dict[str, float]
+    binding_phase: str
+    total_gb: float
+    range_gb: dict[str, float]
+    breakdown: dict[str, float]
+    components: dict[str, Figure]
+    formula: str
+
+
+def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
+    """Every memory component of the whole job in GB (before sharding), with its formula."""
+    s = req.shape
+    p = s.params
+    out: dict[str, Figure] = {}
+    if req.method in ("full", "pretrain"):
+        out.update(_model_states(p, policy))
+        largest = s.vocab * s.hidden
+        k = policy.step_temporary_tensors.value
+        out["step_temporaries"] = figure(
+            k * largest * 4 / GB, "GB", "k × vocab × hidden × 4 B (fp32 copies in the step)",
+            policy.step_temporary_tensors.sources, k=k, vocab=s.vocab, hidden=s.hidden,
+        )
+    elif req.method in ("lora", "qlora"):
+        out["weights"] = _frozen_weights(req, policy)
+        out["adapters"] = _adapters(s, policy)
+        if req.method == "qlora":
+            out["dequant_buffer"] = figure(
+                s.hidden * s.intermediate * 2 / GB, "GB",
+                "hidden × intermediate × 2 B (one layer dequantised to bf16)",
+                policy.nf4_bytes_per_param.sources, hidden=s.hidden, intermediate=s.intermediate,
+            )
+    else:
+        out["weights"] = _param_bytes(p, policy.inference_weight_bytes, "weights")
+        out["kv_cache"] = _kv_cache(req, policy)
+    if req.method != "inference":
+        out["activations"] = _activations(req, policy, checkpointing)
+        out["logits"] = _logits(req, policy)
+    out["framework"] = figure(
+        policy.framework_overhead_gb.value, "GB", "constant per GPU",
+        policy.framework_overhead_gb.sources,
+    )
+    return out
+
+
+def _param_bytes(p: float, constant: object, what: str) -> Figure:
+    value = constant.value  # type: ignore[attr-defined]
+    return figure(
+        p * value / GB, "GB", f"params × {value:g} B ({what})",
+        constant.sources, params=p, bytes_per_param=value,  # type: ignore[attr-defined]
+    )
+
+
+def _model_states(p: float, policy: Policy) -> dict[str, Figure]:
+    return {
+        "weights": _param_bytes(p, policy.weight_bytes_16bit, "16-bit weights"),
+        "master_weights": _param_bytes(p, policy.master_weight_bytes, "fp32 master weights"),
+        "gradients": _param_bytes(p, policy.gradient_bytes, "16-bit gradients"),
+        "optimizer_states": _param_bytes(p, policy.adam_state_bytes, "AdamW moments"),
+    }
+
+
+def _frozen_weights(req: MemoryRequest, policy: Policy) -> Figure:
+    s = req.shape
+    if req.method == "lora":
+        return _param_bytes(s.params, policy.weight_bytes_16bit, "frozen 16-bit base")
+    emb = min(s.embedding_params, s.params * 0.5)
+    nf4 = policy.nf4_bytes_per_param.value
+    w16 = policy.weight_bytes_16bit.value
+    return figure(
+        ((s.params - emb) * nf4 + emb * w16) / GB, "GB",
+        "(params − embeddings) × nf4 B + embeddings × 2 B (NF4, double quantisation)",
+        [*policy.nf4_bytes_per_param.sources, *policy.weight_bytes_16bit.sources],
+        params=s.params, embedding_params=emb, nf4_bytes=nf4,
+    )
+
+
+def adapter_params(shape: Shape, rank: int) -> float:
+    """LoRA parameters with adapters on q, k, v, o, gate, up and down of every layer."""
+    head_dim = shape.hidden // shape.heads
+    kv = shape.kv_heads * head_dim
+    h, i = shape.hidden, shape.intermediate
+    per_layer = rank * ((h + h) + 2 * (h + kv) + (h + h) + 3 * (h + i))
+    return float(per_layer * shape.layers)
+
+
+def _adapters(shape: Shape, policy: Policy) -> Figure:
+    rank = int(policy.lora_rank.value)
+    a = adapter_params(shape, rank)
+    b = policy.adapter_state_bytes.value
+    return figure(
+        a * b / GB, "GB", "adapter params × B (weights, grads, AdamW moments)",
+        [*policy.lora_rank.sources, *policy.adapter_state_bytes.sources],
+        adapter_params=a, rank=rank, bytes_per_param=b,
+    )
+
+
+def _activations(req: MemoryRequest, policy: Policy, checkpointing: bool) -> Figure:
+    s, sl, b = req.shape, req.seq_len, req.micro_batch
+    c = policy.activation_bytes_per_token_hidden.value
+    fused = bool(policy.fused_attention.value)
+    attn = 0.0 if fused else policy.attention_score_coeff.value * s.heads * sl / s.hidden
+    per_layer = sl * b * s.hidden * (c + attn)
+    srcs = [*policy.activation_bytes_per_token_hidden.sources, *policy.fused_attention.sources]
+    term = f"{c:g}" if fused else f"{c:g} + 5·a·s/h"
+    if not checkpointing:
+        return figure(
+            s.layers * per_layer / GB, "GB", f"L × s × b × h × ({term})", srcs,
+            layers=s.layers, seq_len=sl, micro_batch=b, hidden=s.hidden, heads=s.heads,
+        )
+    k = policy.checkpoint_bytes_per_token_hidden.value
+    return figure(
+        (s.layers * sl * b * s.hidden * k + per_layer) / GB, "GB",
+        f"L × s × b × h × {k:g} (layer inputs) + s × b × h × ({term}) (one layer recomputed)",
+        [*srcs, *policy.checkpoint_bytes_per_token_hidden.sources],
+        layers=s.layers, seq_len=sl, micro_batch=b, hidden=s.hidden, heads=s.heads,
+    )
+
+
+def _logits(req: MemoryRequest, policy: Policy) -> Figure:
+    k = policy.logits_bytes_per_token_vocab.value
+    v = req.shape.vocab
+    return figure(
+        req.seq_len * req.micro_batch * v * k / GB, "GB", f"s × b × vocab × {k:g} B",
+        policy.logits_bytes_per_token_vocab.sources,
+        seq_len=req.seq_len, micro_batch=req.micro_batch, vocab=v,
+    )
+
+
+def _kv_cache(req: MemoryRequest, policy: Policy) -> Figure:
+    s = req.shape
+    head_dim = s.hidden // s.heads
+    k = policy.kv_cache_bytes.value
+    value = 2 * s.layers * req.seq_len * req.micro_batch * s.kv_heads * head_dim * k
+    return figure(
+        value / GB, "GB", f"2 × L × s × b × kv_heads × head_dim × {k:g} B",
+        policy.kv_cache_bytes.sources, layers=s.layers, seq_len=req.seq_len,
+        micro_batch=req.micro_batch, kv_heads=s.kv_heads, head_dim=head_dim,
+    )
+
+
+def phase_split(method: Method, comps: dict[str, Figure]) -> dict[str, tuple[float, float]]:
+    """Per phase: (GB that shards over GPUs, GB that every GPU holds in full)."""
+    out: dict[str, tuple[float, float]] = {}
+    for phase, names in _PHASES[method].items():
+        sharded = sum(comps[n].value for n in names if n in _SHARDED)
+        whole = sum(comps[n].value for n in names if n not in _SHARDED)
+        out[phase] = (sharded, whole)
+    return out
+
+
+def per_gpu_gb(split: dict[str, tuple[float, float]], gpus: int) -> dict[str, float]:
+    """Per-GPU GB of each phase when sharded over ``gpus`` GPUs."""
+    return {phase: sharded / gpus + whole for phase, (sharded, whole) in split.items()}
+
+
+def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> MemoryEstimate:
+    """Peak memory per GPU for ``req`` sharded over ``gpus`` GPUs."""
+    ckpt, auto = _resolve_checkpointing(req, policy, gpus)
+    comps = components(req, policy, ckpt)
+    phases = per_gpu_gb(phase_split(req.method, comps), gpus)
+    binding = max(phases, key=lambda k: phases[k])
+    total = phases[binding]
+    margin = policy.memory_margin_fraction.value
+    names = _PHASES[req.method][binding]
+    breakdown = {
+        n: tidy(comps[n].value / gpus if n in _SHARDED else comps[n].value, 2) for n in names
+    }
+    return MemoryEstimate(
+        model=req.shape.label,
+        params_b=req.shape.params_b,
+        method=req.method,
+        seq_len=req.seq_len,
+        micro_batch=req.micro_batch,
+        gpus=gpus,
+        gradient_checkpointing=ckpt,
+        checkpointing_auto=auto,
+        phases={k: tidy(v, 2) for k, v in phases.items()},
+        binding_phase=binding,
+        total_gb=tidy(total, 2),
+        range_gb={"low": tidy(total * (1 - margin), 2), "high": tidy(total * (1 + margin), 2)},
+        breakdown=breakdown,
+        components=comps,
+        formula=f"max over phases; {binding} = " + " + ".join(names)
+        + ("" if gpus == 1 else f" (model states ÷ {gpus} GPUs, ZeRO-3/FSDP)"),
+    )
+
+
+def _peak(req: MemoryRequest, policy: Policy, ckpt: bool, gpus: int) -> float:
+    return max(per_gpu_gb(phase_split(req.method, components(req, policy, ckpt)), gpus).values())
+
+
+def _resolve_checkpointing(req: MemoryRequest, policy: Policy, gpus: int) -> tuple[bool, bool]:
+    """(checkpointing on?, decided automatically?)."""
+    if req.method == "inference":
+        return False, False
+    if req.checkpointing is not None:
+        return req.checkpointing, False
+    without = _peak(req, policy, False, gpus)
+    with_ckpt = _peak(req, policy, True, gpus)
+    saving = 1 - with_ckpt / without
+    return saving >= policy.checkpointing_auto_min_saving.value, True
+
+
+def usable_gb(gpu: Gpu, policy: Policy) -> float:
+    """VRAM a job can count on, in GB."""
+    return gpu.vram_gb * policy.usable_vram_fraction.value
+
+
+def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
+    """Fewest GPUs of this kind that hold the job (sharded), or None if no count does.
+
+    With checkpointing on auto, the count is the smaller of with and without it.
+    """
+    options = [req.checkpointing] if req.checkpointing is not None else [False, True]
+    if req.method == "inference":
+        options = [False]
+    counts = [_count(req, policy, ckpt, usable_gb(gpu, policy)) for ckpt in options]
+    found = [c for c in counts if c is not None]
+    return min(found) if found else None
+
+
+def _count(req: MemoryRequest, policy: Policy, ckpt: bool, cap: float) -> int | None:
+    limit = int(policy.max_gpus_considered.value)
+    need = 1
+    for sharded, whole in phase_split(req.method, components(req, policy, ckpt)).values():
+        if whole >= cap:
+            return None
+        need = max(need, math.ceil(sharded / (cap - whole) - 1e-9))
+    return need if need <= limit else None

@@ -1,0 +1,49 @@
+"""Figures that carry their own explanation: value, unit, formula, inputs and sources."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+Scalar = float | int | str | bool | None
+
+
+class Figure(BaseModel):
+    """A derived number with the formula and inputs that produced it and the sources behind it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    value: float
+    unit: str
+    formula: str
+    inputs: dict[str, Scalar]
+    sources: tuple[str, ...]
+
+
+def figure(
+    value: float,
+    unit: str,
+    formula: str,
+    sources: Iterable[str],
+    **inputs: Scalar,
+) -> Figure:
+    """Build a :class:`Figure`, rounding the value so it never serialises in exponent form."""
+    return Figure(
+        value=tidy(value),
+        unit=unit,
+        formula=formula,
+        inputs={k: tidy(v) if isinstance(v, float) else v for k, v in inputs.items()},
+        sources=tuple(dict.fromkeys(sources)),
+    )
+
+
+def tidy(value: float, digits: int = 4) -> float:
+    """Round to ``digits`` significant decimals after the point; tiny values become 0."""
+    if abs(value) < 1e-4:
+        return 0.0
+    return round(value, digits)
+
+
+GB = 1e9
+"""Bytes in the GB this tool reports (decimal, as the 16 GB-per-billion-parameters rule counts)."""

@@ -1,0 +1,118 @@
+"""Training compute: 6·N·D FLOPs, GPU-hours from the MFU range, wall-clock days and cost."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.catalog.models import Gpu, Policy
+from engine.estimates.shape import Shape
+from engine.estimates.trace import Figure, figure, tidy
+
+TrainMethod = Literal["full", "pretrain", "lora", "qlora"]
+
+
+class Span(BaseModel):
+    """A low / expected / high triple."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low: float
+    expected: float
+    high: float
+
+
+class TrainingEstimate(BaseModel):
+    """Compute, time and cost of one training run on a given GPU type and count."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    params_b: float
+    method: TrainMethod
+    tokens_b: float
+    tokens_from: Literal["answer", "chinchilla"]
+    flops: float
+    gpu: str
+    gpus: int
+    gpu_hours: Span
+    days: Span
+    price_usd_per_gpu_hour: Span | None
+    cost_usd: Span | None
+    trace: dict[str, Figure]
+
+
+def default_tokens_b(shape: Shape, policy: Policy) -> float:
+    """Compute-optimal training tokens (Chinchilla: ~20 tokens per parameter), in billions."""
+    return shape.params_b * policy.chinchilla_tokens_per_param.value
+
+
+def estimate_training(
+    shape: Shape,
+    gpu: Gpu,
+    policy: Policy,
+    *,
+    method: TrainMethod = "pretrain",
+    tokens_b: float | None = None,
+    gpus: int = 1,
+    checkpointing: bool = False,
+    prices_usd_per_gpu_hour: Sequence[float] = (),
+) -> TrainingEstimate:
+    """GPU-hours as a range over the MFU range; cost over the given hourly prices (if any)."""
+    tokens_from: Literal["answer", "chinchilla"] = "answer" if tokens_b else "chinchilla"
+    tokens = tokens_b or default_tokens_b(shape, policy)
+    k = policy.flops_per_param_token[method]
+    flops = k.value * shape.compute_params_b * 1e9 * tokens * 1e9
+    slowdown = 1 + (policy.checkpointing_time_overhead.value if checkpointing else 0.0)
+    mfu = policy.mfu
+    peak = gpu.training_tflops * 1e12
+
+    def hours(util: float) -> float:
+        return flops / (peak * util) / 3600 * slowdown
+
+    gpu_hours = Span(low=tidy(hours(mfu.high), 1), expected=tidy(hours(mfu.expected), 1),
+                     high=tidy(hours(mfu.low), 1))
+    days = Span(low=tidy(gpu_hours.low / gpus / 24, 2),
+                expected=tidy(gpu_hours.expected / gpus / 24, 2),
+                high=tidy(gpu_hours.high / gpus / 24, 2))
+    trace = {
+        "flops": figure(flops, "FLOP", f"{k.value:g} × N × D", k.sources, N=shape.compute_params_b
+                        * 1e9, D=tokens * 1e9),
+        "gpu_hours": figure(
+            gpu_hours.expected, "GPU-hours",
+            "FLOPs ÷ (peak TFLOPS × 1e12 × MFU) ÷ 3600 × (1 + checkpointing overhead)",
+            [*mfu.sources, *gpu.sources], peak_tflops=gpu.training_tflops,
+            mfu_low=mfu.low, mfu_expected=mfu.expected, mfu_high=mfu.high, slowdown=slowdown,
+        ),
+    }
+    price, cost = _cost(gpu_hours, prices_usd_per_gpu_hour, policy)
+    if cost is not None:
+        trace["cost_usd"] = figure(
+            cost.expected, "USD", "GPU-hours × $/GPU-hour × (1 + hidden cloud overhead)",
+            policy.hidden_cloud_overhead.sources,
+            overhead_low=policy.hidden_cloud_overhead.low,
+            overhead_high=policy.hidden_cloud_overhead.high,
+        )
+    return TrainingEstimate(
+        model=shape.label, params_b=shape.params_b, method=method, tokens_b=tidy(tokens, 3),
+        tokens_from=tokens_from, flops=float(f"{flops:.4g}"), gpu=gpu.id, gpus=gpus,
+        gpu_hours=gpu_hours, days=days, price_usd_per_gpu_hour=price, cost_usd=cost, trace=trace,
+    )
+
+
+def _cost(
+    gpu_hours: Span, prices: Sequence[float], policy: Policy
+) -> tuple[Span | None, Span | None]:
+    if not prices:
+        return None, None
+    over = policy.hidden_cloud_overhead
+    price = Span(low=min(prices), expected=tidy(statistics.median(prices), 4), high=max(prices))
+    cost = Span(
+        low=tidy(gpu_hours.low * price.low * (1 + over.low), 0),
+        expected=tidy(gpu_hours.expected * price.expected * (1 + over.expected), 0),
+        high=tidy(gpu_hours.high * price.high * (1 + over.high), 0),
+    )
+    return price, cost

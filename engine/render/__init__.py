@@ -1,0 +1,1 @@
+"""Renderers: JSON (the contract), text tables (rich) and markdown."""

@@ -1,0 +1,48 @@
+"""Readable text tables on a terminal (colour) or a pipe (plain), 80 columns wide."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def console() -> Any:
+    """A rich Console on stdout: colour only on a terminal without NO_COLOR."""
+    from rich.console import Console
+
+    tty = sys.stdout.isatty()
+    return Console(
+        file=sys.stdout,
+        width=None if tty else 80,
+        no_color=bool(os.environ.get("NO_COLOR")) or not tty,
+        highlight=False,
+        soft_wrap=False,
+        emoji=False,
+    )
+
+
+def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
+                *, right: Sequence[int] = (), caption: str | None = None) -> None:
+    """Print one table; columns whose index is in ``right`` are right-aligned (numbers)."""
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, caption=caption, title_justify="left",
+                  caption_justify="left")
+    for i, header in enumerate(headers):
+        table.add_column(header, justify="right" if i in right else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*(str(cell) for cell in row))
+    console().print(table)
+
+
+def fmt_gb(value: float) -> str:
+    """``12.3 GB``."""
+    return f"{value:,.1f} GB"
+
+
+def fmt_usd(value: float) -> str:
+    """``$1,234``."""
+    return f"${value:,.0f}"

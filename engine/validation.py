@@ -1,0 +1,103 @@
+"""Turn pydantic validation errors into one precise line: ``file:line: field: message``."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from engine.errors import InputError
+from engine.yamlio import line_of
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """A ``; did you mean 'x'?`` suffix when a close match exists, else an empty string."""
+    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{matches[0]}'?" if matches else ""
+
+
+def dotted(loc: Sequence[Any], data: Any = None) -> str:
+    """``gpus[3].vram_gb`` from a pydantic loc; list items are named by their ``id`` if any."""
+    out = ""
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            item = node[part] if isinstance(node, list) and part < len(node) else None
+            ident = item.get("id") if isinstance(item, dict) else None
+            out += f"[{ident}]" if isinstance(ident, str) else f"[{part}]"
+            node = item
+        else:
+            out += f".{part}" if out else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
+def build(
+    model: type[M],
+    data: Any,
+    *,
+    path: str,
+    error: type[InputError] = InputError,
+) -> M:
+    """Validate ``data`` into ``model`` or raise ``error`` located at the first problem."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise located(exc, model, data, path=path, error=error) from None
+
+
+def located(
+    exc: ValidationError,
+    model: type[BaseModel],
+    data: Any,
+    *,
+    path: str,
+    error: type[InputError] = InputError,
+) -> InputError:
+    """The first error of ``exc`` as an ``error`` naming file, line and dotted field."""
+    first = exc.errors(include_url=False)[0]
+    loc = tuple(first["loc"])
+    message = _message(first, model, loc)
+    if first["type"] in ("model_type", "dict_type") and not loc:
+        message = f"expected a mapping at the top level, got {type(data).__name__}"
+    return error(message, path=path, line=line_of(data, loc), field=dotted(loc, data) or None)
+
+
+def _message(err: Any, model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        known = _fields_at(model, loc[:-1])
+        return f"unknown key{did_you_mean(str(loc[-1]), known)}"
+    if kind == "missing":
+        return "required key is missing"
+    msg = str(err["msg"])
+    if kind.startswith(("finite_number", "float_parsing")) or "finite" in msg:
+        return "expected a finite number (NaN and Infinity are not allowed)"
+    return msg[0].lower() + msg[1:] if msg else kind
+
+
+def _fields_at(model: type[BaseModel], loc: Sequence[Any]) -> list[str]:
+    """Best-effort: the field names of the nested model that ``loc`` points into."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None:
+            return []
+        current = _inner_model(field.annotation)
+    return list(getattr(current, "model_fields", {}))
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
