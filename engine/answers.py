@@ -12,9 +12,9 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
-from engine.errors import AnswerError
+from engine.errors import AnswerError, InputError
 from engine.validation import did_you_mean
-from engine.yamlio import line_of, load_data_file
+from engine.yamlio import line_of, load_data_file, type_name
 
 Tristate = bool | Literal["auto"]
 
@@ -74,12 +74,17 @@ def load_answers(
     fill_defaults: bool = True,
 ) -> Answers:
     """Answers from a file (optional) with ``key=value`` overrides applied on top."""
-    data: Any = load_data_file(path) if path is not None else {}
+    try:
+        data: Any = load_data_file(path) if path is not None else {}
+    except AnswerError:
+        raise
+    except InputError as exc:  # unreadable or unparsable: still an answers-file error
+        raise AnswerError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
     if data is None:
         data = {}
     where = _Where(str(path) if path else None, data)
     if not isinstance(data, Mapping):
-        raise AnswerError(f"expected a mapping of answers, got {type(data).__name__}",
+        raise AnswerError(f"expected a mapping of answers, got {type_name(data)}",
                           path=where.path)
     merged = dict(data)
     set_keys = set()
@@ -222,7 +227,7 @@ def _check_number(question: Question, value: Any, fail: Any) -> float | int:
         value = int(value)
     low, high = question.min, question.max
     if (low is not None and value < low) or (high is not None and value > high):
-        raise fail(f"{value:g} is out of range; expected {describe(question)}")
+        raise fail(f"{_num(value)} is out of range; expected {describe(question)}")
     return value if question.type == "int" else float(value)
 
 
@@ -233,12 +238,19 @@ def describe(question: Question) -> str:
         noun = "a whole number" if kind == "int" else "a number"
         unit = f" {question.unit}" if question.unit else ""
         if question.min is not None and question.max is not None:
-            return f"{noun} from {question.min:,g} to {question.max:,g}{unit}"
+            return f"{noun} from {_num(question.min)} to {_num(question.max)}{unit}"
         return noun + unit
     if kind in ("choice", "list"):
         return ("one of " if kind == "choice" else "any of ") + ", ".join(question.choices or [])
     return {"bool": "true or false", "tristate": "auto, true or false",
             "gpu": "a catalog GPU id", "model": "a catalog model id"}.get(kind, "text")
+
+
+def _num(value: float) -> str:
+    """``10,000,000`` or ``0.000001``: a bound as people write it, never in exponent form."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.12f}".rstrip("0").rstrip(".")
 
 
 def _cross_check(values: dict[str, Any], where: _Where, set_keys: set[str]) -> None:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.errors import InputError
-from engine.yamlio import line_of
+from engine.yamlio import line_of, type_name
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -58,12 +58,14 @@ def located(
     path: str,
     error: type[InputError] = InputError,
 ) -> InputError:
-    """The first error of ``exc`` as an ``error`` naming file, line and dotted field."""
-    first = exc.errors(include_url=False)[0]
+    """The first error of ``exc`` (an unknown key first) as ``error`` with file, line and field."""
+    errors = exc.errors(include_url=False)
+    # A misspelt key shows up as both "missing" and "extra"; the extra one can say did-you-mean.
+    first = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
     loc = tuple(first["loc"])
     message = _message(first, model, loc)
     if first["type"] in ("model_type", "dict_type") and not loc:
-        message = f"expected a mapping at the top level, got {type(data).__name__}"
+        message = f"expected a mapping at the top level, got {type_name(data)}"
     return error(message, path=path, line=line_of(data, loc), field=dotted(loc, data) or None)
 
 

@@ -148,6 +148,11 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a number this tool accepts")
 
 
+def type_name(value: Any) -> str:
+    """The plain type name of parsed data (``list``, not the line-tracking ``LineList``)."""
+    return next(t.__name__ for t in type(value).__mro__ if t.__module__ == "builtins")
+
+
 def line_of(data: Any, loc: Sequence[Any]) -> int | None:
     """The line of the deepest element of ``data`` reached by following ``loc`` (a pydantic loc)."""
     line: int | None = getattr(data, "line", None)

@@ -27,7 +27,7 @@ from engine.catalog.models import (
     Source,
     SourceFile,
 )
-from engine.errors import CatalogError
+from engine.errors import CatalogError, InputError
 from engine.resources import bundled_dir
 from engine.validation import build, did_you_mean
 from engine.yamlio import line_of, parse_yaml, read_text
@@ -95,8 +95,8 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     raw: dict[str, Any] = {}
     for name in CATALOG_FILES:
         path = root / f"{name}.yaml"
-        texts[f"catalog/{name}.yaml"] = read_text(path)
-        raw[name] = parse_yaml(texts[f"catalog/{name}.yaml"], path=str(path))
+        texts[f"catalog/{name}.yaml"], raw[name] = _read_yaml(path)
+
     def parse(name: str, model: type[Any]) -> Any:
         return build(model, raw[name], path=_p(root, name), error=CatalogError)
 
@@ -109,8 +109,8 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     sources = _index(source_file.sources, raw["sources"], "sources", _p(root, "sources"))
     offers = list(cloud_file.offers)
     if prices is not None:
-        texts["prices"] = read_text(prices)
-        override = _load_prices(prices, texts["prices"])
+        texts["prices"], prices_data = _read_yaml(prices)
+        override = build(_PriceFile, prices_data, path=str(prices), error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
         replaced = {o.id: o for o in override.offers}
         offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
@@ -137,9 +137,15 @@ class _PriceFile(BaseModel):
     offers: list[Offer]
 
 
-def _load_prices(path: Path, text: str) -> _PriceFile:
-    data = parse_yaml(text, path=str(path))
-    return build(_PriceFile, data, path=str(path), error=CatalogError)
+def _read_yaml(path: Path) -> tuple[str, Any]:
+    """The exact text and parsed data of one catalog file; any problem is a CatalogError."""
+    try:
+        text = read_text(path)
+        return text, parse_yaml(text, path=str(path))
+    except CatalogError:
+        raise
+    except InputError as exc:
+        raise CatalogError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
 
 
 def _p(root: Path, name: str) -> str:

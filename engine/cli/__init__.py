@@ -34,8 +34,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from engine.cli import catalog_cmd, estimate
+    from engine.cli import catalog_cmd, estimate, recommend_cmd
 
+    cli.add_command(recommend_cmd.recommend)
     cli.add_command(estimate.estimate)
     cli.add_command(catalog_cmd.catalog)
 

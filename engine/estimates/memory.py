@@ -80,8 +80,27 @@ class MemoryEstimate(BaseModel):
     formula: str
 
 
+_CACHE: dict[tuple[int, MemoryRequest, bool], dict[str, Figure]] = {}
+_CACHE_POLICIES: dict[int, Policy] = {}
+_CACHE_LIMIT = 20_000
+
+
 def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
-    """Every memory component of the whole job in GB (before sharding), with its formula."""
+    """Every memory component of the whole job in GB (before sharding), with its formula.
+
+    Pure in its arguments, so results are memoised (per policy object, bounded).
+    """
+    key = (id(policy), req, checkpointing)
+    cached = _CACHE.get(key)
+    if cached is None:
+        if len(_CACHE) >= _CACHE_LIMIT:
+            _CACHE.clear()
+        _CACHE_POLICIES[id(policy)] = policy  # keeps the id from being reused
+        cached = _CACHE[key] = _components(req, policy, checkpointing)
+    return cached
+
+
+def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
     s = req.shape
     p = s.params
     out: dict[str, Figure] = {}

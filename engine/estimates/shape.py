@@ -71,9 +71,9 @@ def shape_for_params(params_b: float, catalog: Catalog) -> Shape:
         )
     k = (params_b / base.params_b) ** (1 / 3)
     head_dim = base.hidden // base.heads
-    heads = max(1, round(base.heads * k))
     kv_ratio = base.heads // base.kv_heads
-    heads = max(kv_ratio, heads - heads % kv_ratio)
+    # the nearest multiple of the GQA group size (flooring could halve a small model's width)
+    heads = max(kv_ratio, round(base.heads * k / kv_ratio) * kv_ratio)
     return Shape(
         label=f"{params_b:g}B (shape scaled from {base.id})",
         params_b=params_b,

@@ -1,0 +1,112 @@
+"""Hardware candidates: one fact per feasible configuration, sized for the decided method.
+
+Local: every buyable GPU with the fewest cards that hold the job (consumer boxes capped by
+policy). Cloud: every offer with the GPU count that holds the job, priced with the decided
+pricing (on-demand when the offer lacks it). Offers outside the residency rules are still
+candidates: the residency rules exclude them, so the output can say which and why.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from engine.answers import Answers
+from engine.catalog.load import Catalog
+from engine.catalog.models import Gpu
+from engine.estimates.cost import cloud_cost, purchase_cost, running_cost_per_hour
+from engine.estimates.memory import Method, estimate_memory
+from engine.estimates.trace import tidy
+from engine.facts import Facts, cloud_configs, local_configs, memory_request, offer_allowed
+
+
+class Cost(BaseModel):
+    """What a configuration costs: up front, per busy hour, per year at the team's hours."""
+
+    model_config = ConfigDict(frozen=True)
+
+    upfront_usd: float
+    per_hour_usd: float
+    per_year_usd: float
+
+
+def candidate_method(answers: Answers, method_choice: str) -> Method:
+    """The method candidates are sized for."""
+    return "pretrain" if answers.workload == "pretrain" else method_choice  # type: ignore[return-value]
+
+
+def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
+                     choices: dict[str, str]) -> list[dict[str, Any]]:
+    """Every candidate configuration as a flat fact dict (JSON-ready, durable-safe)."""
+    assert facts.shape is not None
+    method = candidate_method(answers, choices.get("method", "qlora"))
+    req = memory_request(answers, facts.shape, method)
+    pricing = choices.get("pricing", "on-demand")
+    newest = facts.values["newest_release_year"]
+    single_gpu_need = estimate_memory(req, catalog.policy, 1).total_gb
+    out: list[dict[str, Any]] = []
+    for gpu, n in local_configs(catalog, req):
+        buy = purchase_cost(gpu, n, catalog.policy)
+        run = running_cost_per_hour(gpu, n, answers.electricity_usd_per_kwh, catalog.policy)
+        years = catalog.policy.amortisation_years.value
+        upkeep = catalog.policy.maintenance_fraction_per_year.value
+        per_year = buy.value / years + buy.value * upkeep + run.value * answers.hours_per_year
+        cost = Cost(upfront_usd=tidy(buy.value, 0), per_hour_usd=tidy(run.value, 4),
+                    per_year_usd=tidy(per_year, 0))
+        out.append(_candidate(f"local:{gpu.id}x{n}", gpu, n, "local", None, catalog, req,
+                              cost, "purchase", True, True, single_gpu_need, newest, answers))
+    for offer, gpu, n in cloud_configs(catalog, req, catalog.offers):
+        price = offer.price(pricing)
+        available = price is not None
+        hourly = price if price is not None else offer.on_demand_usd_per_gpu_hour
+        year = cloud_cost(hourly, n, answers.hours_per_year, catalog.policy)
+        cost = Cost(upfront_usd=0.0, per_hour_usd=tidy(hourly * n, 4),
+                    per_year_usd=tidy(year.value, 0))
+        cand = _candidate(f"cloud:{offer.id}x{n}", gpu, n, "cloud", offer.provider, catalog,
+                          req, cost, pricing if available else "on-demand", available,
+                          offer_allowed(offer, answers), single_gpu_need, newest, answers)
+        cand["regions"] = ",".join(offer.regions)
+        cand["offer"] = offer.id
+        out.append(cand)
+    return out
+
+
+def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | None,
+               catalog: Catalog, req: Any, cost: Cost, pricing: str, pricing_available: bool,
+               allowed: bool, single_gpu_need: float, newest: int,
+               answers: Answers) -> dict[str, Any]:
+    provider = catalog.providers[provider_id] if provider_id else None
+    per_gpu_need = estimate_memory(req, catalog.policy, count).total_gb
+    return {
+        "candidate_id": cid,
+        "gpu": gpu.id,
+        "gpu_name": gpu.name,
+        "count": count,
+        "where": where,
+        "provider": provider.id if provider else "none",
+        "provider_name": provider.name if provider else "owned",
+        "provider_kind": provider.kind if provider else "local",
+        "provider_ecosystem": (provider.ecosystem or "none") if provider else "none",
+        "regions": "",
+        "in_allowed_region": allowed,
+        "form": gpu.form,
+        "vram_gb": gpu.vram_gb,
+        "vram_total_gb": tidy(gpu.vram_gb * count, 2),
+        "vram_needed_gb": per_gpu_need,
+        "vram_ratio": tidy(gpu.vram_gb * count / single_gpu_need, 3) if single_gpu_need else 0.0,
+        "nvlink": gpu.nvlink,
+        "bf16": gpu.bf16,
+        "tdp_w": gpu.tdp_w,
+        "total_tdp_w": gpu.tdp_w * count,
+        "release_year": gpu.release_year,
+        "is_newest_generation": gpu.release_year >= newest - 1,
+        "tflops_total": tidy(gpu.training_tflops * count, 1),
+        "upfront_usd": cost.upfront_usd,
+        "per_hour_usd": cost.per_hour_usd,
+        "per_year_usd": cost.per_year_usd,
+        "pricing": pricing,
+        "pricing_available": pricing_available,
+        "over_budget": cost.upfront_usd + cost.per_year_usd > answers.budget_usd
+        if where == "cloud" else cost.upfront_usd > answers.budget_usd,
+    }

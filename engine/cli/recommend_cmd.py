@@ -1,0 +1,46 @@
+"""``gpu-advisor recommend``: the scripted recommendation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engine.answers import load_answers
+from engine.cli.options import audit_options, catalog_options, format_option, rules_option
+from engine.recommend import load_engine
+
+
+@click.command()
+@click.option("--answers", "answers_path", type=click.Path(path_type=Path), default=None,
+              metavar="FILE", help="Answers file (YAML or JSON); see examples/.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Override one answer (repeatable); wins over the file.")
+@rules_option
+@catalog_options
+@audit_options
+@format_option("text", "json", "markdown")
+def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
+              catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
+              no_audit: bool, fmt: str) -> None:
+    """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
+
+    \b
+    Example:
+      gpu-advisor recommend --answers examples/startup-7b-continuous.yaml
+      gpu-advisor recommend --answers examples/startup-7b-continuous.yaml \\
+          --set hours_per_year=800 --format json
+    """
+    engine = load_engine(rules_dir, catalog_dir, prices)
+    answers = load_answers(answers_path, overrides, engine.catalog)
+    decision = engine.recommend(answers)
+    if fmt == "json":
+        click.echo(decision.to_json(), nl=False)
+    elif fmt == "markdown":
+        from engine.render.markdown import render_markdown
+
+        click.echo(render_markdown(decision, engine.rulebook), nl=False)
+    else:
+        from engine.render.text import render_text
+
+        render_text(decision, engine.rulebook)

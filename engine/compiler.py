@@ -1,0 +1,157 @@
+"""Compile a rulebook to durable_rules JSON rulesets, avoiding every known trap.
+
+- ``$neq`` (never ``$ne``), no ``$in``: ``in`` becomes ``$or`` of equalities.
+- ``not`` is pushed down to the leaves (an unknown fact satisfies the negation).
+- Every condition starts with a positive ``kind`` discriminator (no ``$nex``-only loops).
+- ``{fact: other}`` compiles to a same-fact reference (``$m``), never a cross-fact one.
+- Rules are split into rulesets of at most ``MAX_LEAVES`` leaf conditions, so that no fact
+  ever matches 64 alpha nodes (error 303).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, leaves
+from engine.rulebook import Rule, Rulebook
+
+MAX_LEAVES = 48
+_INVERSE = {"eq": "ne", "ne": "eq", "lt": "gte", "gte": "lt", "lte": "gt", "gt": "lte",
+            "in": "not_in", "not_in": "in"}
+_DR_OP = {"ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte"}
+
+
+@dataclass(frozen=True)
+class CompiledRuleset:
+    """One durable_rules ruleset: its name, definitions (without actions) and rule ids."""
+
+    name: str
+    kind: str
+    stratum: int
+    definitions: dict[str, Any]
+    rule_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The whole rulebook compiled: request rulesets per stratum, then candidate rulesets."""
+
+    rulesets: tuple[CompiledRuleset, ...]
+    candidate_copies: frozenset[str]
+    """Request facts that candidate rules read: copied into every candidate fact."""
+
+    def stratum(self, kind: str, stratum: int) -> tuple[CompiledRuleset, ...]:
+        """The rulesets of one stratum of one fact kind."""
+        return tuple(r for r in self.rulesets if r.kind == kind and r.stratum == stratum)
+
+
+def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compiled:
+    """Compile every rule; ``candidate_fields`` are the names a candidate fact has itself."""
+    rulesets: list[CompiledRuleset] = []
+    groups: dict[tuple[str, int], list[Rule]] = {}
+    for rule in book.rules:
+        groups.setdefault((rule.match, rule.stratum), []).append(rule)
+    for (kind, stratum), rules in sorted(groups.items(), key=lambda kv: (kv[0][0] != "request",
+                                                                          kv[0][1])):
+        for index, chunk in enumerate(_chunks(rules)):
+            name = f"gpu_advisor_{kind}_{stratum}_{index}"
+            defs = {rule.id: compile_rule(rule) for rule in chunk}
+            rulesets.append(CompiledRuleset(name, kind, stratum, defs,
+                                            tuple(r.id for r in chunk)))
+    copies = frozenset(
+        name for rule in book.rules if rule.match == "candidate" for name in rule.reads
+        if name not in candidate_fields
+    ) | frozenset(
+        name for rule in book.rules if rule.match == "candidate"
+        for name in _template_names(rule) if name not in candidate_fields
+    )
+    return Compiled(tuple(rulesets), copies)
+
+
+def _template_names(rule: Rule) -> list[str]:
+    from engine.templates import fields
+
+    return [name for name, _ in fields(rule.model.because)]
+
+
+def _chunks(rules: list[Rule]) -> list[list[Rule]]:
+    out: list[list[Rule]] = [[]]
+    count = 0
+    for rule in rules:
+        n = max(1, sum(1 for _ in leaves(rule.condition)))
+        if out[-1] and count + n > MAX_LEAVES:
+            out.append([])
+            count = 0
+        out[-1].append(rule)
+        count += n
+    return out
+
+
+def compile_rule(rule: Rule) -> dict[str, Any]:
+    """One rule → ``{"all": [{"m": {"$and": [{"kind": ...}, expr]}}]}``."""
+    kind = {"kind": rule.match}
+    expr = compile_condition(rule.condition)
+    pattern = {"$and": [kind, expr]} if expr else kind
+    return {"all": [{"m": pattern}]}
+
+
+def compile_condition(cond: Condition, negate: bool = False) -> dict[str, Any] | None:
+    """A condition tree as a durable_rules expression (None: always true)."""
+    if isinstance(cond, Not):
+        return compile_condition(cond.child, not negate)
+    if isinstance(cond, Leaf):
+        return _leaf(cond, negate)
+    parts = [compile_condition(c, negate) for c in cond.children]
+    conjunction = isinstance(cond, All) != negate
+    if not parts:
+        return None if conjunction else {"$nex": {"kind": 1}}
+    if any(p is None for p in parts):
+        if not conjunction:
+            return None
+        parts = [p for p in parts if p is not None]
+    return parts[0] if len(parts) == 1 else {"$and" if conjunction else "$or": parts}
+
+
+def _leaf(leaf: Leaf, negate: bool) -> dict[str, Any]:
+    f, op, value = leaf.fact, leaf.op, leaf.value
+    if op == "exists":
+        present = bool(value) != negate
+        return {"$ex" if present else "$nex": {f: 1}}
+    if op == "is":
+        if value is None:
+            return {"$ex" if negate else "$nex": {f: 1}}
+        op = "eq"
+    if not negate:
+        return _positive(f, op, value)
+    inverse = _positive(f, _INVERSE[op], value)
+    missing = [{"$nex": {f: 1}}]
+    if isinstance(value, FactRef):
+        missing.append({"$nex": {value.name: 1}})
+    return {"$or": [inverse, *missing]}
+
+
+def _positive(f: str, op: str, value: Any) -> dict[str, Any]:
+    if isinstance(value, FactRef):
+        value = {"$m": value.name}
+    if op == "in":
+        return _join("$or", [{f: v} for v in value])
+    if op == "not_in":
+        return _join("$and", [{"$neq": {f: v}} for v in value])
+    if op == "eq":
+        return {f: value}
+    return {_DR_OP[op]: {f: value}}
+
+
+def _join(op: str, parts: list[dict[str, Any]]) -> dict[str, Any]:
+    return parts[0] if len(parts) == 1 else {op: parts}
+
+
+__all__ = [
+    "AnyOf",
+    "Compiled",
+    "CompiledRuleset",
+    "compile_condition",
+    "compile_rule",
+    "compile_rulebook",
+]

@@ -1,0 +1,99 @@
+"""Run compiled rulesets on durable_rules, one isolated session per evaluation.
+
+Follows ``durable-rules-notes.md``: no timer threads (``_run`` disabled), a lock around each
+evaluation, ``delete_state`` afterwards (1,024-session cap), a catch-all rule so no fact is
+"unhandled", actions with exactly one parameter that only record, and the session's stored
+exception turned into an error instead of vanishing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from durable.engine import Host
+
+from engine.compiler import Compiled, CompiledRuleset
+from engine.errors import EvaluationError
+
+Firing = tuple[str, str]
+"""(rule id, id of the fact it fired on)."""
+
+
+class _QuietHost(Host):  # type: ignore[misc]
+    """A Host without the background dispatcher (no timer threads, actions run inline)."""
+
+    def _run(self) -> None:
+        return None
+
+
+class Evaluator:
+    """Owns one durable_rules Host for a compiled rulebook; thread-safe, reusable."""
+
+    def __init__(self, compiled: Compiled) -> None:
+        self._compiled = compiled
+        self._fired: dict[str, list[Firing]] = {}
+        self._lock = threading.Lock()
+        definitions = {}
+        for ruleset in compiled.rulesets:
+            defs = copy.deepcopy(ruleset.definitions)
+            for rule_id, rule in defs.items():
+                rule["run"] = self._recorder(rule_id)
+            defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": _ignore}
+            definitions[ruleset.name] = defs
+        self._host = _QuietHost(definitions)
+
+    def _recorder(self, rule_id: str) -> Callable[[Any], None]:
+        fired = self._fired
+
+        def act(c: Any) -> None:
+            fired[c.s.sid].append((rule_id, c.m.fact_id))
+
+        return act
+
+    def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]]) -> list[Firing]:
+        """Assert ``facts`` into a fresh session of ``ruleset``; the firings, in engine order."""
+        sid = uuid.uuid4().hex
+        batch = [dict(fact, sid=sid) for fact in facts]
+        for fact in batch:
+            _check_fact(fact)
+        with self._lock:
+            self._fired[sid] = []
+            try:
+                if batch:
+                    self._host.assert_facts(ruleset.name, batch)
+                state = self._host.get_state(ruleset.name, sid)
+                if "exception" in state:
+                    raise EvaluationError(f"rule action failed in {ruleset.name}: "
+                                          f"{state['exception']}")
+                return self._fired[sid]
+            except EvaluationError:
+                raise
+            except Exception as exc:  # the C core raises plain Exceptions with error codes
+                raise EvaluationError(f"durable_rules failed on {ruleset.name}: {exc}") from exc
+            finally:
+                self._fired.pop(sid, None)
+                with contextlib.suppress(Exception):
+                    self._host.delete_state(ruleset.name, sid)
+
+
+def _ignore(c: Any) -> None:
+    return None
+
+
+def _check_fact(fact: Mapping[str, Any]) -> None:
+    """Refuse values durable_rules would misread (exponent floats, non-scalars, too many keys)."""
+    if len(fact) > 250:
+        raise EvaluationError(f"fact has {len(fact)} properties; durable_rules allows 255")
+    for key, value in fact.items():
+        if isinstance(value, float) and (
+            not math.isfinite(value) or (value != 0 and not 1e-4 <= abs(value) < 1e15)
+        ):
+            raise EvaluationError(f"fact '{key}' = {value!r} would serialise in exponent form")
+        if not (value is None or isinstance(value, (str, int, float, bool))):
+            raise EvaluationError(f"fact '{key}' is not a scalar: {type(value).__name__}")

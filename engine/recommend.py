@@ -1,0 +1,222 @@
+"""The pipeline: answers → facts → durable_rules firings → decisions → hardware → Decision."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from engine import __version__
+from engine.answers import Answers
+from engine.candidates import build_candidates
+from engine.catalog.load import Catalog, load_catalog
+from engine.compiler import Compiled, compile_rulebook
+from engine.decision import (
+    AxisDecision,
+    Firing,
+    Hardware,
+    Note,
+    choose_hardware,
+    decide_axes,
+    score_candidates,
+    sort_warnings,
+)
+from engine.errors import EngineError
+from engine.evaluate import Evaluator
+from engine.facts import Facts, build_facts, durable_fact
+from engine.factspec import CANDIDATE
+from engine.rulebook import Rulebook, load_rulebook
+
+SCHEMA_VERSION = 1
+_CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)
+
+
+class Decision(BaseModel):
+    """A recommendation: the JSON contract of DESIGN.md."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int
+    decision_id: str
+    engine_version: str
+    ruleset: dict[str, Any]
+    catalog: dict[str, Any]
+    answers: dict[str, Any]
+    facts: dict[str, Any]
+    decisions: dict[str, AxisDecision]
+    hardware: Hardware
+    warnings: list[Note]
+    strategies: list[Note]
+    estimates: dict[str, Any]
+    fired: list[Firing]
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (same input → same bytes, decision_id aside)."""
+        from engine.render.jsonout import dumps
+
+        return dumps(self)
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A loaded, compiled policy (rules + catalog) ready to evaluate many requests."""
+
+    catalog: Catalog
+    rulebook: Rulebook
+    compiled: Compiled
+    evaluator: Evaluator
+
+    @classmethod
+    def build(cls, catalog: Catalog, rulebook: Rulebook) -> Engine:
+        """Compile the rulebook and create its durable_rules host."""
+        compiled = compile_rulebook(rulebook, _CANDIDATE_FIELDS)
+        return cls(catalog, rulebook, compiled, Evaluator(compiled))
+
+    def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:
+        """Evaluate one team's answers."""
+        facts = build_facts(answers, self.catalog)
+        set_values, request_firings = self._request_rules(facts)
+        values = {**facts.values, **set_values}
+        axes, warnings, strategies = decide_axes(self.rulebook, request_firings, values)
+        choices = {axis: d.choice for axis, d in axes.items() if d.choice is not None}
+        candidates = self._candidates(facts, answers, values, choices)
+        candidate_firings = self._run("candidate", 0, [
+            {**durable_fact(c), "kind": "candidate", "fact_id": c["candidate_id"]}
+            for c in candidates
+        ])
+        scored = score_candidates(self.rulebook, candidate_firings, candidates)
+        hardware = choose_hardware(scored)
+        if hardware.choice is not None:
+            warnings = sort_warnings([*warnings, *(
+                n for n in hardware.choice.warnings if n.severity is not None)])
+            strategies = [*strategies, *(
+                n for n in hardware.choice.warnings if n.severity is None
+                and n.id not in {s.id for s in strategies})]
+        fired = sorted({(r, f) for r, f in [*request_firings, *candidate_firings]},
+                       key=lambda p: (self.rulebook.rule(p[0]).order, p[1]))
+        return Decision(
+            schema_version=SCHEMA_VERSION,
+            decision_id=decision_id or new_decision_id(),
+            engine_version=__version__,
+            ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
+            catalog={"hash": self.catalog.hash},
+            answers=answers.model_dump(mode="json"),
+            facts=values,
+            decisions=axes,
+            hardware=hardware,
+            warnings=warnings,
+            strategies=strategies,
+            estimates=_estimates(facts),
+            fired=[Firing(rule=r, fact=f) for r, f in fired],
+        )
+
+    def _request_rules(self, facts: Facts) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        """Run the request strata in order, feeding each one the facts the last one set."""
+        set_values: dict[str, Any] = {}
+        firings: list[tuple[str, str]] = []
+        for stratum in range(self.rulebook.strata):
+            fact = {**durable_fact({**facts.values, **set_values}), "kind": "request",
+                    "fact_id": "request"}
+            fired = self._run("request", stratum, [fact])
+            firings.extend(fired)
+            for rule_id, _ in sorted(set(fired), key=lambda p: self._rank(p[0])):
+                for effect in self.rulebook.rule(rule_id).model.then:
+                    if effect.set is not None and effect.set.fact not in set_values:
+                        set_values[effect.set.fact] = effect.set.value
+        return set_values, firings
+
+    def _rank(self, rule_id: str) -> tuple[int, int]:
+        rule = self.rulebook.rule(rule_id)
+        return (-rule.model.priority, rule.order)
+
+    def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+        fired: list[tuple[str, str]] = []
+        if not facts:
+            return fired
+        for ruleset in self.compiled.stratum(kind, stratum):
+            fired.extend(self.evaluator.run(ruleset, facts))
+        return fired
+
+    def _candidates(self, facts: Facts, answers: Answers, values: dict[str, Any],
+                    choices: dict[str, str]) -> list[dict[str, Any]]:
+        candidates = build_candidates(facts, answers, self.catalog, choices)
+        shared = {name: values.get(name) for name in self.compiled.candidate_copies}
+        shared.update({f"{axis}_choice": option for axis, option in choices.items()})
+        return [{**shared, **c} for c in candidates]
+
+
+def _estimates(facts: Facts) -> dict[str, Any]:
+    sizing = facts.values["sizing_method"]
+    memory = facts.memory[sizing]
+    return {
+        "memory": {
+            "method": sizing,
+            "total_gb": memory.total_gb,
+            "range_gb": memory.range_gb,
+            "binding_phase": memory.binding_phase,
+            "gradient_checkpointing": memory.gradient_checkpointing,
+            "breakdown": memory.breakdown,
+            "by_method_gb": {m: e.total_gb for m, e in facts.memory.items()},
+        },
+        "break_even_hours": facts.values.get("break_even_hours"),
+        "training": _training(facts),
+        "traces": {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())},
+    }
+
+
+def _training(facts: Facts) -> dict[str, Any] | None:
+    run = facts.training
+    if run is None:
+        return None
+    return {
+        "tokens_b": run.tokens_b,
+        "tokens_from": run.tokens_from,
+        "on": f"{run.gpus} × {run.gpu} ({facts.values.get('cloud_offer')})",
+        "gpu_hours": run.gpu_hours.model_dump(),
+        "days": run.days.model_dump(),
+        "cost_usd": None if run.cost_usd is None else run.cost_usd.model_dump(),
+    }
+
+
+def new_decision_id() -> str:
+    """A sortable id: 12 hex digits of milliseconds since the epoch, then 8 random ones."""
+    return f"{int(time.time() * 1000):012x}{secrets.token_hex(4)}"
+
+
+_ENGINES: dict[tuple[Any, ...], Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def load_engine(rules: Path | None = None, catalog: Path | None = None,
+                prices: Path | None = None) -> Engine:
+    """Load, check and compile a policy once per process (keyed by paths and file times)."""
+    key = (_stamp(rules), _stamp(catalog), _stamp(prices))
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            cat = load_catalog(catalog, prices=prices)
+            _ENGINES[key] = Engine.build(cat, load_rulebook(rules, cat))
+        return _ENGINES[key]
+
+
+def _stamp(path: Path | None) -> Any:
+    if path is None:
+        return None
+    try:
+        entries = [path, *path.iterdir()] if path.is_dir() else [path]
+        return (str(path), tuple((str(p), p.stat().st_mtime_ns) for p in sorted(entries)))
+    except OSError:
+        return (str(path), None)
+
+
+def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,
+              prices: Path | None = None) -> Decision:
+    """Recommend for one team with the bundled (or given) policy."""
+    return load_engine(rules, catalog, prices).recommend(answers)
+
+
+__all__ = ["Decision", "Engine", "EngineError", "load_engine", "recommend"]

@@ -1,0 +1,346 @@
+"""Load ``rules/*.yaml`` into validated rules: every name resolved, every type checked.
+
+A bad rule file fails here, before anything is evaluated, with ``file:line: rule-id: message``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from engine.catalog.load import Catalog, content_hash
+from engine.conditions import (
+    Condition,
+    ConditionSyntaxError,
+    FactRef,
+    Leaf,
+    facts_read,
+    leaves,
+    parse_condition,
+)
+from engine.errors import RuleError
+from engine.factspec import FactSpec, FactType, candidate_registry, registry
+from engine.resources import bundled_dir
+from engine.rules_model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
+from engine.templates import TemplateError, check
+from engine.validation import build, did_you_mean, located
+from engine.yamlio import line_of, parse_yaml, read_text
+
+DECLARATIONS = "decisions.yaml"
+MAX_RULE_FILES = 200
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A validated rule with its parsed condition and where it came from."""
+
+    model: RuleModel
+    condition: Condition
+    path: str
+    line: int | None
+    order: int
+    stratum: int = 0
+
+    @property
+    def id(self) -> str:
+        """The rule id."""
+        return self.model.id
+
+    @property
+    def match(self) -> str:
+        """``request`` or ``candidate``."""
+        return self.model.match
+
+    @cached_property
+    def reads(self) -> frozenset[str]:
+        """Facts the condition reads."""
+        return frozenset(facts_read(self.condition))
+
+    @property
+    def sets(self) -> frozenset[str]:
+        """Facts this rule derives with ``set``."""
+        return frozenset(e.set.fact for e in self.model.then if e.set is not None)
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    """Every rule, the decision axes, declared warning/strategy ids and the content hash."""
+
+    rules: tuple[Rule, ...]
+    decisions: Mapping[str, tuple[str, ...]]
+    decision_descriptions: Mapping[str, str]
+    warnings: Mapping[str, Declared]
+    strategies: Mapping[str, Declared]
+    set_facts: Mapping[str, FactSpec]
+    texts: Mapping[str, str] = field(repr=False)
+
+    @cached_property
+    def hash(self) -> str:
+        """sha256 over the exact text of every rule file."""
+        return content_hash(self.texts)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Rule]:
+        return {rule.id: rule for rule in self.rules}
+
+    def rule(self, rule_id: str) -> Rule:
+        """The rule with this id (KeyError if none)."""
+        return self._by_id[rule_id]
+
+    @property
+    def strata(self) -> int:
+        """How many forward-chaining layers the request rules form."""
+        return 1 + max((r.stratum for r in self.rules if r.match == "request"), default=0)
+
+
+def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
+    """Load and check every rule file of a directory (the bundled rules by default)."""
+    root = directory or bundled_dir("rules")
+    if not root.is_dir():
+        raise RuleError("not a directory", path=str(root))
+    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if len(files) > MAX_RULE_FILES:
+        raise RuleError(f"more than {MAX_RULE_FILES} rule files", path=str(root))
+    decl_path = root / DECLARATIONS
+    if not decl_path.is_file():
+        raise RuleError(f"missing {DECLARATIONS} (the decision axes)", path=str(root))
+    texts: dict[str, str] = {}
+    raw: dict[Path, Any] = {}
+    for path in files:
+        texts[f"rules/{path.name}"] = read_text(path)
+        raw[path] = parse_yaml(texts[f"rules/{path.name}"], path=str(path))
+    decl = build(DeclarationFile, raw[decl_path], path=str(decl_path), error=RuleError)
+    _check_declared(decl, raw[decl_path], str(decl_path), catalog)
+    models: list[tuple[RuleModel, Any, Path, int]] = []
+    for path in files:
+        if path == decl_path:
+            continue
+        rule_file = build(RuleFile, raw[path], path=str(path), error=RuleError)
+        models.extend((m, raw[path]["rules"][i], path, i) for i, m in enumerate(rule_file.rules))
+    checker = _Checker(catalog, decl, models)
+    rules = checker.check()
+    return Rulebook(
+        rules=rules,
+        decisions={k: tuple(v.options) for k, v in decl.decisions.items()},
+        decision_descriptions={k: v.description for k, v in decl.decisions.items()},
+        warnings={w.id: w for w in decl.warnings},
+        strategies={s.id: s for s in decl.strategies},
+        set_facts=checker.set_facts,
+        texts=texts,
+    )
+
+
+def _check_declared(decl: DeclarationFile, raw: Any, path: str, catalog: Catalog) -> None:
+    for key in ("warnings", "strategies"):
+        for i, item in enumerate(getattr(decl, key)):
+            for source in item.sources:
+                if source not in catalog.sources:
+                    raise RuleError(
+                        f"unknown source '{source}'{did_you_mean(source, catalog.sources)}",
+                        path=path, line=line_of(raw, (key, i)), rule_id=item.id)
+
+
+class _Checker:
+    """Resolves every name in every rule; raises the first problem with its location."""
+
+    def __init__(self, catalog: Catalog, decl: DeclarationFile,
+                 models: list[tuple[RuleModel, Any, Path, int]]) -> None:
+        self.catalog = catalog
+        self.decl = decl
+        self.models = models
+        self.set_facts: dict[str, FactSpec] = {}
+
+    def check(self) -> tuple[Rule, ...]:
+        self._collect_set_facts()
+        rules: list[Rule] = []
+        seen: dict[str, str] = {}
+        for order, (model, raw, path, _) in enumerate(self.models):
+            where = (str(path), getattr(raw, "line", None), model.id)
+            if model.id in seen:
+                self._fail(where, f"duplicate rule id (first defined at {seen[model.id]})")
+            seen[model.id] = f"{path.name}:{where[1]}"
+            condition = self._condition(model, raw, where)
+            rule = Rule(model, condition, str(path), where[1], order)
+            self._check_rule(rule, raw, where)
+            rules.append(rule)
+        return self._stratify(rules)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _fail(self, where: tuple[str, int | None, str], message: str,
+              line: int | None = None) -> None:
+        path, rule_line, rule_id = where
+        raise RuleError(message, path=path, line=line or rule_line, rule_id=rule_id)
+
+    def _known(self, match: str) -> dict[str, FactSpec]:
+        base = registry(self.catalog) if match == "request" else candidate_registry(self.catalog)
+        return {**base, **self.set_facts}
+
+    def _collect_set_facts(self) -> None:
+        answers = registry(self.catalog)
+        for model, raw, path, _ in self.models:
+            for i, effect in enumerate(model.then):
+                if effect.set is None:
+                    continue
+                where = (str(path), line_of(raw, ("then", i)), model.id)
+                name, value = effect.set.fact, effect.set.value
+                if name in answers:
+                    self._fail(where, f"set: '{name}' is an answer or derived fact; "
+                                      "choose a new name")
+                type_: FactType = "bool" if isinstance(value, bool) else (
+                    "string" if isinstance(value, str) else "number")
+                previous = self.set_facts.get(name)
+                if previous and previous.type != type_:
+                    self._fail(where, f"set: '{name}' is set as {previous.type} elsewhere, "
+                                      f"here as {type_}")
+                old = previous.choices if previous and previous.choices else ()
+                choices = tuple(sorted({*old, value})) if isinstance(value, str) else None
+                self.set_facts[name] = FactSpec(name, type_, f"derived by rule {model.id}",
+                                                choices, None, "set")
+
+    def _condition(self, model: RuleModel, raw: Any,
+                   where: tuple[str, int | None, str]) -> Condition:
+        line = line_of(raw, ("when",))
+        try:
+            return parse_condition(raw.get("when") if isinstance(raw, Mapping) else None, line)
+        except ConditionSyntaxError as exc:
+            self._fail(where, str(exc), exc.line)
+            raise  # pragma: no cover
+
+    def _check_rule(self, rule: Rule, raw: Any, where: tuple[str, int | None, str]) -> None:
+        known = self._known(rule.match)
+        for leaf in leaves(rule.condition):
+            self._check_leaf(leaf, known, where)
+        for i, effect in enumerate(rule.model.then):
+            self._check_effect(rule, effect, (where[0], line_of(raw, ("then", i)), where[2]))
+        for source in rule.model.sources:
+            if source not in self.catalog.sources:
+                self._fail(where, f"unknown source '{source}'"
+                                  f"{did_you_mean(source, self.catalog.sources)}",
+                           line_of(raw, ("sources",)))
+        try:
+            unknown = check(rule.model.because, known)
+        except TemplateError as exc:
+            self._fail(where, f"because: {exc}", line_of(raw, ("because",)))
+        for name in unknown:
+            self._fail(where, f"because: unknown fact '{{{name}}}'{did_you_mean(name, known)}",
+                       line_of(raw, ("because",)))
+
+    def _check_leaf(self, leaf: Leaf, known: Mapping[str, FactSpec],
+                    where: tuple[str, int | None, str]) -> None:
+        spec = known.get(leaf.fact)
+        if spec is None:
+            self._fail(where, f"unknown fact '{leaf.fact}'{did_you_mean(leaf.fact, known)}",
+                       leaf.line)
+            return
+        if spec.type == "list" and leaf.op != "exists":
+            self._fail(where, f"'{leaf.fact}' is a list; only 'exists' applies", leaf.line)
+        if isinstance(leaf.value, FactRef):
+            other = known.get(leaf.value.name)
+            if other is None:
+                self._fail(where, f"unknown fact '{leaf.value.name}'"
+                                  f"{did_you_mean(leaf.value.name, known)}", leaf.line)
+            elif other.type != spec.type:
+                self._fail(where, f"cannot compare {spec.type} '{leaf.fact}' with {other.type} "
+                                  f"'{other.name}'", leaf.line)
+            return
+        values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+        for value in values:
+            self._check_value(leaf, spec, value, where)
+
+    def _check_value(self, leaf: Leaf, spec: FactSpec, value: Any,
+                     where: tuple[str, int | None, str]) -> None:
+        if leaf.op == "exists" or value is None:
+            if value is None and leaf.op != "is":
+                self._fail(where, "compare with null using 'is: null' or 'exists: false'",
+                           leaf.line)
+            return
+        ok = {
+            "number": isinstance(value, (int, float)) and not isinstance(value, bool),
+            "bool": isinstance(value, bool),
+            "string": isinstance(value, str),
+        }.get(spec.type, False)
+        if not ok:
+            self._fail(where, f"'{leaf.fact}' is a {spec.type}; {value!r} is not", leaf.line)
+        if leaf.op in ("lt", "lte", "gt", "gte") and spec.type != "number":
+            self._fail(where, f"'{leaf.op}' needs a number fact; '{leaf.fact}' is a "
+                              f"{spec.type}", leaf.line)
+        if leaf.op == "is" and spec.type != "bool":
+            self._fail(where, f"'is: {value}' needs a bool fact; use eq for '{leaf.fact}'",
+                       leaf.line)
+        if spec.choices and spec.origin != "set" and value not in spec.choices:
+            self._fail(where, f"'{value}' is not a value of '{leaf.fact}'"
+                              f"{did_you_mean(str(value), spec.choices)}; expected one of "
+                              f"{', '.join(spec.choices)}", leaf.line)
+
+    def _check_effect(self, rule: Rule, effect: Effect,
+                      where: tuple[str, int | None, str]) -> None:
+        kind, body = effect.kind, effect.body
+        if kind in ("prefer", "avoid", "exclude"):
+            self._check_option(rule, body.decision, body.option, where)
+        elif kind == "set" and rule.match == "candidate":
+            self._fail(where, "set is only allowed in request rules")
+        elif kind == "warn":
+            self._check_id(body.id, self.decl.warnings, "warning", where)
+        elif kind == "suggest":
+            self._check_id(body.id, self.decl.strategies, "strategy", where)
+
+    def _check_option(self, rule: Rule, decision: str | None, option: str | None,
+                      where: tuple[str, int | None, str]) -> None:
+        if rule.match == "candidate":
+            if decision not in (None, "hardware") or option is not None:
+                self._fail(where, "in a candidate rule, prefer/avoid/exclude apply to the "
+                                  "candidate: leave out decision and option")
+            return
+        axes = self.decl.decisions
+        if decision is None or decision not in axes:
+            self._fail(where, f"unknown decision '{decision}'"
+                              f"{did_you_mean(str(decision), axes)}; expected one of "
+                              f"{', '.join(axes)}")
+            return
+        options = axes[decision].options
+        if option not in options:
+            self._fail(where, f"unknown option '{option}' for {decision}"
+                              f"{did_you_mean(str(option), options)}; expected one of "
+                              f"{', '.join(options)}")
+
+    def _check_id(self, ident: str, declared: Iterable[Declared], what: str,
+                  where: tuple[str, int | None, str]) -> None:
+        ids = [d.id for d in declared]
+        if ident not in ids and ident not in self.catalog.sources:
+            self._fail(where, f"unknown {what} '{ident}'"
+                              f"{did_you_mean(ident, [*ids, *self.catalog.sources])}; use a "
+                              f"source id or declare it in {DECLARATIONS}")
+
+    def _stratify(self, rules: list[Rule]) -> tuple[Rule, ...]:
+        """Layer request rules so a rule runs after every rule that sets a fact it reads."""
+        setters: dict[str, list[Rule]] = {}
+        for rule in rules:
+            for name in rule.sets:
+                setters.setdefault(name, []).append(rule)
+        depth: dict[str, int] = {}
+        visiting: list[str] = []
+
+        def level(rule: Rule) -> int:
+            if rule.id in depth:
+                return depth[rule.id]
+            if rule.id in visiting:
+                cycle = " → ".join([*visiting[visiting.index(rule.id):], rule.id])
+                self._fail((rule.path, rule.line, rule.id), f"set cycle: {cycle}")
+            visiting.append(rule.id)
+            deps = [level(s) + 1 for name in rule.reads for s in setters.get(name, [])]
+            visiting.pop()
+            depth[rule.id] = max(deps, default=0)
+            return depth[rule.id]
+
+        out = []
+        for rule in rules:
+            stratum = level(rule) if rule.match == "request" else 0
+            out.append(Rule(rule.model, rule.condition, rule.path, rule.line, rule.order,
+                            stratum))
+        return tuple(out)
+
+
+__all__ = ["Rule", "Rulebook", "load_rulebook", "located"]

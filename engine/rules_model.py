@@ -1,0 +1,123 @@
+"""Pydantic models of rule files: the schema rule authors write (``rules/*.yaml``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=80)]
+Scalar = str | bool | int | float | None
+OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is", "exists")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+class OptionEffect(_Strict):
+    """``prefer``/``avoid``: add or subtract ``weight`` to an option (or, in a candidate rule,
+    to the candidate's score when decision/option are left out)."""
+
+    decision: str | None = None
+    option: str | None = None
+    weight: float = Field(default=1, gt=0, le=100)
+
+
+class ExcludeEffect(_Strict):
+    """``exclude``: a hard constraint removing an option (or, in a candidate rule, the
+    candidate)."""
+
+    decision: str | None = None
+    option: str | None = None
+
+
+class SetEffect(_Strict):
+    """``set``: derive a fact for rules evaluated after this one (forward chaining)."""
+
+    fact: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
+    value: str | bool | int | float
+
+
+class WarnEffect(_Strict):
+    """``warn``: a pitfall or note; ``id`` is a source id or a declared warning."""
+
+    id: str
+    severity: Literal["info", "warning", "critical"]
+
+
+class SuggestEffect(_Strict):
+    """``suggest``: an optimisation strategy; ``id`` is a source id or a declared strategy."""
+
+    id: str
+
+
+class Effect(_Strict):
+    """Exactly one of the effect kinds."""
+
+    prefer: OptionEffect | None = None
+    avoid: OptionEffect | None = None
+    exclude: ExcludeEffect | None = None
+    set: SetEffect | None = None
+    warn: WarnEffect | None = None
+    suggest: SuggestEffect | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> Effect:
+        given = [k for k in type(self).model_fields if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("an effect has exactly one of prefer, avoid, exclude, set, warn, "
+                             f"suggest (got {', '.join(given) or 'none'})")
+        return self
+
+    @property
+    def kind(self) -> str:
+        """Which effect this is."""
+        return next(k for k in type(self).model_fields if getattr(self, k) is not None)
+
+    @property
+    def body(self) -> Any:
+        """The effect's payload."""
+        return getattr(self, self.kind)
+
+
+class RuleModel(_Strict):
+    """One rule as written in YAML; ``when`` is parsed separately into a condition tree."""
+
+    id: RuleId
+    description: str = Field(min_length=1)
+    match: Literal["request", "candidate"] = "request"
+    priority: int = Field(default=0, ge=-100, le=100)
+    when: Any = None
+    then: list[Effect] = Field(min_length=1)
+    because: str = Field(min_length=1, max_length=600)
+    sources: list[str] = Field(min_length=1)
+
+
+class RuleFile(_Strict):
+    """A file of rules."""
+
+    rules: list[RuleModel]
+
+
+class Decision(_Strict):
+    """A decision axis and its options, in tie-break order."""
+
+    description: str
+    options: list[str] = Field(min_length=2)
+
+
+class Declared(_Strict):
+    """An extra warning or strategy id (beyond source ids), with its title and sources."""
+
+    id: RuleId
+    title: str
+    sources: list[str] = Field(min_length=1)
+
+
+class DeclarationFile(_Strict):
+    """``rules/decisions.yaml``: the decision axes, extra warning and strategy ids."""
+
+    decisions: dict[str, Decision]
+    warnings: list[Declared] = Field(default_factory=list)
+    strategies: list[Declared] = Field(default_factory=list)

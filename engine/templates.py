@@ -1,0 +1,73 @@
+"""``because`` templates: ``{fact}`` and ``{fact:,.0f}`` over facts, and nothing else.
+
+No attribute access, no indexing, no conversions, no nested fields: a template can read the
+value of a named fact and format it as a number; it cannot reach any Python object.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+_SPEC = re.compile(r"^[,_]?(\.\d{1,2})?[f%]?$")
+
+
+class TemplateError(ValueError):
+    """A template that names something other than a plain fact, or uses a disallowed format."""
+
+
+def fields(template: str) -> list[tuple[str, str]]:
+    """The (fact, format spec) pairs a template uses, after checking it is safe."""
+    out: list[tuple[str, str]] = []
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise TemplateError(f"malformed template: {exc}") from None
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if conversion:
+            raise TemplateError(f"conversion '!{conversion}' is not allowed in {{{name}}}")
+        if not _NAME.match(name):
+            raise TemplateError(
+                f"'{{{name}}}' is not a fact name: only {{fact}} or {{fact:,.0f}} are allowed "
+                "(no attributes, indexes or expressions)")
+        if spec and not _SPEC.match(spec):
+            raise TemplateError(f"format '{spec}' is not allowed in {{{name}}}; use e.g. "
+                                ":,.0f or :.1%")
+        out.append((name, spec or ""))
+    return out
+
+
+def check(template: str, known: Iterable[str]) -> list[str]:
+    """Names in ``template`` that are not in ``known`` (after the safety check)."""
+    names = set(known)
+    return [name for name, _ in fields(template) if name not in names]
+
+
+def render(template: str, facts: Mapping[str, Any]) -> str:
+    """Fill a checked template from facts; unknown values show as 'unknown'."""
+    out = []
+    for literal, name, spec, _ in string.Formatter().parse(template):
+        out.append(literal)
+        if name is None:
+            continue
+        out.append(_format(facts.get(name), spec or ""))
+    return "".join(out)
+
+
+def _format(value: Any, spec: str) -> str:
+    if value is None:
+        return "unknown"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value)) or "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        if spec:
+            return format(value, spec)
+        return f"{value:,.0f}" if abs(value) >= 100 else f"{value:g}"
+    return str(value)

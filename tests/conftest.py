@@ -1,0 +1,32 @@
+"""Shared fixtures: the bundled catalog, a CLI runner, and a mutable copy of the catalog."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.catalog.load import Catalog, load_catalog
+from engine.resources import bundled_dir
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The bundled catalog, loaded once per session (it is frozen, so sharing is safe)."""
+    return load_catalog()
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    """A click test runner (stdout and stderr kept apart)."""
+    return CliRunner()
+
+
+@pytest.fixture
+def catalog_copy(tmp_path: Path) -> Path:
+    """A writable copy of the bundled catalog directory, for tests that break a file."""
+    target = tmp_path / "catalog"
+    shutil.copytree(bundled_dir("catalog"), target)
+    return target

@@ -1,0 +1,287 @@
+"""Answers files and ``--set`` overrides: typed, defaulted, and refused with exact messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.answers import Answers, answers_to_data, load_answers, validate_answers
+from engine.catalog.load import Catalog
+from engine.errors import AnswerError, InputError
+
+
+def write(tmp_path: Path, text: str, name: str = "answers.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def refused(path: Path | None, catalog: Catalog, *overrides: str) -> str:
+    with pytest.raises(AnswerError) as exc:
+        load_answers(path, list(overrides), catalog)
+    return str(exc.value)
+
+
+# ------------------------------------------------------------------ loading
+
+
+def test_yaml_file_with_defaults_filled(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-13b\nbudget_usd: 12000\nhours_per_year: 3500\n")
+    answers = load_answers(path, [], catalog)
+    assert answers.model == "llama-2-13b"
+    assert answers.budget_usd == 12000.0 and isinstance(answers.budget_usd, float)
+    assert answers.hours_per_year == 3500.0
+    # defaults from questions.yaml
+    assert answers.workload == "fine-tune"
+    assert answers.method == "auto"
+    assert answers.seq_len == 2048
+    assert answers.gradient_checkpointing == "auto"
+    assert answers.allowed_regions == ()
+    assert answers.electricity_usd_per_kwh == 0.12
+    assert answers.planned_gpu is None
+
+
+def test_json_file(catalog: Catalog, tmp_path: Path) -> None:
+    data = {"workload": "pretrain", "model_params_b": 3, "data_residency": "region",
+            "allowed_regions": ["eu", "uk", "eu"], "upfront_capex": True}
+    path = write(tmp_path, json.dumps(data), "answers.json")
+    answers = load_answers(path, [], catalog)
+    assert answers.workload == "pretrain"
+    assert answers.model is None and answers.model_params_b == 3.0
+    assert answers.allowed_regions == ("eu", "uk")  # de-duplicated, order kept
+    assert answers.upfront_capex is True
+
+
+def test_empty_file_and_no_file_give_all_defaults(catalog: Catalog, tmp_path: Path) -> None:
+    from_empty = load_answers(write(tmp_path, ""), [], catalog)
+    from_none = load_answers(None, [], catalog)
+    assert from_empty == from_none
+    assert from_none.model == catalog.question("model").default
+
+
+def test_answers_round_trip(catalog: Catalog, tmp_path: Path) -> None:
+    answers = load_answers(None, ["data_residency=region", "allowed_regions=eu,us"], catalog)
+    path = write(tmp_path, json.dumps(answers_to_data(answers)), "dumped.json")
+    assert load_answers(path, [], catalog) == answers
+
+
+def test_set_overrides_file_and_is_typed(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "hours_per_year: 100\nupfront_capex: false\nseq_len: 4096\n")
+    answers = load_answers(path, [
+        "hours_per_year=1,500", "upfront_capex=yes", "gradient_checkpointing=true",
+        "seq_len=8192", "data_residency=region", "allowed_regions=eu, us",
+        "model=null", "model_params_b=13", "planned_gpu=rtx-4090", "planned_gpu_count=2",
+    ], catalog)
+    assert answers.hours_per_year == 1500.0
+    assert answers.upfront_capex is True
+    assert answers.gradient_checkpointing is True
+    assert answers.seq_len == 8192 and isinstance(answers.seq_len, int)
+    assert answers.allowed_regions == ("eu", "us")
+    assert answers.model is None and answers.model_params_b == 13.0
+    assert answers.planned_gpu == "rtx-4090" and answers.planned_gpu_count == 2
+
+
+def test_model_params_b_alone_clears_the_default_model(catalog: Catalog) -> None:
+    answers = load_answers(None, ["model_params_b=70"], catalog)
+    assert answers.model is None and answers.model_params_b == 70.0
+
+
+def test_validate_answers_returns_frozen_model(catalog: Catalog) -> None:
+    answers = validate_answers({"budget_usd": 1}, catalog)
+    assert isinstance(answers, Answers)
+    with pytest.raises(ValueError, match="frozen"):
+        answers.budget_usd = 2  # type: ignore[misc]
+
+
+# ------------------------------------------------------------------ refusals in a file
+
+
+def test_unknown_key_did_you_mean(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "budget_usd: 10\nhours_per_yaer: 5\n")
+    assert refused(path, catalog) == (
+        f"{path}:2: hours_per_yaer: unknown answer; did you mean 'hours_per_year'?"
+    )
+
+
+def test_out_of_range_names_field_and_accepted_range(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-7b\nhours_per_year: -5\n")
+    assert refused(path, catalog) == (
+        f"{path}:2: hours_per_year: -5 is out of range; "
+        "expected a number from 0 to 10,000,000 GPU-hours/year"
+    )
+
+
+def test_out_of_range_int(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "seq_len: 32\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: seq_len: 32 is out of range; expected a whole number from 64 to "
+        "1,048,576 tokens"
+    )
+
+
+def test_fraction_for_an_int(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "micro_batch: 2.5\n")
+    assert refused(path, catalog) == f"{path}:1: micro_batch: expected a whole number, got 2.5"
+
+
+def test_wrong_type(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "budget_usd: lots\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: budget_usd: expected a number from 0 to 10,000,000,000 USD, got 'lots'"
+    )
+
+
+def test_bool_is_not_a_number(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "budget_usd: true\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: budget_usd: expected a number from 0 to 10,000,000,000 USD, got True"
+    )
+
+
+def test_number_is_not_a_bool(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "upfront_capex: 1\n")
+    assert refused(path, catalog) == f"{path}:1: upfront_capex: expected true or false, got 1"
+
+
+def test_nan_refused_in_yaml(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-7b\nbudget_usd: .nan\n")
+    assert refused(path, catalog) == f"{path}:2: budget_usd: expected a finite number, got nan"
+
+
+def test_nan_refused_in_json(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, '{"budget_usd": NaN}', "answers.json")
+    assert refused(path, catalog) == f"{path}: NaN is not a number this tool accepts"
+
+
+def test_bad_json(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, '{\n  "budget_usd" 5\n}', "answers.json")
+    assert refused(path, catalog) == f"{path}:2: JSON error: Expecting ':' delimiter"
+
+
+def test_unknown_model_did_you_mean(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-7x\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: model: unknown model 'llama-2-7x'; did you mean 'llama-2-7b'?; "
+        "see `gpu-advisor catalog list models`"
+    )
+
+
+def test_unknown_planned_gpu(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "planned_gpu: rtx-4091\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: planned_gpu: unknown gpu 'rtx-4091'; did you mean 'rtx-4090'?; "
+        "see `gpu-advisor catalog list gpus`"
+    )
+
+
+def test_unknown_choice(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "method: qlroa\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: method: expected one of auto, full, lora, qlora, got 'qlroa'"
+    )
+
+
+def test_unknown_region_in_list(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "data_residency: region\nallowed_regions: [eu, euu]\n")
+    assert refused(path, catalog) == (
+        f"{path}:2: allowed_regions: unknown value 'euu'; did you mean 'eu'?; "
+        "expected any of us, eu, uk, ca, asia, au"
+    )
+
+
+def test_both_model_and_model_params_b(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-7b\nmodel_params_b: 7\n")
+    assert refused(path, catalog) == (
+        f"{path}:2: model_params_b: give either model or model_params_b, not both"
+    )
+
+
+def test_neither_model_nor_size(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: null\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: model: a catalog model id or model_params_b is required"
+    )
+
+
+def test_region_residency_without_regions(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "budget_usd: 10\ndata_residency: region\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: allowed_regions: data_residency is region: list at least one region"
+    )
+
+
+def test_regions_without_region_residency(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "allowed_regions: [eu]\n")
+    assert refused(path, catalog) == (
+        f"{path}:1: allowed_regions: only applies when data_residency is region (it is 'none')"
+    )
+
+
+@pytest.mark.parametrize(("text", "kind"), [("- a\n- b\n", "list"), ("just text\n", "str")])
+def test_non_mapping_file(catalog: Catalog, tmp_path: Path, text: str, kind: str) -> None:
+    path = write(tmp_path, text)
+    assert refused(path, catalog) == f"{path}: expected a mapping of answers, got {kind}"
+
+
+def test_missing_file(catalog: Catalog, tmp_path: Path) -> None:
+    path = tmp_path / "nope.yaml"
+    assert refused(path, catalog) == f"{path}: file not found"
+
+
+def test_alias_refused_in_answers(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "budget_usd: &b 10\nhours_per_year: *b\n")
+    assert refused(path, catalog) == f"{path}:1: YAML anchors and aliases are not allowed"
+
+
+def test_file_errors_are_input_errors(catalog: Catalog, tmp_path: Path) -> None:
+    with pytest.raises(InputError) as exc:
+        load_answers(write(tmp_path, "x: 1\n"), [], catalog)
+    assert exc.value.exit_code == 2
+    assert (exc.value.line, exc.value.field) == (1, "x")
+
+
+# ------------------------------------------------------------------ refusals in --set
+
+
+def test_set_without_equals(catalog: Catalog) -> None:
+    assert refused(None, catalog, "hours_per_year") == (
+        "--set: expected key=value, got 'hours_per_year'"
+    )
+
+
+def test_set_with_empty_key(catalog: Catalog) -> None:
+    assert refused(None, catalog, "=5") == "--set: expected key=value, got '=5'"
+
+
+def test_set_unknown_key(catalog: Catalog) -> None:
+    assert refused(None, catalog, "hours_per_yaer=4") == (
+        "--set: hours_per_yaer: unknown answer; did you mean 'hours_per_year'?"
+    )
+
+
+def test_set_wrong_type(catalog: Catalog) -> None:
+    assert refused(None, catalog, "hours_per_year=lots") == (
+        "--set: hours_per_year: expected a number from 0 to 10,000,000 GPU-hours/year, "
+        "got 'lots'"
+    )
+
+
+def test_set_bad_bool(catalog: Catalog) -> None:
+    assert refused(None, catalog, "upfront_capex=maybe") == (
+        "--set: upfront_capex: expected true or false, got 'maybe'"
+    )
+
+
+def test_set_nan(catalog: Catalog) -> None:
+    assert refused(None, catalog, "budget_usd=nan") == (
+        "--set: budget_usd: expected a finite number, got nan"
+    )
+
+
+def test_set_error_beats_file_location(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-7b\n")
+    assert refused(path, catalog, "model_params_b=7") == (
+        "--set: model_params_b: give either model or model_params_b, not both"
+    )

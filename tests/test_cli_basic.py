@@ -1,0 +1,237 @@
+"""The command line through click's runner, plus one real ``python -m engine`` process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine import __version__
+from engine.catalog.load import Catalog
+from engine.cli import cli
+
+
+def run(runner: CliRunner, *args: str) -> Result:
+    result = runner.invoke(cli, list(args))
+    assert "Traceback" not in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    return result
+
+
+def ok_json(runner: CliRunner, *args: str) -> Any:
+    result = run(runner, *args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    return json.loads(result.stdout)
+
+
+def one_error_line(result: Result) -> str:
+    """The single ``error:`` line of a refused command (exit 2, nothing on stdout)."""
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_version(runner: CliRunner) -> None:
+    result = run(runner, "--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"gpu-advisor, version {__version__}\n"
+
+
+# ------------------------------------------------------------------ estimate memory
+
+
+def test_estimate_memory_json(runner: CliRunner, catalog: Catalog) -> None:
+    data = ok_json(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "full")
+    assert data["model"] == "llama-2-7b" and data["method"] == "full"
+    assert data["binding_phase"] == "optimizer_step"
+    assert sum(data["breakdown"].values()) == pytest.approx(data["total_gb"], abs=0.05)
+    assert data["total_gb"] == pytest.approx(16 * 6.74 + 1.05 + 1.0, abs=0.05)
+    assert data["range_gb"]["low"] < data["total_gb"] < data["range_gb"]["high"]
+    assert set(data["fits"]) == set(catalog.gpus)
+    assert data["fits"]["rtx-4090"] > 1
+    assert data["fits"]["h200"] == 1
+    assert all(set(c) >= {"value", "unit", "formula", "sources"}
+               for c in data["components"].values())
+
+
+def test_estimate_memory_params_b_qlora(runner: CliRunner) -> None:
+    data = ok_json(runner, "estimate", "memory", "--params-b", "13", "--method", "qlora")
+    assert data["params_b"] == 13
+    assert data["method"] == "qlora"
+    assert 6 < data["total_gb"] < 16  # mem.qlora-13b: ~9 GB; fits a 16 GB card
+    assert data["fits"]["rtx-4060-ti-16gb"] == 1
+
+
+def test_estimate_memory_sharded_json(runner: CliRunner) -> None:
+    one = ok_json(runner, "estimate", "memory", "--model", "llama-2-13b", "--method", "full")
+    four = ok_json(runner, "estimate", "memory", "--model", "llama-2-13b", "--method", "full",
+                   "--gpus", "4")
+    assert four["gpus"] == 4
+    assert four["total_gb"] < one["total_gb"] / 2
+    assert "ZeRO-3" in four["formula"]
+
+
+def test_estimate_memory_text_has_tables(runner: CliRunner) -> None:
+    result = run(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "lora")
+    assert result.exit_code == 0
+    out = result.stdout
+    assert "llama-2-7b, lora, seq 2048 × batch 1" in out
+    for header in ("component", "GB/GPU", "formula", "peak per GPU", "GPUs needed",
+                   "rtx-4090", "h100-sxm"):
+        assert header in out
+    assert "weights" in out and "activations" in out
+
+
+# ------------------------------------------------------------------ estimate training
+
+
+def test_estimate_training_json(runner: CliRunner) -> None:
+    data = ok_json(runner, "estimate", "training", "--model", "llama-2-7b", "--tokens-b",
+                   "2000", "--gpu", "a100-80gb")
+    assert data["tokens_b"] == 2000 and data["tokens_from"] == "answer"
+    assert data["flops"] == pytest.approx(6 * 6.74e9 * 2e12, rel=1e-3)
+    hours = data["gpu_hours"]
+    assert hours["low"] <= hours["expected"] <= hours["high"]
+    assert 184_320 / 1.5 < hours["expected"] < 184_320 * 1.5  # Llama 2 paper, Table 2
+    assert data["days"]["expected"] == pytest.approx(hours["expected"] / 24, abs=0.01)
+    cost = data["cost_usd"]
+    assert cost["low"] <= cost["expected"] <= cost["high"]
+    assert cost["expected"] > hours["expected"]  # A100-80GB rents above $1/h everywhere
+
+
+def test_estimate_training_text(runner: CliRunner) -> None:
+    result = run(runner, "estimate", "training", "--params-b", "1", "--gpu", "rtx-4090")
+    assert result.exit_code == 0
+    assert "20B tokens (chinchilla)" in result.stdout
+    assert "GPU-hours" in result.stdout and "days" in result.stdout
+
+
+# ------------------------------------------------------------------ catalog
+
+
+@pytest.mark.parametrize(
+    ("kind", "sample", "in_text"),
+    [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers ($ per GPU-hour)"),
+     ("models", "llama-2-7b", "llama-2-7b")],
+)
+def test_catalog_list(runner: CliRunner, catalog: Catalog, kind: str, sample: str,
+                      in_text: str) -> None:
+    text = run(runner, "catalog", "list", kind)
+    assert text.exit_code == 0
+    assert in_text in text.stdout
+    data = ok_json(runner, "catalog", "list", kind)
+    assert sample in [item["id"] for item in data]
+    expected = {"gpus": len(catalog.gpus), "clouds": len(catalog.offers),
+                "models": len(catalog.models)}[kind]
+    assert len(data) == expected
+
+
+def test_catalog_show_lists_sources(runner: CliRunner, catalog: Catalog) -> None:
+    result = run(runner, "catalog", "show", "rtx-4090")
+    assert result.exit_code == 0
+    for sid in catalog.gpu("rtx-4090").sources:
+        assert f"[{sid}] {catalog.sources[sid].title}" in result.stdout
+    data = ok_json(runner, "catalog", "show", "rtx-4090")
+    assert data["vram_gb"] == 24 and data["sources"] == list(catalog.gpu("rtx-4090").sources)
+
+
+def test_catalog_list_with_prices_override(runner: CliRunner, tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "offers:\n- id: lambda-h100\n  provider: lambda\n  gpu: h100-sxm\n"
+        "  gpus_per_instance: 8\n  regions: [us]\n  on_demand_usd_per_gpu_hour: 1.11\n"
+        "  as_of: '2026-03-01'\n  sources: [house-assumption]\n", encoding="utf-8")
+    data = ok_json(runner, "catalog", "list", "clouds", "--prices", str(prices))
+    assert {o["id"]: o["on_demand_usd_per_gpu_hour"] for o in data}["lambda-h100"] == 1.11
+
+
+# ------------------------------------------------------------------ errors
+
+
+def test_unknown_model(runner: CliRunner) -> None:
+    line = one_error_line(run(runner, "estimate", "memory", "--model", "llama-2-7x",
+                              "--method", "full"))
+    assert line == "error: --model: unknown model 'llama-2-7x'; did you mean 'llama-2-7b'?"
+
+
+def test_both_model_and_params_b(runner: CliRunner) -> None:
+    line = one_error_line(run(runner, "estimate", "memory", "--model", "llama-2-7b",
+                              "--params-b", "7", "--method", "full"))
+    assert line == "error: --model: give exactly one of --model or --params-b"
+
+
+def test_neither_model_nor_params_b(runner: CliRunner) -> None:
+    line = one_error_line(run(runner, "estimate", "memory", "--method", "full"))
+    assert line == "error: --model: give exactly one of --model or --params-b"
+
+
+def test_unknown_gpu(runner: CliRunner) -> None:
+    line = one_error_line(run(runner, "estimate", "training", "--model", "llama-2-7b",
+                              "--gpu", "a100-80g"))
+    assert line == "error: unknown GPU 'a100-80g'; did you mean 'a100-80gb'?"
+
+
+def test_catalog_show_unknown_id(runner: CliRunner) -> None:
+    line = one_error_line(run(runner, "catalog", "show", "rtx-4091"))
+    assert line == "error: ID: no catalog entry 'rtx-4091'; did you mean 'rtx-4090'?"
+
+
+def test_broken_catalog_dir(runner: CliRunner, catalog_copy: Path) -> None:
+    gpus = catalog_copy / "gpus.yaml"
+    text = gpus.read_text(encoding="utf-8")
+    gpus.write_text(text.replace("  memory_type: GDDR6X\n  bandwidth_gbps: 1008\n",
+                                 "  memory_typ: GDDR6X\n  bandwidth_gbps: 1008\n"),
+                    encoding="utf-8")
+    line_no = gpus.read_text(encoding="utf-8").splitlines().index("  memory_typ: GDDR6X") + 1
+    line = one_error_line(run(runner, "catalog", "list", "gpus", "--catalog",
+                              str(catalog_copy)))
+    assert line == (f"error: {gpus}:{line_no}: gpus[rtx-4090].memory_typ: unknown key; "
+                    "did you mean 'memory_type'?")
+
+
+def test_missing_catalog_dir(runner: CliRunner, tmp_path: Path) -> None:
+    line = one_error_line(run(runner, "estimate", "memory", "--model", "llama-2-7b",
+                              "--method", "full", "--catalog", str(tmp_path / "none")))
+    assert line == f"error: {tmp_path / 'none' / 'sources.yaml'}: file not found"
+
+
+def test_click_usage_error_exits_2(runner: CliRunner) -> None:
+    result = run(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "ful")
+    assert result.exit_code == 2
+    assert "Invalid value for '--method'" in result.stderr
+
+
+# ------------------------------------------------------------------ a real process
+
+
+def test_python_dash_m_engine_succeeds() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "estimate", "memory", "--model", "llama-2-7b",
+         "--method", "qlora", "--format", "json"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    data = json.loads(proc.stdout)
+    assert data["method"] == "qlora" and data["fits"]["rtx-4060-ti-16gb"] == 1
+
+
+def test_python_dash_m_engine_error_is_one_line() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "estimate", "memory", "--model", "nope",
+         "--method", "qlora"],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: --model: ")
+    assert "Traceback" not in proc.stderr

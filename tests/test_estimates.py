@@ -1,0 +1,538 @@
+"""The estimators against hand-worked examples from the literature and our own measurements.
+
+The tool's GB is decimal (1e9 bytes), as the "16 GB per billion parameters" rule counts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from engine.catalog.load import Catalog
+from engine.catalog.models import Constant, Policy, PriceRange
+from engine.errors import CatalogError
+from engine.estimates.cost import (
+    api_cost_per_month,
+    break_even_hours,
+    cloud_cost,
+    local_tco,
+    purchase_cost,
+    running_cost_per_hour,
+)
+from engine.estimates.memory import (
+    MemoryRequest,
+    Method,
+    components,
+    estimate_memory,
+    gpus_needed,
+    usable_gb,
+)
+from engine.estimates.shape import Shape, resolve_shape, shape_for_params
+from engine.estimates.training import estimate_training
+
+GB = 1e9
+STATES = ("weights", "master_weights", "gradients", "optimizer_states")
+
+
+def preset(catalog: Catalog, model_id: str) -> Shape:
+    return resolve_shape(catalog, model=model_id, params_b=None)
+
+
+def with_constants(policy: Policy, **values: float) -> Policy:
+    """A policy copy with some Constant values changed (sources and units kept)."""
+    update: dict[str, Any] = {
+        name: getattr(policy, name).model_copy(update={"value": value})
+        for name, value in values.items()
+    }
+    return policy.model_copy(update=update)
+
+
+def mem(catalog: Catalog, shape: Shape, method: Method, *, seq_len: int = 2048,
+        micro_batch: int = 1, checkpointing: bool | None = False, gpus: int = 1,
+        policy: Policy | None = None) -> Any:
+    req = MemoryRequest(shape=shape, method=method, seq_len=seq_len, micro_batch=micro_batch,
+                        checkpointing=checkpointing)
+    return estimate_memory(req, policy or catalog.policy, gpus)
+
+
+# ------------------------------------------------------------------ model states (ZeRO)
+
+
+def test_zero_paper_mixed_precision_adam_is_16_bytes_per_param(catalog: Catalog) -> None:
+    """ZeRO (Rajbhandari et al., arXiv 1910.02054, §3.1): mixed-precision Adam keeps
+    2 (fp16 weights) + 2 (fp16 grads) + 4 + 4 + 4 (fp32 master, momentum, variance) = 16 bytes
+    per parameter; a 7.5B-parameter model needs 120 GB of model states."""
+    shape = shape_for_params(7.5, catalog)
+    req = MemoryRequest(shape=shape, method="full", seq_len=512)
+    comps = components(req, catalog.policy, checkpointing=False)
+    assert sum(comps[name].value for name in STATES) == pytest.approx(120.0)
+    assert comps["weights"].value == pytest.approx(15.0)
+    assert comps["gradients"].value == pytest.approx(15.0)
+    assert comps["master_weights"].value + comps["optimizer_states"].value == pytest.approx(90.0)
+
+
+def test_full_fine_tuning_peak_is_the_optimizer_step_at_short_sequence(catalog: Catalog) -> None:
+    """measured-memory (our PyTorch runs): full fine-tuning peaks at optimizer.step() at short
+    sequence, at ≈ 16·P + 2 fp32 copies of the largest tensor (the embedding), plus overhead."""
+    shape = preset(catalog, "llama-2-7b")
+    est = mem(catalog, shape, "full", seq_len=512)
+    assert est.binding_phase == "optimizer_step"
+    expected = (16 * shape.params + 2 * shape.vocab * shape.hidden * 4) / GB + 1.0
+    assert est.total_gb == pytest.approx(expected, abs=0.01)
+    assert sum(est.breakdown.values()) == pytest.approx(est.total_gb, abs=0.03)
+    assert "activations" not in est.breakdown
+
+
+def test_full_fine_tuning_binds_in_forward_backward_at_long_sequence(catalog: Catalog) -> None:
+    """measured-memory: activations dominate once they exceed ~4·P bytes; then
+    forward/backward binds (states + activations + logits), not the optimizer step."""
+    shape = preset(catalog, "llama-2-7b")
+    est = mem(catalog, shape, "full", seq_len=16384)
+    assert est.binding_phase == "forward_backward"
+    assert est.phases["forward_backward"] > est.phases["optimizer_step"]
+    assert est.breakdown["activations"] > 4 * shape.params / GB
+
+
+# ------------------------------------------------------------------ activations (Korthikanti)
+
+
+def test_korthikanti_activations_with_eager_attention(catalog: Catalog) -> None:
+    """Korthikanti et al. (arXiv 2205.05198, eq. 2): per layer s·b·h·(34 + 5·a·s/h) bytes of
+    16-bit activations when the a×s×s attention scores are stored (no fused kernel)."""
+    policy = with_constants(catalog.policy, fused_attention=0)
+    shape = preset(catalog, "llama-2-7b")
+    s, b, h, a, layers = 2048, 2, shape.hidden, shape.heads, shape.layers
+    comps = components(MemoryRequest(shape=shape, method="full", seq_len=s, micro_batch=b),
+                       policy, checkpointing=False)
+    expected = layers * s * b * h * (34 + 5 * a * s / h) / GB
+    assert comps["activations"].value == pytest.approx(expected, abs=1e-4)
+    assert expected == pytest.approx(61.2, abs=0.1)  # 32 × 2048 × 2 × 4096 × (34 + 80) B
+
+
+def test_korthikanti_activations_with_fused_attention(catalog: Catalog) -> None:
+    """Korthikanti et al. without the 5·a·s/h score term (FlashAttention/SDPA keep no s×s
+    matrix): 34·s·b·h bytes per layer — matched within 2–12 % by measured-memory."""
+    shape = preset(catalog, "llama-2-7b")
+    assert catalog.policy.fused_attention.value == 1
+    s, b = 4096, 1
+    comps = components(MemoryRequest(shape=shape, method="full", seq_len=s, micro_batch=b),
+                       catalog.policy, checkpointing=False)
+    assert comps["activations"].value == pytest.approx(
+        shape.layers * 34 * s * b * shape.hidden / GB, abs=1e-4)
+
+
+@pytest.mark.parametrize("fused", [1, 0])
+def test_checkpointing_keeps_layer_inputs_plus_one_layer(catalog: Catalog, fused: int) -> None:
+    """Korthikanti et al. §4 (full recomputation): only each layer's 2·s·b·h-byte input is
+    kept, plus the activations of the one layer being recomputed."""
+    policy = with_constants(catalog.policy, fused_attention=fused)
+    shape = preset(catalog, "llama-2-13b")
+    s, b, h, a, layers = 1024, 4, shape.hidden, shape.heads, shape.layers
+    comps = components(MemoryRequest(shape=shape, method="lora", seq_len=s, micro_batch=b),
+                       policy, checkpointing=True)
+    one_layer = s * b * h * (34 + (0 if fused else 5 * a * s / h))
+    assert comps["activations"].value == pytest.approx(
+        (layers * 2 * s * b * h + one_layer) / GB, abs=1e-4)
+
+
+def test_logits_are_12_bytes_per_token_per_vocab_entry(catalog: Catalog) -> None:
+    """measured-memory: logits and loss add 10–12·s·V bytes (we take 12)."""
+    shape = preset(catalog, "llama-2-7b")
+    comps = components(MemoryRequest(shape=shape, method="full", seq_len=2048, micro_batch=3),
+                       catalog.policy, checkpointing=False)
+    assert comps["logits"].value == pytest.approx(12 * 2048 * 3 * 32000 / GB, abs=1e-4)
+
+
+# ------------------------------------------------------------------ LoRA / QLoRA / inference
+
+
+def test_qlora_65b_fits_one_48gb_gpu(catalog: Catalog) -> None:
+    """QLoRA (Dettmers et al., arXiv 2305.14314, abstract): LLaMA 65B fine-tunes on a single
+    48 GB GPU (sequence 512 in their runs) — but not on a 24 GB one."""
+    req = MemoryRequest(shape=preset(catalog, "llama-1-65b"), method="qlora", seq_len=512)
+    assert gpus_needed(req, catalog.gpu("l40s"), catalog.policy) == 1
+    assert gpus_needed(req, catalog.gpu("rtx-6000-ada"), catalog.policy) == 1
+    assert gpus_needed(req, catalog.gpu("rtx-4090"), catalog.policy) == 2
+    total = estimate_memory(req, catalog.policy).total_gb
+    assert 30 < total <= 48 * 0.95
+
+
+def test_qlora_nf4_weights_are_0516_bytes_per_param(catalog: Catalog) -> None:
+    """QLoRA §3: NF4 (4 bits) with double quantisation (0.127 bits/param of constants) is
+    4.127 / 8 ≈ 0.516 byte/param; embeddings and the output head stay 16-bit."""
+    shape = preset(catalog, "llama-1-65b")
+    assert catalog.policy.nf4_bytes_per_param.value == pytest.approx(4.127 / 8, abs=1e-3)
+    comps = components(MemoryRequest(shape=shape, method="qlora", seq_len=512),
+                       catalog.policy, checkpointing=False)
+    emb = 2 * 32000 * 8192
+    expected = ((65.2e9 - emb) * 0.516 + emb * 2) / GB
+    assert comps["weights"].value == pytest.approx(expected, abs=1e-4)
+    assert 0.516 < comps["weights"].value * GB / shape.params < 0.55
+
+
+def test_lora_peak_is_two_bytes_per_param_plus_activations(catalog: Catalog) -> None:
+    """measured-memory: LoRA on a bf16 frozen base peaks at ≈ 2·P + activations; adapters
+    with their grads and Adam states are small next to it."""
+    shape = preset(catalog, "llama-2-7b")
+    est = mem(catalog, shape, "lora", seq_len=1024)
+    assert est.binding_phase == "forward_backward"
+    assert est.breakdown["weights"] == pytest.approx(2 * shape.params / GB, abs=0.01)
+    base = 2 * shape.params / GB + est.breakdown["activations"] + est.breakdown["logits"]
+    assert base < est.total_gb < base * 1.15
+    assert est.breakdown["adapters"] < 0.05 * est.breakdown["weights"]
+
+
+def test_inference_is_two_bytes_per_param_plus_kv_cache(catalog: Catalog) -> None:
+    """measured-memory: bf16 inference 2.0–2.5 bytes/param; the KV cache is
+    2 (K and V) × L × s × b × kv_heads × head_dim × 2 bytes."""
+    shape = preset(catalog, "llama-2-7b")
+    est = mem(catalog, shape, "inference", seq_len=4096, micro_batch=2, checkpointing=None)
+    kv = 2 * 32 * 4096 * 2 * 32 * 128 * 2 / GB
+    assert est.breakdown == pytest.approx(
+        {"weights": 2 * 6.74, "kv_cache": round(kv, 2), "framework": 1.0}, abs=0.01)
+    assert est.total_gb == pytest.approx(2 * 6.74 + kv + 1.0, abs=0.01)
+    assert est.gradient_checkpointing is False
+
+
+# ------------------------------------------------------------------ sharding and GPU counts
+
+
+@pytest.mark.parametrize("gpus", [2, 4, 8])
+def test_sharding_divides_model_states_by_n(catalog: Catalog, gpus: int) -> None:
+    """ZeRO-3 (arXiv 1910.02054 §5.3, P_os+g+p): every model state is partitioned over N data
+    parallel GPUs; activations, logits and framework overhead stay whole per GPU."""
+    shape = preset(catalog, "llama-2-13b")
+    one = mem(catalog, shape, "full", seq_len=4096)
+    many = mem(catalog, shape, "full", seq_len=4096, gpus=gpus)
+    assert many.components == one.components  # whole-job figures; the split is per GPU
+    fb = many.phases["forward_backward"]
+    states = sum(one.components[n].value for n in ("weights", "master_weights",
+                                                     "optimizer_states"))
+    whole = sum(one.components[n].value for n in ("activations", "logits", "framework"))
+    assert fb == pytest.approx(states / gpus + whole, abs=0.01)
+    assert many.breakdown["optimizer_states"] == pytest.approx(
+        one.components["optimizer_states"].value / gpus, abs=0.01)
+
+
+@pytest.mark.parametrize(
+    ("model", "method", "gpu"),
+    [("llama-2-70b", "full", "a100-80gb"), ("llama-2-13b", "full", "rtx-4090"),
+     ("llama-3.1-405b", "qlora", "h100-sxm"), ("llama-3.1-70b", "lora", "l40s")],
+)
+def test_gpus_needed_is_the_fewest_that_fit(catalog: Catalog, model: str, method: Method,
+                                            gpu: str) -> None:
+    """gpus_needed returns N such that N GPUs hold the job and N − 1 do not."""
+    shape = preset(catalog, model)
+    card = catalog.gpu(gpu)
+    req = MemoryRequest(shape=shape, method=method, seq_len=2048, checkpointing=True)
+    n = gpus_needed(req, card, catalog.policy)
+    assert n is not None and n > 1
+    cap = usable_gb(card, catalog.policy)
+    assert estimate_memory(req, catalog.policy, n).total_gb <= cap + 0.01
+    assert estimate_memory(req, catalog.policy, n - 1).total_gb > cap
+
+
+def test_gpus_needed_is_none_when_per_gpu_parts_alone_overflow(catalog: Catalog) -> None:
+    """Activations do not shard: 405B full training at 128k tokens cannot fit any count of T4s."""
+    req = MemoryRequest(shape=preset(catalog, "llama-3.1-405b"), method="full",
+                        seq_len=131072, checkpointing=False)
+    assert gpus_needed(req, catalog.gpu("t4"), catalog.policy) is None
+
+
+def test_auto_checkpointing_count_is_the_smaller(catalog: Catalog) -> None:
+    """With checkpointing on auto, the count is the smaller of with and without it."""
+    shape = preset(catalog, "llama-2-13b")
+    counts = {
+        ckpt: gpus_needed(MemoryRequest(shape=shape, method="full", seq_len=8192,
+                                        checkpointing=ckpt), catalog.gpu("a100-80gb"),
+                          catalog.policy)
+        for ckpt in (None, True, False)
+    }
+    with_ckpt, without = counts[True], counts[False]
+    assert with_ckpt is not None and without is not None
+    assert with_ckpt < without
+    assert counts[None] == counts[True]
+
+
+# ------------------------------------------------------------------ shapes for bare sizes
+
+
+def test_bare_13b_maps_to_llama_2_13b_shape(catalog: Catalog) -> None:
+    """A bare 13B takes the shape of the nearest preset (Llama 2 13B: 40 layers × 5120)."""
+    shape = shape_for_params(13, catalog)
+    ref = preset(catalog, "llama-2-13b")
+    assert (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.vocab) == (
+        ref.layers, ref.hidden, ref.heads, ref.kv_heads, ref.vocab)
+    assert shape.params_b == 13
+
+
+def test_bare_100b_is_a_scaled_shape(catalog: Catalog) -> None:
+    """A bare 100B has no preset: depth and width grow by the cube root of the size ratio."""
+    shape = shape_for_params(100, catalog)
+    assert shape.params_b == 100 and shape.compute_params_b == 100
+    assert shape.derived_from is not None
+    base = catalog.model(shape.derived_from)
+    assert shape.label == f"100B (shape scaled from {base.id})"
+    assert shape.layers > base.layers
+    assert shape.hidden >= base.hidden
+    assert shape.hidden // shape.heads == base.hidden // base.heads
+    assert shape.heads % shape.kv_heads == 0
+    assert shape.heads // shape.kv_heads == base.heads // base.kv_heads
+    # a plausible dense transformer: ~12·L·h² parameters within a factor 1.5 of the size
+    assert 1 / 1.5 < 12 * shape.layers * shape.hidden**2 / 100e9 < 1.5
+
+
+def test_scaled_shape_keeps_width_for_a_slightly_smaller_model(catalog: Catalog) -> None:
+    """A size 20 % below a GQA preset keeps (nearly) its width; flooring the head count to the
+    group size once halved Qwen2.5-0.5B's 14 heads to 7 for a 0.4B model."""
+    shape = shape_for_params(0.404, catalog)
+    base = catalog.model("qwen2.5-0.5b")
+    assert shape.derived_from == base.id
+    assert shape.heads == base.heads and shape.hidden == base.hidden
+
+
+# ------------------------------------------------------------------ training compute
+
+
+def test_chinchilla_default_tokens_and_kaplan_flops(catalog: Catalog) -> None:
+    """Chinchilla (Hoffmann et al., arXiv 2203.15556): ~20 tokens per parameter is
+    compute-optimal; training FLOPs ≈ 6·N·D (Kaplan et al., arXiv 2001.08361, §2.1)."""
+    shape = preset(catalog, "llama-2-7b")
+    est = estimate_training(shape, catalog.gpu("a100-80gb"), catalog.policy)
+    assert est.tokens_from == "chinchilla"
+    assert est.tokens_b == pytest.approx(20 * 6.74)
+    assert est.flops == pytest.approx(6 * 6.74e9 * 20 * 6.74e9, rel=1e-3)
+
+
+def test_lora_counts_four_flops_per_param_token(catalog: Catalog) -> None:
+    """LoRA/QLoRA skip weight gradients of the frozen base: 2 forward + 2 backward FLOPs."""
+    shape = preset(catalog, "llama-2-13b")
+    est = estimate_training(shape, catalog.gpu("a100-80gb"), catalog.policy, method="lora",
+                            tokens_b=1)
+    assert est.tokens_from == "answer"
+    assert est.flops == pytest.approx(4 * 13e9 * 1e9, rel=1e-3)
+
+
+def test_moe_compute_counts_active_parameters(catalog: Catalog) -> None:
+    """Mixtral 8x7B touches 12.9B of its 46.7B parameters per token; 6·N·D counts those."""
+    shape = preset(catalog, "mixtral-8x7b")
+    est = estimate_training(shape, catalog.gpu("h100-sxm"), catalog.policy, tokens_b=100)
+    assert est.flops == pytest.approx(6 * 12.9e9 * 100e9, rel=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("model", "tokens_b", "gpu", "published_gpu_hours"),
+    [
+        ("llama-2-7b", 2000, "a100-80gb", 184_320),
+        ("llama-2-70b", 2000, "a100-80gb", 1_720_320),
+        ("llama-3.1-405b", 15_600, "h100-sxm", 30_840_000),
+    ],
+)
+def test_gpu_hours_match_published_runs(catalog: Catalog, model: str, tokens_b: float, gpu: str,
+                                        published_gpu_hours: float) -> None:
+    """Llama 2 (Touvron et al., arXiv 2307.09288, Table 2): 7B 184,320 and 70B 1,720,320
+    A100-80GB GPU-hours for 2T tokens. Llama 3 (arXiv 2407.21783; model card): 405B, 15.6T
+    tokens, 30.84M H100-80GB GPU-hours. Our expected figure lands within a factor 1.5."""
+    est = estimate_training(preset(catalog, model), catalog.gpu(gpu), catalog.policy,
+                            tokens_b=tokens_b)
+    assert est.gpu_hours.low <= est.gpu_hours.expected <= est.gpu_hours.high
+    ratio = est.gpu_hours.expected / published_gpu_hours
+    assert 1 / 1.5 < ratio < 1.5
+    assert est.gpu_hours.low <= published_gpu_hours * 1.2
+
+
+def test_training_days_and_cost(catalog: Catalog) -> None:
+    """Days = GPU-hours ÷ GPUs ÷ 24; cost = GPU-hours × $/GPU-hour × (1 + hidden overhead)."""
+    shape = preset(catalog, "llama-2-7b")
+    est = estimate_training(shape, catalog.gpu("a100-80gb"), catalog.policy, tokens_b=100,
+                            gpus=64, prices_usd_per_gpu_hour=[1.0, 2.0, 4.0])
+    assert est.days.expected == pytest.approx(est.gpu_hours.expected / 64 / 24, abs=0.01)
+    assert est.price_usd_per_gpu_hour is not None and est.cost_usd is not None
+    assert est.price_usd_per_gpu_hour.expected == 2.0
+    assert est.cost_usd.expected == pytest.approx(est.gpu_hours.expected * 2.0 * 1.15, abs=1)
+    assert est.cost_usd.low == pytest.approx(est.gpu_hours.low * 1.0 * 1.10, abs=1)
+    assert est.cost_usd.high == pytest.approx(est.gpu_hours.high * 4.0 * 1.20, abs=1)
+
+
+def test_checkpointing_slows_training(catalog: Catalog) -> None:
+    """mem.grad-checkpointing: recomputation makes training 20–30 % longer (we take 25 %)."""
+    shape, gpu = preset(catalog, "llama-2-7b"), catalog.gpu("h100-sxm")
+    plain = estimate_training(shape, gpu, catalog.policy, tokens_b=10)
+    ckpt = estimate_training(shape, gpu, catalog.policy, tokens_b=10, checkpointing=True)
+    assert ckpt.gpu_hours.expected == pytest.approx(plain.gpu_hours.expected * 1.25, rel=1e-3)
+
+
+# ------------------------------------------------------------------ cost
+
+
+def test_electricity_of_a_450w_card(catalog: Catalog) -> None:
+    """knowledge.md price.electricity: 0.45 kW at $0.12/kWh ≈ $0.054/h, × 8,760 h ≈ $473/year
+    (the guide rounds to $0.05/h and $438)."""
+    policy = with_constants(catalog.policy, platform_watts=0, cooling_power_factor=1)
+    run = running_cost_per_hour(catalog.gpu("rtx-4090"), 1, 0.12, policy)
+    assert run.value == pytest.approx(0.054)
+    assert run.value * 8760 == pytest.approx(473, abs=0.5)
+    assert "price.electricity" in run.sources
+
+
+def test_running_cost_counts_platform_and_cooling(catalog: Catalog) -> None:
+    """(TDP × count + platform W × boxes) ÷ 1000 × cooling factor × $/kWh; a consumer box
+    holds at most 4 cards (hw.consumer-limit), so 5 cards are 2 boxes."""
+    run = running_cost_per_hour(catalog.gpu("rtx-4090"), 5, 0.20, catalog.policy)
+    assert run.value == pytest.approx((450 * 5 + 150 * 2) / 1000 * 1.2 * 0.20, abs=1e-4)
+
+
+def test_break_even_reduces_to_price_over_rent(catalog: Catalog) -> None:
+    """knowledge.md price.t4-spot: $3,000 ÷ $0.40/h = 7,500 h before renting a T4 matches a
+    local build — the formula with like-for-like throughput, no running cost, no maintenance,
+    no hidden cloud overhead and a $3,000 all-in purchase."""
+    t4 = catalog.gpu("t4")
+    three_k = PriceRange(low_usd=3000, high_usd=3000, as_of=dt.date(2026, 1, 1),
+                         sources=["price.t4-spot"])
+    local = t4.model_copy(update={"purchase": three_k})
+    policy = with_constants(catalog.policy, maintenance_fraction_per_year=0)
+    policy = policy.model_copy(update={
+        "hidden_cloud_overhead": policy.hidden_cloud_overhead.model_copy(
+            update={"low": 0.0, "expected": 0.0}),
+        "platform_cost_usd": {
+            **policy.platform_cost_usd,
+            "datacenter": policy.platform_cost_usd["datacenter"].model_copy(update={"value": 0}),
+        },
+    })
+    hf = next(o for o in catalog.offers if o.id == "hf-t4-small")
+    result = break_even_hours(local, 1, t4, hf.spot_usd_per_gpu_hour or 0, 0.0, policy)
+    assert result is not None
+    assert result.value == pytest.approx(7500)
+
+
+def test_break_even_rtx_4090_against_rented_t4_by_hand(catalog: Catalog) -> None:
+    """Break-even = purchase × (1 + maintenance × years) ÷ (equivalent rent − local running),
+    equivalent rent = cloud $/GPU-h × (1 + hidden overhead) × local ÷ cloud TFLOPS
+    (price.break-even-4090, price.t4-spot, price.cloud-hidden, price.local-tco-parts)."""
+    rtx, t4 = catalog.gpu("rtx-4090"), catalog.gpu("t4")
+    # catalog figures, written out: card $1,600–1,800, box $1,800, 450 W + 150 W, ×1.2 cooling
+    purchase = (1600 + 1800) / 2 + 1800
+    fixed = purchase * (1 + 0.05 * 3)
+    rent = 0.40 * (1 + 0.15) * 165.2 / 65
+    running = (450 + 150) / 1000 * 1.2 * 0.12
+    expected = fixed / (rent - running)
+    result = break_even_hours(rtx, 1, t4, 0.40, 0.12, catalog.policy)
+    assert result is not None
+    assert result.value == pytest.approx(expected, rel=1e-4)
+    assert result.value == pytest.approx(3718, abs=1)
+
+
+def test_break_even_is_none_when_renting_is_cheaper_than_electricity(catalog: Catalog) -> None:
+    result = break_even_hours(catalog.gpu("rtx-4090"), 1, catalog.gpu("h100-sxm"), 0.01, 0.30,
+                              catalog.policy)
+    assert result is None
+
+
+def test_cloud_cost_adds_hidden_overhead(catalog: Catalog) -> None:
+    """knowledge.md price.cloud-hidden: add 10–20 % to the GPU-hour base for transfer,
+    storage, idle instances and egress."""
+    base = 2.50 * 8 * 100
+    levels = {lvl: cloud_cost(2.50, 8, 100, catalog.policy, level=lvl).value
+              for lvl in ("low", "expected", "high")}
+    assert levels == pytest.approx({"low": base * 1.10, "expected": base * 1.15,
+                                    "high": base * 1.20})
+
+
+def test_local_tco_by_hand(catalog: Catalog) -> None:
+    """Local TCO = purchase × (1 + maintenance × years) + running $/h × hours/year × years
+    (price.local-tco-parts; hw.rtx4090-system: a $3,000–4,000 system)."""
+    rtx = catalog.gpu("rtx-4090")
+    purchase = 1700 * 2 + 1800  # two cards in one consumer box
+    running = (450 * 2 + 150) / 1000 * 1.2 * 0.12
+    expected = purchase * (1 + 0.05 * 3) + running * 2000 * 3
+    tco = local_tco(rtx, 2, 2000, 0.12, catalog.policy)
+    assert tco.value == pytest.approx(expected, abs=0.01)
+    assert tco.value == pytest.approx(6887.2, abs=0.01)
+    one = purchase_cost(rtx, 1, catalog.policy).value
+    assert 3000 <= one <= 4000  # hw.rtx4090-system
+
+
+def test_datacenter_purchase_counts_platform_per_gpu(catalog: Catalog) -> None:
+    h100 = catalog.gpu("h100-sxm")
+    assert h100.purchase is not None
+    cost = purchase_cost(h100, 8, catalog.policy)
+    assert cost.value == pytest.approx(8 * (h100.purchase.mid_usd + 6000))
+
+
+def test_purchase_of_an_unbuyable_gpu_is_refused(catalog: Catalog) -> None:
+    with pytest.raises(CatalogError) as exc:
+        purchase_cost(catalog.gpu("a800-80gb"), 1, catalog.policy)
+    assert str(exc.value) == "GPU 'a800-80gb' has no purchase price in the catalog"
+
+
+def test_api_cost_per_month_by_hand(catalog: Catalog) -> None:
+    """knowledge.md decide.api: Gemini Flash-Lite $0.075/M input, $0.30/M output (2025);
+    1.2M messages/day × 150 tokens ≈ 5,400M tokens/month; 25 % of tokens are output."""
+    api = next(a for a in catalog.apis if a.id == "gemini-flash-lite")
+    tokens_m = 1.2e6 * 150 * 30 / 1e6
+    expected = tokens_m * (0.075 * 0.75 + 0.30 * 0.25)
+    bill = api_cost_per_month(tokens_m, api, catalog.policy)
+    assert bill.value == pytest.approx(expected)
+    assert bill.value == pytest.approx(708.75)
+
+
+# ------------------------------------------------------------------ properties
+
+_methods = st.sampled_from(["full", "lora", "qlora", "inference", "pretrain"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    small=st.floats(min_value=0.1, max_value=1000),
+    growth=st.floats(min_value=1.0, max_value=1.5),
+    method=_methods,
+    seq_len=st.sampled_from([256, 2048, 8192]),
+    micro_batch=st.integers(1, 8),
+    checkpointing=st.booleans(),
+)
+def test_larger_model_never_needs_less_memory(
+    catalog: Catalog, small: float, growth: float, method: Method, seq_len: int,
+    micro_batch: int, checkpointing: bool,
+) -> None:
+    """Same method, sequence, batch and checkpointing, same architecture family: more
+    parameters never lower the peak. (Across families the shape changes — see the report.)"""
+    a = shape_for_params(small, catalog)
+    b = shape_for_params(small * growth, catalog)
+    assume((a.derived_from or a.label) == (b.derived_from or b.label))
+    ma = mem(catalog, a, method, seq_len=seq_len, micro_batch=micro_batch,
+             checkpointing=checkpointing)
+    mb = mem(catalog, b, method, seq_len=seq_len, micro_batch=micro_batch,
+             checkpointing=checkpointing)
+    assert mb.total_gb >= ma.total_gb
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    model=st.sampled_from(["llama-2-7b", "llama-3.1-70b", "qwen2.5-0.5b", "mixtral-8x7b"]),
+    method=_methods,
+    seq_len=st.sampled_from([512, 4096, 32768]),
+    checkpointing=st.sampled_from([None, True, False]),
+    gpus=st.integers(1, 63),
+)
+def test_more_gpus_never_raise_per_gpu_memory(
+    catalog: Catalog, model: str, method: Method, seq_len: int, checkpointing: bool | None,
+    gpus: int,
+) -> None:
+    """Sharding over one more GPU never raises the per-GPU peak (also with auto checkpointing)."""
+    shape = preset(catalog, model)
+    fewer = mem(catalog, shape, method, seq_len=seq_len, checkpointing=checkpointing, gpus=gpus)
+    more = mem(catalog, shape, method, seq_len=seq_len, checkpointing=checkpointing,
+               gpus=gpus + 1)
+    assert more.total_gb <= fewer.total_gb
+
+
+def test_policy_constants_are_constants(catalog: Catalog) -> None:
+    """with_constants only swaps values: the bundled policy object is left untouched."""
+    changed = with_constants(catalog.policy, fused_attention=0)
+    assert isinstance(changed.fused_attention, Constant)
+    assert changed.fused_attention.value == 0
+    assert catalog.policy.fused_attention.value == 1
