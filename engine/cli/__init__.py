@@ -34,11 +34,12 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from engine.cli import catalog_cmd, estimate, recommend_cmd
+    from engine.cli import audit_cmd, catalog_cmd, estimate, recommend_cmd
 
     cli.add_command(recommend_cmd.recommend)
     cli.add_command(estimate.estimate)
     cli.add_command(catalog_cmd.catalog)
+    cli.add_command(audit_cmd.audit)
 
 
 _register()

@@ -8,7 +8,15 @@ import click
 
 from engine.answers import load_answers
 from engine.cli.options import audit_options, catalog_options, format_option, rules_option
-from engine.recommend import load_engine
+from engine.recommend import Decision, Engine, load_engine
+
+
+def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
+    """Append the decision to the audit store (default location unless given)."""
+    from engine.audit import AuditStore, default_path
+
+    with AuditStore(audit_db or default_path()) as store:
+        store.append(decision, engine.rulebook.texts, engine.catalog.texts)
 
 
 @click.command()
@@ -34,6 +42,8 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     engine = load_engine(rules_dir, catalog_dir, prices)
     answers = load_answers(answers_path, overrides, engine.catalog)
     decision = engine.recommend(answers)
+    if not no_audit:
+        record_decision(engine, decision, audit_db)
     if fmt == "json":
         click.echo(decision.to_json(), nl=False)
     elif fmt == "markdown":

@@ -1,0 +1,221 @@
+"""``gpu-advisor audit list|show|replay|verify|export``: for auditors."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from engine.cli.options import catalog_options, format_option, rules_option
+
+
+def _path(option: Path | None) -> Path:
+    from engine.audit import default_path
+
+    return option or default_path()
+
+
+def _store(option: Path | None):  # type: ignore[no-untyped-def]
+    from engine.audit import AuditStore
+
+    return AuditStore(_path(option), create=False)
+
+
+audit_db_option = click.option(
+    "--audit-db", type=click.Path(path_type=Path), default=None, metavar="PATH",
+    envvar="GPU_ADVISOR_AUDIT_DB", help="Audit store [env: GPU_ADVISOR_AUDIT_DB; default: the "
+    "user data directory].")
+
+
+@click.group()
+def audit() -> None:
+    """Inspect, replay and verify recorded recommendations."""
+
+
+def _choice(value: str | None) -> tuple[str, str] | None:
+    if value is None:
+        return None
+    axis, sep, option = value.partition("=")
+    if not sep or not axis or not option:
+        raise click.BadParameter(f"expected AXIS=OPTION, got '{value}'", param_hint="--choice")
+    return axis, option
+
+
+@audit.command("list")
+@audit_db_option
+@click.option("--since", default=None, metavar="DATE", help="From this UTC date/time (ISO).")
+@click.option("--until", default=None, metavar="DATE", help="Before this UTC date/time (ISO).")
+@click.option("--choice", default=None, metavar="AXIS=OPTION", help="Only decisions with it.")
+@click.option("--rule", default=None, metavar="RULE_ID", help="Only decisions this rule fired in.")
+@click.option("--limit", type=click.IntRange(1, 1_000_000), default=None, help="At most N.")
+@format_option("text", "json")
+def list_(audit_db: Path | None, since: str | None, until: str | None, choice: str | None,
+          rule: str | None, limit: int | None, fmt: str) -> None:
+    """List recorded decisions, oldest first.
+
+    \b
+    Example:
+      gpu-advisor audit list --since 2026-11-01 --choice deployment=local
+    """
+    with _store(audit_db) as store:
+        records = store.records(since=since, until=until, choice=_choice(choice), rule=rule,
+                                limit=limit)
+    if fmt == "json":
+        click.echo(json.dumps([r.summary() for r in records], indent=2))
+        return
+    from engine.render.table import print_table
+
+    rows = [(r.id, r.created_at[:19].replace("T", " "),
+             " ".join(f"{k}={v}" for k, v in json.loads(r.choices).items()
+                      if k in ("approach", "deployment", "method")))
+            for r in records]
+    print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
+
+
+@audit.command("show")
+@click.argument("decision_id", metavar="ID")
+@audit_db_option
+@format_option("text", "json", "markdown")
+def show(decision_id: str, audit_db: Path | None, fmt: str) -> None:
+    """Show one recorded decision as `recommend` rendered it, with its policy hashes.
+
+    \b
+    Example:
+      gpu-advisor audit show 01a22a485fa0
+    """
+    from engine.recommend import Decision
+    from engine.replay import stored_engine
+
+    with _store(audit_db) as store:
+        record = store.get(decision_id)
+        if fmt == "json":
+            click.echo(record.result, nl=False)
+            return
+        decision = Decision.model_validate_json(record.result)
+        book = stored_engine(store, record).rulebook
+    header = (f"recorded {record.created_at} UTC · engine {record.engine_version} · "
+              f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash {record.hash}")
+    if fmt == "markdown":
+        from engine.render.markdown import render_markdown
+
+        click.echo(f"<!-- {header} -->\n" + render_markdown(decision, book), nl=False)
+        return
+    from engine.render.text import render_text
+
+    render_text(decision, book)
+    click.echo(header)
+
+
+@audit.command("replay")
+@click.argument("decision_id", metavar="ID")
+@audit_db_option
+@click.option("--current", is_flag=True, help="Re-run on today's policy and show what changed.")
+@rules_option
+@catalog_options
+@format_option("text", "json")
+def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Path | None,
+           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+    """Re-run a recorded decision: exactly on its stored policy, or on today's (--current).
+
+    Exit 1 if the stored-policy replay does not reproduce the record byte for byte.
+
+    \b
+    Example:
+      gpu-advisor audit replay 01a22a485fa0
+      gpu-advisor audit replay 01a22a485fa0 --current
+    """
+    from engine.replay import replay_current, replay_stored
+
+    with _store(audit_db) as store:
+        record = store.get(decision_id)
+        if not current:
+            outcome = replay_stored(store, record)
+            if fmt == "json":
+                click.echo(json.dumps({"id": record.id, "identical": outcome.identical,
+                                       "diff": outcome.diff}, indent=2))
+            elif outcome.identical:
+                click.echo(f"{record.id}: replayed on its stored policy "
+                           f"(rules {record.rules_hash[:12]}, catalog "
+                           f"{record.catalog_hash[:12]}): identical")
+            else:
+                click.echo(f"{record.id}: replay DIFFERS from the record:")
+                click.echo("\n".join(outcome.diff[:80]))
+            sys.exit(0 if outcome.identical else 1)
+        from engine.recommend import load_engine
+
+        result = replay_current(store, record, load_engine(rules_dir, catalog_dir, prices))
+    if fmt == "json":
+        click.echo(json.dumps({
+            "id": record.id,
+            "changes": [c.__dict__ for c in result.changes],
+            "hardware": {"before": result.hardware_before, "after": result.hardware_after},
+            "rules_added": result.rules_added, "rules_removed": result.rules_removed,
+            "rules_edited": result.rules_edited}, indent=2))
+        return
+    if not result.changes and result.hardware_before == result.hardware_after:
+        click.echo(f"{record.id}: today's policy gives the same decisions.")
+    for change in result.changes:
+        click.echo(f"{change.axis}: {change.before} → {change.after}"
+                   + (f" (rules: {', '.join(change.rules)})" if change.rules else ""))
+    if result.hardware_before != result.hardware_after:
+        click.echo(f"hardware: {result.hardware_before} → {result.hardware_after}")
+    for label, ids in (("added", result.rules_added), ("removed", result.rules_removed),
+                       ("edited", result.rules_edited)):
+        if ids:
+            click.echo(f"rules {label} since the record: {', '.join(ids)}")
+
+
+@audit.command("verify")
+@audit_db_option
+def verify(audit_db: Path | None) -> None:
+    """Walk the hash chain: exit 0 with the record count, or 1 naming the first broken record.
+
+    \b
+    Example:
+      gpu-advisor audit verify
+    """
+    from engine.audit import verify as walk
+
+    with _store(audit_db) as store:
+        result = walk(store)
+    if result.ok:
+        click.echo(f"ok: {result.count} record(s), chain intact")
+        return
+    click.echo(f"BROKEN at record {result.broken_id} (after {result.count} good record(s)): "
+               f"{result.reason}", err=True)
+    sys.exit(1)
+
+
+@audit.command("export")
+@audit_db_option
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
+              show_default=True, help="Output format.")
+def export(audit_db: Path | None, fmt: str) -> None:
+    """Export every record (JSON lines with the full result, or a CSV summary).
+
+    \b
+    Example:
+      gpu-advisor audit export --format csv > decisions.csv
+    """
+    with _store(audit_db) as store:
+        if fmt == "jsonl":
+            for r in store.iter_all():
+                click.echo(json.dumps({**r.__dict__, "answers": json.loads(r.answers),
+                                       "result": json.loads(r.result),
+                                       "choices": json.loads(r.choices),
+                                       "rules_fired": json.loads(r.rules_fired)},
+                                      ensure_ascii=False))
+            return
+        writer = csv.writer(sys.stdout)
+        axes = ["approach", "method", "deployment", "cloud_kind", "pricing", "sharing"]
+        writer.writerow(["seq", "id", "created_at", "engine_version", "rules_hash",
+                         "catalog_hash", *axes, "hardware", "hash", "prev_hash"])
+        for r in store.iter_all():
+            choices = json.loads(r.choices)
+            hw = r.result_data["hardware"]["choice"]
+            writer.writerow([r.seq, r.id, r.created_at, r.engine_version, r.rules_hash,
+                             r.catalog_hash, *(choices.get(a) for a in axes),
+                             hw["id"] if hw else "", r.hash, r.prev_hash])
