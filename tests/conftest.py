@@ -30,3 +30,12 @@ def catalog_copy(tmp_path: Path) -> Path:
     target = tmp_path / "catalog"
     shutil.copytree(bundled_dir("catalog"), target)
     return target
+
+
+@pytest.fixture(autouse=True)
+def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
+                         monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test records into its own temporary audit store, never the user's."""
+    path = tmp_path_factory.mktemp("audit") / "audit.sqlite3"
+    monkeypatch.setenv("GPU_ADVISOR_AUDIT_DB", str(path))
+    return path
