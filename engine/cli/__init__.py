@@ -34,9 +34,10 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from engine.cli import audit_cmd, catalog_cmd, estimate, recommend_cmd
+    from engine.cli import audit_cmd, catalog_cmd, estimate, recommend_cmd, whatif_cmd
 
     cli.add_command(recommend_cmd.recommend)
+    cli.add_command(whatif_cmd.whatif)
     cli.add_command(estimate.estimate)
     cli.add_command(catalog_cmd.catalog)
     cli.add_command(audit_cmd.audit)
