@@ -8,17 +8,25 @@ candidates: the residency rules exclude them, so the output can say which and wh
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from engine.answers import Answers
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu
+from engine.catalog.models import Gpu, Offer
 from engine.estimates.cost import cloud_cost, purchase_cost, running_cost_per_hour
 from engine.estimates.memory import Method, estimate_memory
 from engine.estimates.trace import tidy
-from engine.facts import Facts, cloud_configs, local_configs, memory_request, offer_allowed
+from engine.facts import (
+    Facts,
+    cloud_configs,
+    cloud_count,
+    local_configs,
+    memory_request,
+    offer_allowed,
+)
 
 
 class Cost(BaseModel):
@@ -46,6 +54,7 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
     newest = facts.values["newest_release_year"]
     single_gpu_need = estimate_memory(req, catalog.policy, 1).total_gb
     out: list[dict[str, Any]] = []
+    flops = facts.training.flops if facts.training is not None else None
     for gpu, n in local_configs(catalog, req):
         buy = purchase_cost(gpu, n, catalog.policy)
         run = running_cost_per_hour(gpu, n, answers.electricity_usd_per_kwh, catalog.policy)
@@ -54,9 +63,10 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
         per_year = buy.value / years + buy.value * upkeep + run.value * answers.hours_per_year
         cost = Cost(upfront_usd=tidy(buy.value, 0), per_hour_usd=tidy(run.value, 4),
                     per_year_usd=tidy(per_year, 0))
-        out.append(_candidate(f"local:{gpu.id}x{n}", gpu, n, "local", None, catalog, req,
-                              cost, "purchase", True, True, single_gpu_need, newest, answers))
-    for offer, gpu, n in cloud_configs(catalog, req, catalog.offers):
+        cand = _candidate(f"local:{gpu.id}x{n}", gpu, n, "local", None, catalog, req,
+                          cost, "purchase", True, True, single_gpu_need, newest, answers)
+        out.append(_with_run(cand, gpu, n, n, flops, catalog))
+    for offer, gpu, n in _cloud_counts(catalog, req, flops):
         price = offer.price(pricing)
         available = price is not None
         hourly = price if price is not None else offer.on_demand_usd_per_gpu_hour
@@ -68,8 +78,38 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
                           offer_allowed(offer, answers), single_gpu_need, newest, answers)
         cand["regions"] = ",".join(offer.regions)
         cand["offer"] = offer.id
-        out.append(cand)
+        out.append(_with_run(cand, gpu, n, offer.gpus_per_instance, flops, catalog))
     return out
+
+
+def run_gpu_hours(flops: float, gpu: Gpu, catalog: Catalog) -> float:
+    """Expected GPU-hours of a run of ``flops`` on this GPU (expected MFU)."""
+    return flops / (gpu.training_tflops * 1e12 * catalog.policy.mfu.expected) / 3600
+
+
+def _cloud_counts(catalog: Catalog, req: Any,
+                  flops: float | None) -> list[tuple[Offer, Gpu, int]]:
+    """Each offer at the count that holds the job and, for training runs, also at the count
+    that finishes one run within the policy's target days."""
+    out = []
+    limit = int(catalog.policy.max_gpus_considered.value)
+    days = catalog.policy.target_run_days.value
+    for offer, gpu, n in cloud_configs(catalog, req, catalog.offers):
+        out.append((offer, gpu, n))
+        if flops is None:
+            continue
+        wanted = cloud_count(offer, math.ceil(run_gpu_hours(flops, gpu, catalog) / (days * 24)))
+        if n < wanted <= limit:
+            out.append((offer, gpu, wanted))
+    return out
+
+
+def _with_run(cand: dict[str, Any], gpu: Gpu, count: int, per_instance: int,
+              flops: float | None, catalog: Catalog) -> dict[str, Any]:
+    cand["gpus_per_instance"] = per_instance
+    cand["run_days"] = (None if flops is None
+                        else tidy(run_gpu_hours(flops, gpu, catalog) / count / 24, 2))
+    return cand
 
 
 def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | None,
@@ -107,6 +147,12 @@ def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | No
         "per_year_usd": cost.per_year_usd,
         "pricing": pricing,
         "pricing_available": pricing_available,
-        "over_budget": cost.upfront_usd + cost.per_year_usd > answers.budget_usd
-        if where == "cloud" else cost.upfront_usd > answers.budget_usd,
+        "over_budget": _first_year(where, cost) > answers.budget_usd,
+        "budget_ratio": tidy(_first_year(where, cost) / answers.budget_usd, 3)
+        if answers.budget_usd > 0 else 1000.0,
     }
+
+
+def _first_year(where: str, cost: Cost) -> float:
+    """What the configuration costs in its first year: the purchase, or a year of rent."""
+    return cost.upfront_usd if where == "local" else cost.per_year_usd

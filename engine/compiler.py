@@ -3,9 +3,10 @@
 - ``$neq`` (never ``$ne``), no ``$in``: ``in`` becomes ``$or`` of equalities.
 - ``not`` is pushed down to the leaves (an unknown fact satisfies the negation).
 - Every condition starts with a positive ``kind`` discriminator (no ``$nex``-only loops).
-- ``{fact: other}`` compiles to a same-fact reference (``$m``), never a cross-fact one.
-- Rules are split into rulesets of at most ``MAX_LEAVES`` leaf conditions, so that no fact
-  ever matches 64 alpha nodes (error 303).
+- ``{fact: other}`` compiles to a same-fact reference (``$m``), never a cross-fact one, and
+  requires ``other`` to exist (durable_rules would otherwise let it match anything).
+- Rules are split into rulesets of at most ``MAX_LEAVES`` compiled comparisons, so that no
+  fact ever matches more than 64 of them (error 303, or a crash).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, leaves
+from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
 from engine.rulebook import Rule, Rulebook
 
 MAX_LEAVES = 48
@@ -79,13 +80,28 @@ def _chunks(rules: list[Rule]) -> list[list[Rule]]:
     out: list[list[Rule]] = [[]]
     count = 0
     for rule in rules:
-        n = max(1, sum(1 for _ in leaves(rule.condition)))
+        n = comparisons(compile_condition(rule.condition))
         if out[-1] and count + n > MAX_LEAVES:
             out.append([])
             count = 0
         out[-1].append(rule)
         count += n
     return out
+
+
+def comparisons(expr: dict[str, Any] | None) -> int:
+    """Comparison nodes in a compiled expression (at least 1): what a chunk is limited by.
+
+    Counting source leaves is not enough: a negated leaf compiles to 2-3 comparisons (``$or``
+    of the inverse and ``$nex``), and each ``$or`` branch that holds is a separate match; 33
+    rules of one negated ``{fact: other}`` leaf (66 matches) crash durable_rules 2.0.28.
+    """
+    if expr is None:
+        return 1
+    key, body = next(iter(expr.items()))
+    if key in ("$and", "$or"):
+        return sum(comparisons(part) for part in body)
+    return 1
 
 
 def compile_rule(rule: Rule) -> dict[str, Any]:
@@ -110,6 +126,8 @@ def compile_condition(cond: Condition, negate: bool = False) -> dict[str, Any] |
         if not conjunction:
             return None
         parts = [p for p in parts if p is not None]
+        if not parts:  # every child always holds; {"$and": []} would hang durable_rules
+            return None
     return parts[0] if len(parts) == 1 else {"$and" if conjunction else "$or": parts}
 
 
@@ -123,7 +141,11 @@ def _leaf(leaf: Leaf, negate: bool) -> dict[str, Any]:
             return {"$ex" if negate else "$nex": {f: 1}}
         op = "eq"
     if not negate:
-        return _positive(f, op, value)
+        positive = _positive(f, op, value)
+        if isinstance(value, FactRef):
+            # durable_rules 2.0.28 treats any comparison with a missing ``$m`` field as true.
+            return {"$and": [{"$ex": {value.name: 1}}, positive]}
+        return positive
     inverse = _positive(f, _INVERSE[op], value)
     missing = [{"$nex": {f: 1}}]
     if isinstance(value, FactRef):

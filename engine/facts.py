@@ -68,18 +68,19 @@ def memory_request(answers: Answers, shape: Shape, method: Method) -> MemoryRequ
                          checkpointing=None if ckpt == "auto" else bool(ckpt))
 
 
-def sizing_method(answers: Answers, fits_consumer: dict[str, bool] | None = None) -> Method:
+def sizing_method(answers: Answers, practical: dict[str, bool] | None = None) -> Method:
     """The method the pre-decision VRAM facts are sized for.
 
     Pretraining sizes as ``pretrain``; a requested method as itself. With ``auto``: the
     method the method rules pick when nothing else intervenes (rules/method.yaml) - the
-    first of full, LoRA, QLoRA that fits a consumer box, else LoRA on datacenter GPUs.
+    first of full, LoRA, QLoRA that fits a practical consumer box (policy
+    ``practical_consumer_gpus_per_box`` cards), else LoRA on datacenter GPUs.
     """
     if answers.workload == "pretrain":
         return "pretrain"
     if answers.method != "auto":
         return answers.method
-    fits = fits_consumer or {}
+    fits = practical or {}
     return next((m for m in ("full", "lora", "qlora") if fits.get(m)), "lora")
 
 
@@ -136,8 +137,10 @@ def _memory_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape
         n = gpus_needed(memory_request(answers, shape, method), largest, policy)
         facts.put(f"consumer_gpus_needed_{method}", n)
         facts.put(f"fits_consumer_{method}", n is not None and n <= box)
-    sizing = sizing_method(answers, {m: facts.values[f"fits_consumer_{m}"]
-                                     for m in ("full", "lora", "qlora")})
+    practical = int(policy.practical_consumer_gpus_per_box.value)
+    sizing = sizing_method(answers, {
+        m: (facts.values[f"consumer_gpus_needed_{m}"] or practical + 1) <= practical
+        for m in ("full", "lora", "qlora")})
     facts.put("sizing_method", sizing)
     key = "full" if sizing == "pretrain" else sizing
     facts.put("vram_needed_gb", facts.values[f"vram_{sizing}_gb"],
@@ -280,7 +283,14 @@ def _break_even_facts(facts: Facts, answers: Answers, catalog: Catalog,
                           answers.electricity_usd_per_kwh, catalog.policy)
     if be is None:
         return
-    facts.put("break_even_hours", round(be.value), be)
+    years = catalog.policy.amortisation_years.value
+    per_year = figure(
+        be.value / years, "hours/year",
+        "payback hours ÷ amortisation years: busy hours a year above which owning costs less "
+        "than renting the same work over the hardware's life; payback hours = " + be.formula,
+        be.sources, payback_hours=be.value, **be.inputs)
+    facts.put("break_even_hours", round(per_year.value), per_year)
+    facts.put("payback_hours", round(be.value))
     if answers.hours_per_year > 0:
         facts.put("break_even_years", be.value / answers.hours_per_year)
 
@@ -340,6 +350,7 @@ def _plan_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) 
     needed = gpus_needed(req, gpu, catalog.policy)
     total = gpu.vram_gb * count
     facts.put("planned_gpu_name", gpu.name)
+    facts.put("planned_vram_gb", gpu.vram_gb)
     facts.put("planned_vram_total_gb", total)
     vram_needed = facts.values["vram_needed_gb"]
     facts.put("planned_vram_ratio", total / vram_needed if vram_needed else None)

@@ -72,9 +72,12 @@ DERIVED: tuple[FactSpec, ...] = (
     _d("cloud_cost_usd_year", "number", "renting it for hours_per_year, hidden costs in",
        "USD/year"),
     _d("cloud_cost_usd_3y", "number", "the same over the amortisation period", "USD"),
-    _d("break_even_hours", "number", "busy hours after which owning beats renting, like for "
-       "like", "hours"),
-    _d("break_even_years", "number", "years to reach break-even at hours_per_year", "years"),
+    _d("break_even_hours", "number", "busy hours a year above which owning beats renting the "
+       "same work over the amortisation period", "hours/year"),
+    _d("payback_hours", "number", "busy hours until the purchase has paid for itself",
+       "hours"),
+    _d("break_even_years", "number", "years to pay the purchase back at hours_per_year",
+       "years"),
     _d("training_tokens_b_effective", "number", "tokens per run (answer or 20 × params)",
        "billion tokens"),
     _d("training_gpu_hours", "number", "expected GPU-hours of one run on the cloud offer's GPU",
@@ -89,6 +92,7 @@ DERIVED: tuple[FactSpec, ...] = (
     _d("api_to_own_cost_ratio", "number", "API bill ÷ own serving cost"),
     _d("scratch_reasons", "number", "how many of the four reasons to train from scratch hold"),
     _d("hours_share_of_year", "number", "hours_per_year ÷ 8,760"),
+    _d("planned_vram_gb", "number", "VRAM of one planned GPU", "GB"),
     _d("planned_vram_total_gb", "number", "VRAM of the planned GPUs together", "GB"),
     _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
     _d("planned_fits", "bool", "the job fits the planned GPUs"),
@@ -138,7 +142,12 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("pricing", "string", "pricing used for the cost", ("on-demand", "spot", "reserved",
                                                             "purchase"), None),
         ("pricing_available", "bool", "the offer has the chosen pricing", None, None),
+        ("gpus_per_instance", "number", "GPUs in one rented instance (local: the count)", None,
+         "GPUs"),
+        ("run_days", "number", "days one training run takes on this configuration", None,
+         "days"),
         ("over_budget", "bool", "first-year cost exceeds budget_usd", None, None),
+        ("budget_ratio", "number", "first-year cost ÷ budget_usd", None, None),
 )
 CANDIDATE: tuple[FactSpec, ...] = tuple(
     FactSpec(name, type_, description, choices, unit, "candidate")

@@ -5,7 +5,8 @@ A bad rule file fails here, before anything is evaluated, with ``file:line: rule
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -21,7 +22,7 @@ from engine.conditions import (
     leaves,
     parse_condition,
 )
-from engine.errors import RuleError
+from engine.errors import InputError, RuleError
 from engine.factspec import FactSpec, FactType, candidate_registry, registry
 from engine.resources import bundled_dir
 from engine.rules_model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
@@ -110,15 +111,18 @@ def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
     texts: dict[str, str] = {}
     raw: dict[Path, Any] = {}
     for path in files:
-        texts[f"rules/{path.name}"] = read_text(path)
-        raw[path] = parse_yaml(texts[f"rules/{path.name}"], path=str(path))
-    decl = build(DeclarationFile, raw[decl_path], path=str(decl_path), error=RuleError)
+        with _as_rule_error():
+            texts[f"rules/{path.name}"] = read_text(path)
+            raw[path] = parse_yaml(texts[f"rules/{path.name}"], path=str(path))
+    with _as_rule_error():
+        decl = build(DeclarationFile, raw[decl_path], path=str(decl_path))
     _check_declared(decl, raw[decl_path], str(decl_path), catalog)
     models: list[tuple[RuleModel, Any, Path, int]] = []
     for path in files:
         if path == decl_path:
             continue
-        rule_file = build(RuleFile, raw[path], path=str(path), error=RuleError)
+        with _as_rule_error():
+            rule_file = build(RuleFile, raw[path], path=str(path))
         models.extend((m, raw[path]["rules"][i], path, i) for i, m in enumerate(rule_file.rules))
     checker = _Checker(catalog, decl, models)
     rules = checker.check()
@@ -131,6 +135,20 @@ def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
         set_facts=checker.set_facts,
         texts=texts,
     )
+
+
+@contextmanager
+def _as_rule_error() -> Iterator[None]:
+    """Re-raise an unreadable, unparsable or invalid rule file as a RuleError.
+
+    (``build(..., error=RuleError)`` cannot be used: RuleError takes ``rule_id``, not ``field``.)
+    """
+    try:
+        yield
+    except RuleError:
+        raise
+    except InputError as exc:
+        raise RuleError(exc.message, path=exc.path, line=exc.line, rule_id=exc.field) from None
 
 
 def _check_declared(decl: DeclarationFile, raw: Any, path: str, catalog: Catalog) -> None:

@@ -253,6 +253,8 @@ class Policy(Strict):
     checkpointing_time_overhead: Constant
     max_gpus_considered: Constant
     max_consumer_gpus_per_box: Constant
+    practical_consumer_gpus_per_box: Constant
+    target_run_days: Constant
     max_gpus_per_cloud_node: Constant
     # compute
     mfu: RangeConstant
