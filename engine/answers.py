@@ -74,6 +74,23 @@ def load_answers(
     fill_defaults: bool = True,
 ) -> Answers:
     """Answers from a file (optional) with ``key=value`` overrides applied on top."""
+    merged, where, set_keys = _merged(path, overrides, catalog)
+    return validate_answers(merged, catalog, where=where, set_keys=set_keys,
+                            fill_defaults=fill_defaults)
+
+
+def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) -> dict[str, Any]:
+    """The answers given so far (file and ``--set``), each checked, no defaults filled.
+
+    What the questionnaire starts from: every key is known and in range, but answers may be
+    missing and cross-answer rules are checked only once all are in.
+    """
+    merged, where, set_keys = _merged(path, overrides, catalog)
+    return check_values(merged, catalog, where=where, set_keys=set_keys)
+
+
+def _merged(path: Path | None, overrides: Sequence[str],
+            catalog: Catalog) -> tuple[dict[str, Any], _Where, set[str]]:
     try:
         data: Any = load_data_file(path) if path is not None else {}
     except AnswerError:
@@ -92,8 +109,7 @@ def load_answers(
         key, value = parse_override(item, catalog)
         merged[key] = value
         set_keys.add(key)
-    return validate_answers(merged, catalog, where=where, set_keys=set_keys,
-                            fill_defaults=fill_defaults)
+    return merged, where, set_keys
 
 
 def parse_override(item: str, catalog: Catalog) -> tuple[str, Any]:
@@ -141,10 +157,7 @@ def validate_answers(
     """Check every answer against its question, fill defaults, and build :class:`Answers`."""
     where = where or _Where(None, None)
     set_keys = set_keys or set()
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        question = _question(catalog, str(key), where, from_set=key in set_keys)
-        values[key] = _check(question, value, catalog, where, from_set=key in set_keys)
+    values = check_values(raw, catalog, where=where, set_keys=set_keys)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
     if fill_defaults:
@@ -152,6 +165,18 @@ def validate_answers(
             values.setdefault(question.id, _default(question))
     _cross_check(values, where, set_keys)
     return Answers.model_validate(values)
+
+
+def check_values(raw: Mapping[str, Any], catalog: Catalog, *, where: _Where | None = None,
+                 set_keys: set[str] | None = None) -> dict[str, Any]:
+    """Each given answer checked against its question (unknown keys, types, ranges)."""
+    where = where or _Where(None, None)
+    set_keys = set_keys or set()
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        question = _question(catalog, str(key), where, from_set=key in set_keys)
+        values[key] = _check(question, value, catalog, where, from_set=key in set_keys)
+    return values
 
 
 def _question(catalog: Catalog, key: str, where: _Where, *, from_set: bool) -> Question:

@@ -34,8 +34,9 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from engine.cli import audit_cmd, catalog_cmd, estimate, recommend_cmd, whatif_cmd
+    from engine.cli import ask_cmd, audit_cmd, catalog_cmd, estimate, recommend_cmd, whatif_cmd
 
+    cli.add_command(ask_cmd.ask)
     cli.add_command(recommend_cmd.recommend)
     cli.add_command(whatif_cmd.whatif)
     cli.add_command(estimate.estimate)

@@ -27,10 +27,12 @@ def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -
 @rules_option
 @catalog_options
 @audit_options
+@click.option("--chart", "chart_path", type=click.Path(path_type=Path), default=None,
+              metavar="FILE", help="Also write the owning-vs-renting chart (.svg or .png).")
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
               catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
-              no_audit: bool, fmt: str) -> None:
+              no_audit: bool, chart_path: Path | None, fmt: str) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -44,6 +46,11 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     decision = engine.recommend(answers)
     if not no_audit:
         record_decision(engine, decision, audit_db)
+    emit(decision, engine, fmt, chart_path)
+
+
+def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) -> None:
+    """Print the decision in ``fmt`` and write the chart file if asked."""
     if fmt == "json":
         click.echo(decision.to_json(), nl=False)
     elif fmt == "markdown":
@@ -54,3 +61,12 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
         from engine.render.text import render_text
 
         render_text(decision, engine.rulebook)
+    if chart_path is not None:
+        from engine.render.chart import curves_from, write_chart
+
+        curves = curves_from(decision.facts, decision.estimates["traces"])
+        if curves is None:
+            click.echo("No chart: owning never breaks even for this job.", err=True)
+            return
+        write_chart(curves, chart_path)
+        click.echo(f"Chart written to {chart_path}", err=True)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from engine.recommend import Decision
+from engine.render.chart import ascii_chart, curves_from
 from engine.render.summary import (
     AXIS_TITLES,
     applies,
     config_name,
     headline,
+    memory_line,
     runner_up,
     top_reasons,
     usd,
@@ -18,13 +20,7 @@ from engine.rulebook import Rulebook
 def render_markdown(decision: Decision, book: Rulebook) -> str:
     """The decision as a Markdown document."""
     lines = [f"# {headline(decision)}", ""]
-    mem = decision.estimates["memory"]
-    lines.append(f"Model **{decision.facts['model_name']}** ({decision.facts['params_b']:g}B), "
-                 f"{mem['method']}: ~{mem['total_gb']:.1f} GB peak per GPU.")
-    be = decision.facts.get("break_even_hours")
-    if be:
-        lines.append(f"Owning beats renting after **{be:,.0f}** busy hours; you plan "
-                     f"{decision.facts['hours_per_year']:,.0f} a year.")
+    lines.append(memory_line(decision))
     lines += ["", "## Decisions", ""]
     for axis, title in AXIS_TITLES.items():
         result = decision.decisions[axis]
@@ -55,6 +51,9 @@ def render_markdown(decision: Decision, book: Rulebook) -> str:
         lines += ["## Strategies", ""]
         lines += [f"- {s.text} *[{s.id}]*" for s in decision.strategies]
         lines.append("")
+    curves = curves_from(decision.facts, decision.estimates["traces"])
+    if curves is not None:
+        lines += ["## Owning vs renting", "", "```", *ascii_chart(curves), "```", ""]
     lines.append(f"*decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
                  f"catalog {decision.catalog['hash'][:12]}*")
     return "\n".join(lines) + "\n"

@@ -26,7 +26,7 @@ def usd(value: float) -> str:
 
 def config_name(c: Candidate) -> str:
     """``2× NVIDIA H100 SXM 80GB``."""
-    return f"{c.count}× {c.gpu_name}"
+    return f"{c.count}× {c.gpu_name.removeprefix('NVIDIA ')}"
 
 
 def headline(decision: Decision) -> str:
@@ -48,6 +48,23 @@ def headline(decision: Decision) -> str:
     provider = f" ({choice.provider})" if choice.provider else ""
     return (f"{verb}: {config_name(choice)} on {where}{provider}, {choice.pricing}, "
             f"~{usd(choice.cost.per_year_usd)}/year")
+
+
+def memory_line(decision: Decision) -> str:
+    """The model, the method and what it needs: on one GPU, and per GPU as recommended."""
+    mem = decision.estimates["memory"]
+    facts = decision.facts
+    line = (f"Model {facts['model_name']} ({facts['params_b']:g}B), {mem['method']}: "
+            f"~{mem['total_gb']:.1f} GB on one GPU ({mem['range_gb']['low']:.1f}–"
+            f"{mem['range_gb']['high']:.1f})")
+    choice = decision.hardware.choice
+    if choice is not None and choice.count > 1:
+        line += f", ~{choice.vram_needed_gb:.1f} GB per GPU sharded over {choice.count}"
+    be = facts.get("break_even_hours")
+    if be:
+        line += (f". Owning beats renting above {be:,.0f} busy hours a year; you plan "
+                 f"{facts['hours_per_year']:,.0f}")
+    return line + "."
 
 
 def applies(decision: Decision, axis: str) -> bool:

@@ -1,0 +1,74 @@
+"""The terminal prompter: arrow-key lists and validated input, via questionary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.catalog.models import Question
+from engine.questionnaire import Validator, prompt_text
+
+NONE_CHOICE = "none"
+
+
+class TerminalPrompter:
+    """Maps each question type to a questionary prompt; '?' shows the help text."""
+
+    def ask(self, question: Question, default: Any, validate: Validator,
+            choices: list[str] | None) -> Any:
+        import questionary
+
+        message = prompt_text(question)
+        if question.type == "choice" and choices:
+            return questionary.select(
+                message, choices=choices, default=default if default in choices else None,
+                instruction=f"(↑/↓ and Enter; {question.help})",
+            ).unsafe_ask()
+        if question.type == "bool":
+            return questionary.confirm(message, default=bool(default),
+                                       instruction=f"(y/n; {question.help}) ").unsafe_ask()
+        if question.type == "list" and choices:
+            picked = questionary.checkbox(
+                message, choices=[questionary.Choice(c, checked=c in (default or []))
+                                  for c in choices],
+                instruction=f"(space to pick, Enter to confirm; {question.help})",
+                validate=lambda items: bool(items) or "pick at least one",
+            ).unsafe_ask()
+            return list(picked)
+        return self._text(question, default, validate, choices)
+
+    def _text(self, question: Question, default: Any, validate: Validator,
+              choices: list[str] | None) -> Any:
+        import questionary
+        from prompt_toolkit.completion import WordCompleter
+
+        shown = "" if default is None else _show(default)
+        if question.nullable and default is None:
+            shown = ""
+        hint = " ('?' for help" + (", empty for none)" if question.nullable else ")")
+        completer = WordCompleter([*(choices or []), NONE_CHOICE]) if choices else None
+        while True:
+            text = questionary.text(
+                prompt_text(question) + hint, default=shown,
+                validate=lambda t: True if t.strip() == "?" else (validate(t) or True),
+                completer=completer,
+            ).unsafe_ask()
+            if text.strip() == "?":
+                questionary.print(f"  {question.help}", style="italic")
+                continue
+            from engine.questionnaire import Questionnaire  # noqa: F401 - typing only
+
+            return _typed(question, text)
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
+def _typed(question: Question, text: str) -> Any:
+    from engine.answers import parse_text
+
+    return parse_text(question, text.strip(), field=question.id)
