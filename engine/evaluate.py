@@ -62,11 +62,12 @@ class Evaluator:
         batch = [dict(fact, sid=sid) for fact in facts]
         for fact in batch:
             _check_fact(fact)
+        if not batch:  # no session would exist: get_state fails with error 309
+            return []
         with self._lock:
             self._fired[sid] = []
             try:
-                if batch:
-                    self._host.assert_facts(ruleset.name, batch)
+                self._host.assert_facts(ruleset.name, batch)
                 state = self._host.get_state(ruleset.name, sid)
                 if "exception" in state:
                     raise EvaluationError(f"rule action failed in {ruleset.name}: "

@@ -63,6 +63,15 @@ class Decision(BaseModel):
 
 
 @dataclass(frozen=True)
+class Evaluation:
+    """A decision with the request facts and candidate facts the rules saw."""
+
+    decision: Decision
+    request_facts: dict[str, Any]
+    candidate_facts: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class Engine:
     """A loaded, compiled policy (rules + catalog) ready to evaluate many requests."""
 
@@ -79,6 +88,10 @@ class Engine:
 
     def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:
         """Evaluate one team's answers."""
+        return self.evaluate(answers, decision_id=decision_id).decision
+
+    def evaluate(self, answers: Answers, *, decision_id: str | None = None) -> Evaluation:
+        """The decision plus the facts it was made on (request and candidates), for tracing."""
         facts = build_facts(answers, self.catalog)
         set_values, request_firings = self._request_rules(facts)
         values = {**facts.values, **set_values}
@@ -99,7 +112,7 @@ class Engine:
                 and n.id not in {s.id for s in strategies})]
         fired = sorted({(r, f) for r, f in [*request_firings, *candidate_firings]},
                        key=lambda p: (self.rulebook.rule(p[0]).order, p[1]))
-        return Decision(
+        decision = Decision(
             schema_version=SCHEMA_VERSION,
             decision_id=decision_id or new_decision_id(),
             engine_version=__version__,
@@ -114,6 +127,7 @@ class Engine:
             estimates=_estimates(facts),
             fired=[Firing(rule=r, fact=f) for r, f in fired],
         )
+        return Evaluation(decision, values, candidates)
 
     def _request_rules(self, facts: Facts) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         """Run the request strata in order, feeding each one the facts the last one set."""

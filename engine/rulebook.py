@@ -97,8 +97,14 @@ class Rulebook:
         return 1 + max((r.stratum for r in self.rules if r.match == "request"), default=0)
 
 
-def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
-    """Load and check every rule file of a directory (the bundled rules by default)."""
+def load_rulebook(directory: Path | None, catalog: Catalog,
+                  findings: list[RuleError] | None = None) -> Rulebook:
+    """Load and check every rule file of a directory (the bundled rules by default).
+
+    Raises the first problem as a :class:`RuleError`; with a ``findings`` list, every problem
+    is appended there instead (one per broken file or rule) and the valid rest is returned.
+    """
+    collect = _Collector(findings)
     root = directory or bundled_dir("rules")
     if not root.is_dir():
         raise RuleError("not a directory", path=str(root))
@@ -111,20 +117,23 @@ def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
     texts: dict[str, str] = {}
     raw: dict[Path, Any] = {}
     for path in files:
-        with _as_rule_error():
+        with collect, _as_rule_error():
             texts[f"rules/{path.name}"] = read_text(path)
             raw[path] = parse_yaml(texts[f"rules/{path.name}"], path=str(path))
+    if decl_path not in raw:
+        raise collect.first()
     with _as_rule_error():
         decl = build(DeclarationFile, raw[decl_path], path=str(decl_path))
     _check_declared(decl, raw[decl_path], str(decl_path), catalog)
     models: list[tuple[RuleModel, Any, Path, int]] = []
     for path in files:
-        if path == decl_path:
+        if path == decl_path or path not in raw:
             continue
-        with _as_rule_error():
+        with collect, _as_rule_error():
             rule_file = build(RuleFile, raw[path], path=str(path))
-        models.extend((m, raw[path]["rules"][i], path, i) for i, m in enumerate(rule_file.rules))
-    checker = _Checker(catalog, decl, models)
+            models.extend((m, raw[path]["rules"][i], path, i)
+                          for i, m in enumerate(rule_file.rules))
+    checker = _Checker(catalog, decl, models, collect)
     rules = checker.check()
     return Rulebook(
         rules=rules,
@@ -135,6 +144,27 @@ def load_rulebook(directory: Path | None, catalog: Catalog) -> Rulebook:
         set_facts=checker.set_facts,
         texts=texts,
     )
+
+
+class _Collector:
+    """A context that appends a RuleError to ``findings`` and goes on, or lets it raise."""
+
+    def __init__(self, findings: list[RuleError] | None) -> None:
+        self.findings = findings
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: object, exc: BaseException | None, tb: object) -> bool:
+        if isinstance(exc, RuleError) and self.findings is not None:
+            self.findings.append(exc)
+            return True
+        return False
+
+    def first(self) -> RuleError:
+        """The first collected problem (only called when one exists)."""
+        assert self.findings
+        return self.findings[0]
 
 
 @contextmanager
@@ -165,26 +195,35 @@ class _Checker:
     """Resolves every name in every rule; raises the first problem with its location."""
 
     def __init__(self, catalog: Catalog, decl: DeclarationFile,
-                 models: list[tuple[RuleModel, Any, Path, int]]) -> None:
+                 models: list[tuple[RuleModel, Any, Path, int]],
+                 collect: _Collector | None = None) -> None:
         self.catalog = catalog
         self.decl = decl
         self.models = models
+        self.collect = collect or _Collector(None)
         self.set_facts: dict[str, FactSpec] = {}
 
     def check(self) -> tuple[Rule, ...]:
-        self._collect_set_facts()
+        with self.collect:
+            self._collect_set_facts()
         rules: list[Rule] = []
         seen: dict[str, str] = {}
         for order, (model, raw, path, _) in enumerate(self.models):
-            where = (str(path), getattr(raw, "line", None), model.id)
-            if model.id in seen:
-                self._fail(where, f"duplicate rule id (first defined at {seen[model.id]})")
-            seen[model.id] = f"{path.name}:{where[1]}"
-            condition = self._condition(model, raw, where)
-            rule = Rule(model, condition, str(path), where[1], order)
-            self._check_rule(rule, raw, where)
-            rules.append(rule)
-        return self._stratify(rules)
+            with self.collect:
+                where = (str(path), getattr(raw, "line", None), model.id)
+                if model.id in seen:
+                    self._fail(where, f"duplicate rule id (first defined at {seen[model.id]})")
+                seen[model.id] = f"{path.name}:{where[1]}"
+                condition = self._condition(model, raw, where)
+                rule = Rule(model, condition, str(path), where[1], order)
+                self._check_rule(rule, raw, where)
+                rules.append(rule)
+        try:
+            return self._stratify(rules)
+        except RuleError:
+            with self.collect:
+                raise
+            return tuple(rules)
 
     # -- helpers -------------------------------------------------------------------------
     def _fail(self, where: tuple[str, int | None, str], message: str,

@@ -34,13 +34,22 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from engine.cli import ask_cmd, audit_cmd, catalog_cmd, estimate, recommend_cmd, whatif_cmd
+    from engine.cli import (
+        ask_cmd,
+        audit_cmd,
+        catalog_cmd,
+        estimate,
+        recommend_cmd,
+        rules_cmd,
+        whatif_cmd,
+    )
 
     cli.add_command(ask_cmd.ask)
     cli.add_command(recommend_cmd.recommend)
     cli.add_command(whatif_cmd.whatif)
     cli.add_command(estimate.estimate)
     cli.add_command(catalog_cmd.catalog)
+    cli.add_command(rules_cmd.rules)
     cli.add_command(audit_cmd.audit)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -29,10 +30,12 @@ def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -
 @audit_options
 @click.option("--chart", "chart_path", type=click.Path(path_type=Path), default=None,
               metavar="FILE", help="Also write the owning-vs-renting chart (.svg or .png).")
+@click.option("--trace", "show_trace", is_flag=True,
+              help="Also list every rule: fired, or the first condition that failed.")
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
               catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
-              no_audit: bool, chart_path: Path | None, fmt: str) -> None:
+              no_audit: bool, chart_path: Path | None, show_trace: bool, fmt: str) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -43,10 +46,25 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     """
     engine = load_engine(rules_dir, catalog_dir, prices)
     answers = load_answers(answers_path, overrides, engine.catalog)
-    decision = engine.recommend(answers)
+    evaluation = engine.evaluate(answers)
+    decision = evaluation.decision
     if not no_audit:
         record_decision(engine, decision, audit_db)
+    if show_trace and fmt == "json":
+        from engine.render.jsonout import dumps
+        from engine.trace import trace
+
+        data = json.loads(decision.to_json())
+        data["trace"] = [line.as_json() for line in trace(engine, evaluation)]
+        click.echo(dumps(data), nl=False)
+        return
     emit(decision, engine, fmt, chart_path)
+    if show_trace:
+        from engine.trace import trace
+
+        click.echo("\nTrace (every rule):")
+        for line in trace(engine, evaluation):
+            click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")
 
 
 def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) -> None:
