@@ -41,6 +41,8 @@ class Compiled:
     rulesets: tuple[CompiledRuleset, ...]
     candidate_copies: frozenset[str]
     """Request facts that candidate rules read: copied into every candidate fact."""
+    reads: dict[str, frozenset[str]]
+    """Per fact kind, every fact name a condition reads: all durable_rules needs to see."""
 
     def stratum(self, kind: str, stratum: int) -> tuple[CompiledRuleset, ...]:
         """The rulesets of one stratum of one fact kind."""
@@ -67,7 +69,9 @@ def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compil
         name for rule in book.rules if rule.match == "candidate"
         for name in _template_names(rule) if name not in candidate_fields
     )
-    return Compiled(tuple(rulesets), copies)
+    reads = {kind: frozenset(n for r in book.rules if r.match == kind for n in r.reads)
+             for kind in ("request", "candidate")}
+    return Compiled(tuple(rulesets), copies, reads)
 
 
 def _template_names(rule: Rule) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -168,60 +169,82 @@ def _dedupe(notes: Sequence[Note], key: Any = None) -> list[Note]:
     return out
 
 
+@dataclass
+class Scored:
+    """A candidate's facts with its summed score, exclusion and the rules that fired on it."""
+
+    facts: Mapping[str, Any]
+    score: float = 0.0
+    excluded: bool = False
+    rules: list[Rule] = field(default_factory=list)
+
+    @property
+    def sort_key(self) -> tuple[float, float, float, str]:
+        """Best score first, then lowest yearly cost, lowest up-front cost, id."""
+        f = self.facts
+        return (-self.score, f["per_year_usd"], f["upfront_usd"], f["candidate_id"])
+
+
 def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
-                     candidates: Sequence[Mapping[str, Any]]) -> list[Candidate]:
-    """Apply candidate-rule effects to each candidate."""
-    by_id = {c["candidate_id"]: c for c in candidates}
-    state: dict[str, dict[str, Any]] = {
-        cid: {"score": 0.0, "excluded": False, "reasons": [], "warnings": []} for cid in by_id
-    }
+                     candidates: Sequence[Mapping[str, Any]]) -> list[Scored]:
+    """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
+    scored = {c["candidate_id"]: Scored(c) for c in candidates}
     for rule, cid in _order(book, firings):
-        facts = by_id[cid]
-        text = text_of(rule, facts)
+        entry = scored[cid]
+        entry.rules.append(rule)
+        for effect in rule.model.then:
+            kind = effect.kind
+            if kind == "exclude":
+                entry.excluded = True
+            elif kind in ("prefer", "avoid"):
+                weight = effect.body.weight
+                entry.score += weight if kind == "prefer" else -weight
+    return list(scored.values())
+
+
+def _materialise(entry: Scored) -> Candidate:
+    """The output form of a candidate, with its reasons and notes rendered."""
+    reasons: list[Reason] = []
+    notes: list[Note] = []
+    for rule in entry.rules:
+        text = text_of(rule, entry.facts)
         sources = list(rule.model.sources)
-        entry = state[cid]
         for effect in rule.model.then:
             kind, body = effect.kind, effect.body
             if kind in ("prefer", "avoid", "exclude"):
                 weight = 0.0 if kind == "exclude" else body.weight
-                entry["excluded"] |= kind == "exclude"
-                entry["score"] += weight if kind == "prefer" else -weight if kind == "avoid" else 0
-                entry["reasons"].append(Reason(rule=rule.id, effect=kind, weight=weight,
-                                               text=text, sources=sources))
+                reasons.append(Reason(rule=rule.id, effect=kind, weight=weight, text=text,
+                                      sources=sources))
             elif kind in ("warn", "suggest"):
-                entry["warnings"].append(Note(
-                    id=body.id, severity=getattr(body, "severity", None), rule=rule.id,
-                    text=text, sources=sources))
-    return [_candidate(by_id[cid], state[cid]) for cid in by_id]
-
-
-def _candidate(facts: Mapping[str, Any], state: Mapping[str, Any]) -> Candidate:
+                notes.append(Note(id=body.id, severity=getattr(body, "severity", None),
+                                  rule=rule.id, text=text, sources=sources))
+    f = entry.facts
     return Candidate(
-        id=facts["candidate_id"], gpu=facts["gpu"], gpu_name=facts["gpu_name"],
-        count=facts["count"], where=facts["where"],
-        provider=None if facts["where"] == "local" else facts["provider"],
-        region=facts["regions"] or None, pricing=facts["pricing"],
-        vram_needed_gb=facts["vram_needed_gb"], vram_total_gb=facts["vram_total_gb"],
-        cost=CandidateCost(upfront_usd=facts["upfront_usd"], per_hour_usd=facts["per_hour_usd"],
-                           per_year_usd=facts["per_year_usd"]),
-        score=state["score"], excluded=state["excluded"], reasons=state["reasons"],
-        warnings=state["warnings"],
+        id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], count=f["count"],
+        where=f["where"], provider=None if f["where"] == "local" else f["provider"],
+        region=f["regions"] or None, pricing=f["pricing"],
+        vram_needed_gb=f["vram_needed_gb"], vram_total_gb=f["vram_total_gb"],
+        cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
+                           per_year_usd=f["per_year_usd"]),
+        score=entry.score, excluded=entry.excluded, reasons=reasons, warnings=notes,
     )
 
 
-def choose_hardware(candidates: Sequence[Candidate], alternatives: int = 3) -> Hardware:
+def choose_hardware(candidates: Sequence[Scored], alternatives: int = 3) -> Hardware:
     """Best score wins, ties by lowest yearly cost; alternatives differ in GPU or place."""
-    feasible = sorted((c for c in candidates if not c.excluded),
-                      key=lambda c: (-c.score, c.cost.per_year_usd, c.cost.upfront_usd, c.id))
+    feasible = sorted((c for c in candidates if not c.excluded), key=lambda c: c.sort_key)
     choice = feasible[0] if feasible else None
-    seen = {(choice.gpu, choice.where)} if choice else set()
-    alts: list[Candidate] = []
+    seen = {(choice.facts["gpu"], choice.facts["where"])} if choice else set()
+    alts: list[Scored] = []
     for cand in feasible[1:]:
         if len(alts) == alternatives:
             break
-        if (cand.gpu, cand.where) not in seen:
-            seen.add((cand.gpu, cand.where))
+        key = (cand.facts["gpu"], cand.facts["where"])
+        if key not in seen:
+            seen.add(key)
             alts.append(cand)
-    excluded = [c for c in candidates if c.excluded]
-    return Hardware(choice=choice, alternatives=alts, considered=len(candidates),
-                    excluded=sorted(excluded, key=lambda c: c.id))
+    excluded = sorted((c for c in candidates if c.excluded),
+                      key=lambda c: c.facts["candidate_id"])
+    return Hardware(choice=_materialise(choice) if choice else None,
+                    alternatives=[_materialise(c) for c in alts], considered=len(candidates),
+                    excluded=[_materialise(c) for c in excluded])

@@ -21,6 +21,10 @@ from durable.engine import Host
 from engine.compiler import Compiled, CompiledRuleset
 from engine.errors import EvaluationError
 
+BATCH_CAP = 100_000
+"""``cap``: one action call per rule with all its matches (not one per match): far fewer
+Python round-trips through durable_rules' state machinery."""
+
 Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
 
@@ -44,7 +48,9 @@ class Evaluator:
             defs = copy.deepcopy(ruleset.definitions)
             for rule_id, rule in defs.items():
                 rule["run"] = self._recorder(rule_id)
-            defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": _ignore}
+                rule["cap"] = BATCH_CAP
+            defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": _ignore,
+                                "cap": BATCH_CAP}
             definitions[ruleset.name] = defs
         self._host = _QuietHost(definitions)
 
@@ -52,7 +58,8 @@ class Evaluator:
         fired = self._fired
 
         def act(c: Any) -> None:
-            fired[c.s.sid].append((rule_id, c.m.fact_id))
+            matches = c.m if isinstance(c.m, list) else [c.m]
+            fired[c.s.sid].extend((rule_id, m.fact_id) for m in matches)
 
         return act
 
@@ -87,14 +94,18 @@ def _ignore(c: Any) -> None:
     return None
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _check_fact(fact: Mapping[str, Any]) -> None:
     """Refuse values durable_rules would misread (exponent floats, non-scalars, too many keys)."""
     if len(fact) > 250:
         raise EvaluationError(f"fact has {len(fact)} properties; durable_rules allows 255")
     for key, value in fact.items():
-        if isinstance(value, float) and (
+        kind = type(value)
+        if kind is float and (
             not math.isfinite(value) or (value != 0 and not 1e-4 <= abs(value) < 1e15)
         ):
             raise EvaluationError(f"fact '{key}' = {value!r} would serialise in exponent form")
-        if not (value is None or isinstance(value, (str, int, float, bool))):
-            raise EvaluationError(f"fact '{key}' is not a scalar: {type(value).__name__}")
+        if kind not in _SCALARS and not isinstance(value, (str, int, float, bool)):
+            raise EvaluationError(f"fact '{key}' is not a scalar: {kind.__name__}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import threading
 import time
@@ -99,7 +100,8 @@ class Engine:
         choices = {axis: d.choice for axis, d in axes.items() if d.choice is not None}
         candidates = self._candidates(facts, answers, values, choices)
         candidate_firings = self._run("candidate", 0, [
-            {**durable_fact(c), "kind": "candidate", "fact_id": c["candidate_id"]}
+            {**durable_fact(c, self.compiled.reads["candidate"]), "kind": "candidate",
+             "fact_id": c["candidate_id"]}
             for c in candidates
         ])
         scored = score_candidates(self.rulebook, candidate_firings, candidates)
@@ -134,7 +136,8 @@ class Engine:
         set_values: dict[str, Any] = {}
         firings: list[tuple[str, str]] = []
         for stratum in range(self.rulebook.strata):
-            fact = {**durable_fact({**facts.values, **set_values}), "kind": "request",
+            fact = {**durable_fact({**facts.values, **set_values},
+                                   self.compiled.reads["request"]), "kind": "request",
                     "fact_id": "request"}
             fired = self._run("request", stratum, [fact])
             firings.extend(fired)
@@ -208,7 +211,7 @@ _ENGINES_LOCK = threading.Lock()
 
 def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 prices: Path | None = None) -> Engine:
-    """Load, check and compile a policy once per process (keyed by paths and file times)."""
+    """Load, check and compile a policy once per process (keyed by path and content)."""
     key = (_stamp(rules), _stamp(catalog), _stamp(prices))
     with _ENGINES_LOCK:
         if key not in _ENGINES:
@@ -218,13 +221,18 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
 
 
 def _stamp(path: Path | None) -> Any:
+    """A key that changes whenever any file's content changes (not just its mtime)."""
     if path is None:
         return None
+    digest = hashlib.sha256(str(path).encode())
     try:
-        entries = [path, *path.iterdir()] if path.is_dir() else [path]
-        return (str(path), tuple((str(p), p.stat().st_mtime_ns) for p in sorted(entries)))
+        entries = sorted(path.iterdir()) if path.is_dir() else [path]
+        for entry in entries:
+            if entry.is_file():
+                digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
     except OSError:
-        return (str(path), None)
+        digest.update(b"unreadable")
+    return digest.hexdigest()
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,
