@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -118,6 +119,8 @@ class AuditStore:
         self.path = path
         self._conn = _connect(path, create=create)
         try:
+            self._check_schema()
+            _enable_wal(self._conn, path)
             self._migrate()
         except BaseException:
             self._conn.close()
@@ -134,25 +137,44 @@ class AuditStore:
         self._conn.close()
 
     # -- schema --------------------------------------------------------------------------
-    def _migrate(self) -> None:
-        version = self._query_one("PRAGMA user_version")[0]
+    def _check_schema(self) -> None:
+        """Refuse a newer or foreign database before anything is written to it (read only,
+        one snapshot, so a concurrent first migration is not mistaken for foreign tables)."""
+        try:
+            self._conn.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:
+            raise _storage_error(self.path, exc) from None
+        try:
+            self._schema_version()
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("COMMIT")
+
+    def _schema_version(self) -> int:
+        version = int(self._query_one("PRAGMA user_version")[0])
         if version > SCHEMA_VERSION:
             raise AuditError(f"{self.path}: audit store schema version {version} is newer than "
                              f"this gpu-advisor supports ({SCHEMA_VERSION}); upgrade gpu-advisor")
         if version == 0 and self._has_foreign_tables():
             raise AuditError(f"{self.path}: not a gpu-advisor audit store (it has other tables); "
                              "refusing to touch it")
-        for target in range(version + 1, SCHEMA_VERSION + 1):
-            with self._write():
+        return version
+
+    def _migrate(self) -> None:
+        if int(self._query_one("PRAGMA user_version")[0]) == SCHEMA_VERSION:
+            return
+        with self._write():
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = self._schema_version()
+            for target in range(version + 1, SCHEMA_VERSION + 1):
                 for statement in _statements(_MIGRATIONS[target]):
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA user_version = {target}")
 
     def _has_foreign_tables(self) -> bool:
-        rows = self._conn.execute(
+        return self._query_one(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        ).fetchall()
-        return bool(rows)
+        ) is not None
 
     def _query_one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         try:
@@ -191,9 +213,7 @@ class AuditStore:
             "catalog_hash": data["catalog"]["hash"],
             "answers": json.dumps(data["answers"], sort_keys=True, ensure_ascii=False),
             "result": result,
-            "choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
-                                  sort_keys=True),
-            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]})),
+            **_index_columns(data),
         }
         with self._write():
             self._store_policy(fields["rules_hash"], "rules", rules_texts)
@@ -306,6 +326,13 @@ def verify(store: AuditStore) -> Verification:
             return Verification(count, record.id, "its link to the previous record is broken")
         if record_hash(fields) != record.hash:
             return Verification(count, record.id, "its content does not match its hash")
+        try:
+            derived = _index_columns(json.loads(record.result))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            derived = {}
+        if derived != {"choices": record.choices, "rules_fired": record.rules_fired}:
+            return Verification(count, record.id,
+                                "its choices/rules_fired columns do not match its result")
         for digest in (record.rules_hash, record.catalog_hash):
             if digest not in checked_policies:
                 try:
@@ -318,6 +345,14 @@ def verify(store: AuditStore) -> Verification:
         previous = record.hash
         count += 1
     return Verification(count)
+
+
+def _index_columns(data: Mapping[str, Any]) -> dict[str, str]:
+    """The columns ``audit list`` filters on, derived from the result (not hashed on their
+    own, so :func:`verify` re-derives them)."""
+    return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
+                                  sort_keys=True),
+            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]}))}
 
 
 def _statements(script: str) -> list[str]:
@@ -342,13 +377,31 @@ def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-        if mode and str(mode[0]).lower() != "wal" and os.access(path, os.W_OK):
-            raise AuditError(f"{path}: cannot switch the audit store to WAL mode")
         conn.execute("PRAGMA synchronous = FULL")
     except sqlite3.DatabaseError as exc:
         raise _storage_error(path, exc) from None
     return conn
+
+
+def _enable_wal(conn: sqlite3.Connection, path: Path) -> None:
+    """Switch to WAL (it rewrites the header, so only once the file is known to be ours).
+
+    SQLite may answer "database is locked" here without calling the busy handler when
+    several processes open a new store at once, so retry until the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise _storage_error(path, exc) from None
+            time.sleep(0.01)
+        except sqlite3.DatabaseError as exc:
+            raise _storage_error(path, exc) from None
+    if mode and str(mode[0]).lower() != "wal" and os.access(path, os.W_OK):
+        raise AuditError(f"{path}: cannot switch the audit store to WAL mode")
 
 
 def _check_header(path: Path) -> None:
