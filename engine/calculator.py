@@ -16,6 +16,7 @@ from engine.estimates.memory import (
     gpus_needed,
 )
 from engine.estimates.shape import Shape, resolve_shape
+from engine.estimates.trace import Figure
 from engine.estimates.training import TrainingEstimate, TrainMethod, estimate_training
 
 
@@ -85,3 +86,69 @@ def fits_table(catalog: Catalog, report: MemoryReport) -> list[GpuFit]:
 def as_dict(model: BaseModel) -> dict[str, Any]:
     """JSON-ready dict of a report."""
     return model.model_dump(mode="json")
+
+
+class CostReport(BaseModel):
+    """Owning vs renting one configuration, like for like."""
+
+    model_config = ConfigDict(frozen=True)
+
+    gpu: str
+    gpus: int
+    hours_per_year: float
+    offer: str | None
+    purchase_usd: float | None
+    local_tco_usd: float | None
+    local_per_year_usd: float | None
+    cloud_usd_per_gpu_hour: float | None
+    cloud_per_year_usd: float | None
+    break_even_hours_per_year: float | None
+    payback_hours: float | None
+    trace: dict[str, Figure]
+
+
+def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year: float,
+                electricity_usd_per_kwh: float | None = None,
+                offer_id: str | None = None) -> CostReport:
+    """Owning ``gpus`` × ``gpu_id`` vs renting the cheapest (or given) offer of the same GPU."""
+    from engine.estimates.cost import break_even_hours, cloud_cost, local_tco, purchase_cost
+    from engine.validation import did_you_mean
+
+    gpu = catalog.gpu(gpu_id)
+    policy = catalog.policy
+    kwh = policy.electricity_usd_per_kwh.value if electricity_usd_per_kwh is None else (
+        electricity_usd_per_kwh)
+    offers = [o for o in catalog.offers if o.gpu == gpu.id]
+    if offer_id is not None:
+        offers = [o for o in catalog.offers if o.id == offer_id]
+        if not offers:
+            ids = [o.id for o in catalog.offers]
+            raise InputError(f"unknown offer '{offer_id}'{did_you_mean(offer_id, ids)}",
+                             field="--offer")
+    offer = min(offers, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.id)) if offers else None
+    trace: dict[str, Figure] = {}
+    buy = tco = per_year = None
+    if gpu.purchase is not None:
+        buy_fig = purchase_cost(gpu, gpus, policy)
+        tco_fig = local_tco(gpu, gpus, hours_per_year, kwh, policy)
+        trace.update(purchase=buy_fig, local_tco=tco_fig)
+        buy, tco = buy_fig.value, tco_fig.value
+        per_year = tco / policy.amortisation_years.value
+    rent = rent_year = be_year = payback = None
+    if offer is not None:
+        rent = offer.on_demand_usd_per_gpu_hour
+        year = cloud_cost(rent, gpus, hours_per_year, policy)
+        trace["cloud_cost"] = year
+        rent_year = year.value
+        if gpu.purchase is not None:
+            cloud_gpu = catalog.gpus[offer.gpu]
+            be = break_even_hours(gpu, gpus, cloud_gpu, rent, kwh, policy)
+            if be is not None:
+                trace["payback_hours"] = be
+                payback = round(be.value)
+                be_year = round(be.value / policy.amortisation_years.value)
+    return CostReport(gpu=gpu.id, gpus=gpus, hours_per_year=hours_per_year,
+                      offer=offer.id if offer else None, purchase_usd=buy, local_tco_usd=tco,
+                      local_per_year_usd=per_year, cloud_usd_per_gpu_hour=rent,
+                      cloud_per_year_usd=rent_year, break_even_hours_per_year=be_year,
+                      payback_hours=payback, trace=trace)

@@ -111,3 +111,49 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
              f"({report.tokens_from}), {report.flops:.3g} FLOPs on {report.gpus} × {report.gpu}")
     print_table(title, ["", "low", "expected", "high"], rows, right=[1, 2, 3],
                 caption=report.trace["gpu_hours"].formula)
+
+
+@estimate.command("cost")
+@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
+@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
+              help="How many of them.")
+@click.option("--hours-per-year", type=click.FloatRange(0, 10_000_000), required=True,
+              metavar="H", help="Busy hours a year.")
+@click.option("--electricity", "electricity_usd_per_kwh", type=click.FloatRange(0, 5),
+              default=None, metavar="USD", help="Electricity price per kWh (default: policy).")
+@click.option("--offer", "offer_id", default=None, metavar="ID",
+              help="Cloud offer to compare with (default: the cheapest for this GPU).")
+@catalog_options
+@format_option("text", "json")
+def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh: float | None,
+         offer_id: str | None, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+    """Owning vs renting a GPU configuration: TCO, yearly rent and the break-even hours.
+
+    \b
+    Example:
+      gpu-advisor estimate cost --gpu rtx-4090 --hours-per-year 2000 --offer runpod-a100-80gb
+    """
+    from engine.calculator import cost_report
+
+    catalog = load_catalog(catalog_dir, prices=prices)
+    report = cost_report(catalog, gpu_id, gpus=gpus, hours_per_year=hours_per_year,
+                         electricity_usd_per_kwh=electricity_usd_per_kwh, offer_id=offer_id)
+    if fmt == "json":
+        click.echo(dumps(report), nl=False)
+        return
+
+    def money(value: float | None) -> str:
+        return "—" if value is None else fmt_usd(value)
+
+    rows = [
+        ("purchase (cards + platform)", money(report.purchase_usd)),
+        ("owning over the amortisation period", money(report.local_tco_usd)),
+        ("owning per year", money(report.local_per_year_usd)),
+        (f"renting {report.offer or '—'} per year", money(report.cloud_per_year_usd)),
+        ("break-even (busy hours a year)", "—" if report.break_even_hours_per_year is None
+         else f"{report.break_even_hours_per_year:,.0f}"),
+        ("payback (busy hours)", "—" if report.payback_hours is None
+         else f"{report.payback_hours:,.0f}"),
+    ]
+    print_table(f"{report.gpus}× {report.gpu} at {report.hours_per_year:,.0f} h/year",
+                ["", "USD"], rows, right=[1])

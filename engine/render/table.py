@@ -35,7 +35,18 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
         table.add_column(header, justify="right" if i in right else "left", overflow="fold")
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
-    console().print(table)
+    print_clean(table)
+
+
+def print_clean(*renderables: Any) -> None:
+    """Print through rich, then strip the padding rich leaves at the end of each line."""
+    out = console()
+    with out.capture() as captured:
+        for renderable in renderables:
+            out.print(renderable)
+    lines = [line.rstrip() for line in captured.get().splitlines()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
 
 
 def fmt_gb(value: float) -> str:
