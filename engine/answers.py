@@ -22,7 +22,7 @@ Tristate = bool | Literal["auto"]
 class Answers(BaseModel):
     """The validated answers of one team (the public answers-file contract of DESIGN.md)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     workload: Literal["fine-tune", "pretrain"]
     model: str | None
@@ -222,7 +222,7 @@ def _check(question: Question, value: Any, catalog: Catalog, where: _Where,
         return value
     if kind == "list":
         items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list):
+        if not isinstance(items, (list, tuple)):  # tuples: already checked
             raise fail(f"expected a list of {', '.join(question.choices or [])}")
         for item in items:
             if item not in (question.choices or []):

@@ -23,7 +23,7 @@ from engine.estimates.training import TrainingEstimate, TrainMethod, estimate_tr
 class GpuFit(BaseModel):
     """How many of one GPU a job needs (None: no count up to the limit holds it)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     gpu: str
     name: str
@@ -91,7 +91,7 @@ def as_dict(model: BaseModel) -> dict[str, Any]:
 class CostReport(BaseModel):
     """Owning vs renting one configuration, like for like."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     gpu: str
     gpus: int

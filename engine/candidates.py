@@ -32,7 +32,7 @@ from engine.facts import (
 class Cost(BaseModel):
     """What a configuration costs: up front, per busy hour, per year at the team's hours."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     upfront_usd: float
     per_hour_usd: float

@@ -15,7 +15,7 @@ SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
 
 class Reason(_Out):

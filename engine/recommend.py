@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import threading
 import time
@@ -31,6 +30,7 @@ from engine.errors import EngineError
 from engine.evaluate import Evaluator
 from engine.facts import Facts, build_facts, durable_fact
 from engine.factspec import CANDIDATE
+from engine.resources import bundled_dir
 from engine.rulebook import Rulebook, load_rulebook
 
 SCHEMA_VERSION = 1
@@ -40,7 +40,7 @@ _CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)
 class Decision(BaseModel):
     """A recommendation: the JSON contract of DESIGN.md."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     schema_version: int
     decision_id: str
@@ -205,34 +205,36 @@ def new_decision_id() -> str:
     return f"{int(time.time() * 1000):012x}{secrets.token_hex(4)}"
 
 
-_ENGINES: dict[tuple[Any, ...], Engine] = {}
+_ENGINES: dict[str, Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
 
 def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 prices: Path | None = None) -> Engine:
-    """Load, check and compile a policy once per process (keyed by path and content)."""
-    key = (_stamp(rules), _stamp(catalog), _stamp(prices))
+    """Load, check and compile a policy once per process (keyed by path and content).
+
+    Across processes the validated catalog and rulebook come from the user cache when no
+    file changed (see ``engine.cache``).
+    """
+    from engine.cache import cached, content_key
+
+    rules_dir = rules or bundled_dir("rules")
+    catalog_dir = catalog or bundled_dir("catalog")
+    key = content_key(rules_dir, catalog_dir, prices)
     with _ENGINES_LOCK:
         if key not in _ENGINES:
-            cat = load_catalog(catalog, prices=prices)
-            _ENGINES[key] = Engine.build(cat, load_rulebook(rules, cat))
+            def build() -> tuple[Catalog, Rulebook]:
+                cat = load_catalog(catalog, prices=prices)
+                return cat, load_rulebook(rules, cat)
+
+            cat, book = cached(key, build, _sane)
+            _ENGINES[key] = Engine.build(cat, book)
         return _ENGINES[key]
 
 
-def _stamp(path: Path | None) -> Any:
-    """A key that changes whenever any file's content changes (not just its mtime)."""
-    if path is None:
-        return None
-    digest = hashlib.sha256(str(path).encode())
-    try:
-        entries = sorted(path.iterdir()) if path.is_dir() else [path]
-        for entry in entries:
-            if entry.is_file():
-                digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
-    except OSError:
-        digest.update(b"unreadable")
-    return digest.hexdigest()
+def _sane(value: Any) -> bool:
+    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Catalog)
+            and isinstance(value[1], Rulebook))
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,

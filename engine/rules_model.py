@@ -12,7 +12,7 @@ OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is", "exists
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 class OptionEffect(_Strict):

@@ -17,7 +17,7 @@ from engine.yamlio import load_yaml_file
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class ExpectedHardware(_Strict):

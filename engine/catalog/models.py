@@ -16,7 +16,7 @@ Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$", max_length=60)]
 class Strict(BaseModel):
     """Base for catalog data: unknown keys are errors, NaN/Infinity are refused."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, defer_build=True)
 
 
 # ---------------------------------------------------------------- sources
@@ -282,7 +282,7 @@ class When(Strict):
     not_in: list[Any] | None = None
     exists: bool | None = None
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class Question(Strict):

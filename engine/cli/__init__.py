@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import sys
 from typing import Any
 
@@ -10,9 +12,37 @@ import click
 from engine import __version__
 from engine.errors import EngineError
 
+# Subcommands are imported only when used, so that `gpu-advisor recommend` never pays for
+# the questionnaire, plotting or audit modules (name → "module:attribute").
+COMMANDS = {
+    "ask": "engine.cli.ask_cmd:ask",
+    "recommend": "engine.cli.recommend_cmd:recommend",
+    "whatif": "engine.cli.whatif_cmd:whatif",
+    "estimate": "engine.cli.estimate:estimate",
+    "catalog": "engine.cli.catalog_cmd:catalog",
+    "rules": "engine.cli.rules_cmd:rules",
+    "audit": "engine.cli.audit_cmd:audit",
+    "batch": "engine.cli.batch_cmd:batch",
+}
+
 
 class AdvisorGroup(click.Group):
-    """A group that turns every :class:`EngineError` into one line on stderr and its exit code."""
+    """Lazily loaded subcommands; every :class:`EngineError` becomes one line on stderr."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._available(name)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = COMMANDS.get(cmd_name)
+        if target is None or not self._available(cmd_name):
+            return None
+        module_name, attribute = target.split(":")
+        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        return command
+
+    @staticmethod
+    def _available(name: str) -> bool:
+        return importlib.util.find_spec(COMMANDS[name].split(":")[0]) is not None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -28,32 +58,11 @@ def cli() -> None:
     """Explained advice on which GPUs to buy or rent for training and fine-tuning LLMs.
 
     \b
-    Example:
+    Examples:
+      gpu-advisor ask
+      gpu-advisor recommend --answers examples/startup-7b-continuous.yaml
       gpu-advisor estimate memory --model llama-3.1-8b --method qlora
     """
-
-
-def _register() -> None:
-    from engine.cli import (
-        ask_cmd,
-        audit_cmd,
-        catalog_cmd,
-        estimate,
-        recommend_cmd,
-        rules_cmd,
-        whatif_cmd,
-    )
-
-    cli.add_command(ask_cmd.ask)
-    cli.add_command(recommend_cmd.recommend)
-    cli.add_command(whatif_cmd.whatif)
-    cli.add_command(estimate.estimate)
-    cli.add_command(catalog_cmd.catalog)
-    cli.add_command(rules_cmd.rules)
-    cli.add_command(audit_cmd.audit)
-
-
-_register()
 
 
 def main() -> None:

@@ -61,7 +61,7 @@ class MemoryRequest:
 class MemoryEstimate(BaseModel):
     """Peak memory per GPU, with the phase that binds and a breakdown that sums to it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     model: str
     params_b: float

@@ -13,7 +13,7 @@ from engine.catalog.models import ModelPreset
 class Shape(BaseModel):
     """What the memory and compute estimators need to know about a model."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     label: str
     params_b: float

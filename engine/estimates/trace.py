@@ -12,7 +12,7 @@ Scalar = float | int | str | bool | None
 class Figure(BaseModel):
     """A derived number with the formula and inputs that produced it and the sources behind it."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     value: float
     unit: str

@@ -18,7 +18,7 @@ TrainMethod = Literal["full", "pretrain", "lora", "qlora"]
 class Span(BaseModel):
     """A low / expected / high triple."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     low: float
     expected: float
@@ -28,7 +28,7 @@ class Span(BaseModel):
 class TrainingEstimate(BaseModel):
     """Compute, time and cost of one training run on a given GPU type and count."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     model: str
     params_b: float

@@ -35,12 +35,12 @@ def render_markdown(decision: Decision, book: Rulebook) -> str:
         lines.append("")
     hw = decision.hardware
     if hw.choice is not None:
-        lines += ["## Hardware", "", "| | configuration | where | GB need/total | up front | "
+        lines += ["## Hardware", "", "| | configuration | where | GB/GPU need/has | up front | "
                   "per year |", "|---|---|---|---:|---:|---:|"]
         for mark, cand in [("→", hw.choice), *(("", c) for c in hw.alternatives)]:
             where = cand.where if cand.where == "local" else f"{cand.provider} {cand.pricing}"
             lines.append(f"| {mark} | {config_name(cand)} | {where} | "
-                         f"{cand.vram_needed_gb:.1f}/{cand.vram_total_gb:g} | "
+                         f"{cand.vram_needed_gb:.1f}/{cand.vram_total_gb / cand.count:g} | "
                          f"{usd(cand.cost.upfront_usd)} | {usd(cand.cost.per_year_usd)} |")
         lines.append("")
     if decision.warnings:

@@ -1,0 +1,88 @@
+"""A cache of the loaded, validated policy (catalog + rulebook), keyed by content.
+
+Parsing and validating ~20 YAML files dominates a cold start; the cache stores the result
+keyed by a hash of every file's bytes (and the engine version), so any edit invalidates it.
+It lives in the user cache directory (mode 0700/0600); a corrupt, foreign or unreadable
+cache entry is ignored and rebuilt, never trusted. ``GPU_ADVISOR_NO_CACHE=1`` disables it;
+``GPU_ADVISOR_CACHE_DIR`` moves it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from engine import __version__
+
+_MAGIC = b"gpu-advisor-policy-cache-1\n"
+
+
+def cache_dir() -> Path:
+    """Where cache entries live."""
+    env = os.environ.get("GPU_ADVISOR_CACHE_DIR")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("gpu-advisor"))
+
+
+def content_key(*paths: Path | None) -> str:
+    """sha256 over the engine version and the bytes of every file under the given paths."""
+    digest = hashlib.sha256(__version__.encode())
+    for path in paths:
+        digest.update(b"\x01" + str(path).encode())
+        if path is None:
+            continue
+        entries = sorted(path.iterdir()) if path.is_dir() else [path]
+        for entry in entries:
+            if entry.is_file():
+                digest.update(entry.name.encode() + b"\x00" + entry.read_bytes() + b"\x00")
+    return digest.hexdigest()
+
+
+def cached(key: str, build: Callable[[], Any], check: Callable[[Any], bool]) -> Any:
+    """The cached value for ``key`` if present and sane, else ``build()`` (then stored)."""
+    if os.environ.get("GPU_ADVISOR_NO_CACHE"):
+        return build()
+    path = cache_dir() / f"policy-{key[:32]}.pickle"
+    value = _read(path)
+    if value is not None and check(value):
+        return value
+    value = build()
+    with contextlib.suppress(OSError, pickle.PicklingError):
+        _write(path, value)
+    return value
+
+
+def _read(path: Path) -> Any:
+    try:
+        stat = path.stat()
+        if stat.st_uid != os.getuid() or stat.st_mode & 0o022:
+            return None  # not ours, or writable by others: never unpickle it
+        data = path.read_bytes()
+        if not data.startswith(_MAGIC):
+            return None
+        return pickle.loads(data[len(_MAGIC):])
+    except Exception:
+        return None
+
+
+def _write(path: Path, value: Any) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".policy-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_MAGIC + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        Path(tmp).chmod(0o600)
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            Path(tmp).unlink()
+        raise
