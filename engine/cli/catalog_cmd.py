@@ -44,16 +44,21 @@ def list_(kind: str, catalog_dir: Path | None, prices: Path | None, fmt: str) ->
     _TEXT[kind](cat)
 
 
+_FORM = {"consumer": "cons", "workstation": "work", "datacenter": "dc"}
+
+
 def _gpus_text(cat: Catalog) -> None:
     rows = [
-        (g.id, g.form, f"{g.vram_gb:g}", f"{g.bandwidth_gbps:,.0f}",
-         f"{g.dense_bf16_tflops:g}" if g.dense_bf16_tflops else "no bf16", f"{g.tdp_w:g}",
+        (g.id, _FORM[g.form], f"{g.vram_gb:g}", f"{g.bandwidth_gbps:,.0f}",
+         f"{g.dense_bf16_tflops:g}" if g.dense_bf16_tflops else "none", f"{g.tdp_w:g}",
          "yes" if g.nvlink else "no",
-         f"${g.purchase.low_usd:,.0f}–{g.purchase.high_usd:,.0f}" if g.purchase else "—")
+         f"${g.purchase.low_usd / 1000:,.1f}–{g.purchase.high_usd / 1000:,.1f}k"
+         if g.purchase else "—")
         for g in sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.id))
     ]
-    print_table("GPUs", ["id", "form", "VRAM GB", "GB/s", "bf16 TFLOPS", "W", "NVLink",
-                         "price"], rows, right=[2, 3, 4, 5])
+    print_table("GPUs (bf16 = dense TFLOPS; price = purchase range)",
+                ["id", "form", "GB", "GB/s", "bf16", "W", "NVLink", "price"], rows,
+                right=[2, 3, 4, 5])
 
 
 def _clouds_text(cat: Catalog) -> None:
@@ -61,14 +66,12 @@ def _clouds_text(cat: Catalog) -> None:
         return "—" if v is None else f"{v:.2f}"
 
     rows = [
-        (o.id, cat.providers[o.provider].kind, o.gpu, ",".join(o.regions),
-         usd(o.on_demand_usd_per_gpu_hour), usd(o.spot_usd_per_gpu_hour),
+        (o.id, o.gpu, usd(o.on_demand_usd_per_gpu_hour), usd(o.spot_usd_per_gpu_hour),
          usd(o.reserved_usd_per_gpu_hour), o.as_of.isoformat())
         for o in sorted(cat.offers, key=lambda o: (o.gpu, o.on_demand_usd_per_gpu_hour))
     ]
-    print_table("Cloud offers ($ per GPU-hour)",
-                ["id", "kind", "gpu", "regions", "on-demand", "spot", "reserved", "as of"],
-                rows, right=[4, 5, 6])
+    print_table("Cloud offers, $ per GPU-hour (regions: gpu-advisor catalog show ID)",
+                ["id", "gpu", "on-dem.", "spot", "resv.", "as of"], rows, right=[2, 3, 4])
 
 
 def _models_text(cat: Catalog) -> None:

@@ -234,3 +234,12 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
         firing = [o.path.stem for o in (run_scenario(engine, p)
                                         for p in _paths(scenario_paths_)) if rule_id in o.fired]
         click.echo(f"\nfired by {len(firing)} scenario(s): {', '.join(firing) or 'none'}")
+
+
+def _register_schema() -> None:
+    from engine.cli.rules_schema import schema
+
+    rules.add_command(schema)
+
+
+_register_schema()

@@ -32,7 +32,8 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
     table = Table(title=title, box=box.SIMPLE_HEAD, caption=caption, title_justify="left",
                   caption_justify="left")
     for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if i in right else "left", overflow="fold")
+        table.add_column(header, justify="right" if i in right else "left", overflow="fold",
+                         no_wrap=i == 0)
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
     print_clean(table)
