@@ -311,6 +311,26 @@ def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
     return min(found) if found else None
 
 
+def estimate_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> MemoryEstimate:
+    """The estimate on ``gpus`` cards of ``gpu``, consistent with :func:`gpus_needed`.
+
+    With checkpointing on auto, the usual choice is kept when it fits the card; otherwise
+    the other setting is used if that one fits (it is what made this count feasible).
+    """
+    estimate = estimate_memory(req, policy, gpus)
+    if req.checkpointing is not None or req.method == "inference":
+        return estimate
+    if estimate.total_gb <= usable_gb(gpu, policy):
+        return estimate
+    other = MemoryRequest(shape=req.shape, method=req.method, seq_len=req.seq_len,
+                          micro_batch=req.micro_batch,
+                          checkpointing=not estimate.gradient_checkpointing)
+    alternative = estimate_memory(other, policy, gpus)
+    if alternative.total_gb <= usable_gb(gpu, policy):
+        return alternative.model_copy(update={"checkpointing_auto": True})
+    return estimate
+
+
 def _count(req: MemoryRequest, policy: Policy, ckpt: bool, cap: float) -> int | None:
     limit = int(policy.max_gpus_considered.value)
     need = 1

@@ -1,0 +1,312 @@
+"""The YAML → durable_rules compiler: exact JSON per operator, negation, the traps it avoids,
+and a property test pinning the engine's semantics to ``engine.conditions.holds``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.compiler import (
+    MAX_LEAVES,
+    Compiled,
+    CompiledRuleset,
+    comparisons,
+    compile_condition,
+    compile_rule,
+    compile_rulebook,
+)
+from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, holds
+from engine.evaluate import Evaluator
+from engine.recommend import Engine, load_engine
+from engine.rulebook import Rule, Rulebook
+from engine.rules_model import RuleModel
+
+REPO = Path(__file__).parent.parent
+ALLOWED_DR_KEYS = {"$and", "$or", "$ex", "$nex", "$neq", "$lt", "$lte", "$gt", "$gte", "$m"}
+
+
+def make_rule(cond: Condition, rule_id: str = "t.rule", match: str = "request",
+              order: int = 0) -> Rule:
+    model = RuleModel.model_validate({
+        "id": rule_id, "description": "test", "match": match,
+        "then": [{"suggest": {"id": "strategy.off-peak"}}], "because": "test",
+        "sources": ["cost.strategies"],
+    })
+    return Rule(model, cond, "test.yaml", 1, order)
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+# -- one leaf per operator ----------------------------------------------------------------
+LEAF_CASES: list[tuple[Leaf, dict[str, Any]]] = [
+    (Leaf("x", "eq", 5), {"x": 5}),
+    (Leaf("s", "eq", "cloud"), {"s": "cloud"}),
+    (Leaf("x", "ne", 5), {"$neq": {"x": 5}}),
+    (Leaf("x", "lt", 5), {"$lt": {"x": 5}}),
+    (Leaf("x", "lte", 2.5), {"$lte": {"x": 2.5}}),
+    (Leaf("x", "gt", 0), {"$gt": {"x": 0}}),
+    (Leaf("x", "gte", -3), {"$gte": {"x": -3}}),
+    (Leaf("s", "in", ("a", "b")), {"$or": [{"s": "a"}, {"s": "b"}]}),
+    (Leaf("s", "in", ("a",)), {"s": "a"}),
+    (Leaf("s", "not_in", ("a", "b")), {"$and": [{"$neq": {"s": "a"}}, {"$neq": {"s": "b"}}]}),
+    (Leaf("s", "not_in", ("a",)), {"$neq": {"s": "a"}}),
+    (Leaf("b", "is", True), {"b": True}),
+    (Leaf("b", "is", False), {"b": False}),
+    (Leaf("b", "is", None), {"$nex": {"b": 1}}),
+    (Leaf("x", "exists", True), {"$ex": {"x": 1}}),
+    (Leaf("x", "exists", False), {"$nex": {"x": 1}}),
+    # {fact: other} → "$m", guarded by "$ex" (durable_rules matches a missing "$m" field).
+    (Leaf("x", "eq", FactRef("y")), {"$and": [{"$ex": {"y": 1}}, {"x": {"$m": "y"}}]}),
+    (Leaf("x", "ne", FactRef("y")), {"$and": [{"$ex": {"y": 1}}, {"$neq": {"x": {"$m": "y"}}}]}),
+    (Leaf("x", "gte", FactRef("y")), {"$and": [{"$ex": {"y": 1}}, {"$gte": {"x": {"$m": "y"}}}]}),
+    (Leaf("x", "lt", FactRef("y")), {"$and": [{"$ex": {"y": 1}}, {"$lt": {"x": {"$m": "y"}}}]}),
+]
+
+
+@pytest.mark.parametrize(("leaf", "expected"), LEAF_CASES,
+                         ids=[f"{c[0].op}-{c[0].value}" for c in LEAF_CASES])
+def test_compile_leaf(leaf: Leaf, expected: dict[str, Any]) -> None:
+    assert compile_condition(leaf) == expected
+
+
+def test_compile_rule_wraps_in_kind_discriminator() -> None:
+    rule = make_rule(All((Leaf("x", "gt", 1), Leaf("s", "eq", "a"))))
+    assert compile_rule(rule) == {"all": [{"m": {"$and": [
+        {"kind": "request"}, {"$and": [{"$gt": {"x": 1}}, {"s": "a"}]}]}}]}
+
+
+def test_compile_rule_single_leaf_and_empty_condition() -> None:
+    assert compile_rule(make_rule(Leaf("x", "gt", 1), match="candidate")) == {
+        "all": [{"m": {"$and": [{"kind": "candidate"}, {"$gt": {"x": 1}}]}}]}
+    assert compile_rule(make_rule(All(()))) == {"all": [{"m": {"kind": "request"}}]}
+
+
+# -- negation pushdown -------------------------------------------------------------------
+NEGATION_CASES: list[tuple[Condition, dict[str, Any] | None]] = [
+    (Not(Leaf("x", "eq", 5)), {"$or": [{"$neq": {"x": 5}}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("x", "ne", 5)), {"$or": [{"x": 5}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("x", "lt", 5)), {"$or": [{"$gte": {"x": 5}}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("x", "lte", 5)), {"$or": [{"$gt": {"x": 5}}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("x", "gt", 5)), {"$or": [{"$lte": {"x": 5}}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("x", "gte", 5)), {"$or": [{"$lt": {"x": 5}}, {"$nex": {"x": 1}}]}),
+    (Not(Leaf("s", "in", ("a", "b"))),
+     {"$or": [{"$and": [{"$neq": {"s": "a"}}, {"$neq": {"s": "b"}}]}, {"$nex": {"s": 1}}]}),
+    (Not(Leaf("s", "not_in", ("a", "b"))),
+     {"$or": [{"$or": [{"s": "a"}, {"s": "b"}]}, {"$nex": {"s": 1}}]}),
+    (Not(Leaf("b", "is", True)), {"$or": [{"$neq": {"b": True}}, {"$nex": {"b": 1}}]}),
+    (Not(Leaf("b", "is", None)), {"$ex": {"b": 1}}),
+    (Not(Leaf("x", "exists", True)), {"$nex": {"x": 1}}),
+    (Not(Leaf("x", "exists", False)), {"$ex": {"x": 1}}),
+    (Not(Leaf("x", "gte", FactRef("y"))),
+     {"$or": [{"$lt": {"x": {"$m": "y"}}}, {"$nex": {"x": 1}}, {"$nex": {"y": 1}}]}),
+    (Not(Not(Leaf("x", "gt", 1))), {"$gt": {"x": 1}}),
+    # De Morgan: not all → any of the negations; not any → all of them.
+    (Not(All((Leaf("x", "gt", 1), Leaf("b", "exists", True)))),
+     {"$or": [{"$or": [{"$lte": {"x": 1}}, {"$nex": {"x": 1}}]}, {"$nex": {"b": 1}}]}),
+    (Not(AnyOf((Leaf("x", "gt", 1), Leaf("b", "exists", True)))),
+     {"$and": [{"$or": [{"$lte": {"x": 1}}, {"$nex": {"x": 1}}]}, {"$nex": {"b": 1}}]}),
+    # Empty groups: all() is true, any() is false (kind is always present).
+    (All(()), None),
+    (AnyOf(()), {"$nex": {"kind": 1}}),
+    (Not(All(())), {"$nex": {"kind": 1}}),
+    (Not(AnyOf(())), None),
+    (All((All(()), Leaf("x", "gt", 1))), {"$gt": {"x": 1}}),
+    # Regression: was {"$and": []}, on which durable_rules loops and eats memory.
+    (All((All(()),)), None),
+    (All((All(()), Not(AnyOf(())))), None),
+    (Not(AnyOf((All(()), All(())))), {"$and": [{"$nex": {"kind": 1}}, {"$nex": {"kind": 1}}]}),
+    (AnyOf((All(()), Leaf("x", "gt", 1))), None),
+]
+
+
+@pytest.mark.parametrize(("cond", "expected"), NEGATION_CASES,
+                         ids=[str(i) for i in range(len(NEGATION_CASES))])
+def test_negation_pushdown(cond: Condition, expected: dict[str, Any] | None) -> None:
+    assert compile_condition(cond) == expected
+
+
+def test_negation_of_missing_fact_holds_in_python_too() -> None:
+    """An unknown fact satisfies no comparison, so its negation holds (both evaluators)."""
+    assert holds(Not(Leaf("x", "gt", 1)), {})
+    assert not holds(Leaf("x", "gt", 1), {})
+    assert not holds(Leaf("x", "ne", 1), {})
+    assert holds(Not(Leaf("x", "gte", FactRef("y"))), {"x": 3})
+
+
+# -- the compiled bundled rulebook -------------------------------------------------------
+def walk(node: Any) -> Iterator[tuple[str, Any]]:
+    """Every (key, value) pair anywhere in nested dicts/lists."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield key, value
+            yield from walk(value)
+    elif isinstance(node, list):
+        for item in node:
+            yield from walk(item)
+
+
+def test_no_ne_or_in_anywhere_in_bundled_rulebook(engine: Engine) -> None:
+    keys = {key for rs in engine.compiled.rulesets for key, _ in walk(rs.definitions)}
+    assert "$ne" not in keys
+    assert "$in" not in keys
+    dollar = {k for k in keys if k.startswith("$")}
+    assert dollar <= ALLOWED_DR_KEYS, dollar - ALLOWED_DR_KEYS
+    assert "$neq" in dollar  # the walk really reaches the leaves
+
+
+def test_no_cross_fact_references_in_bundled_rulebook(engine: Engine) -> None:
+    for rs in engine.compiled.rulesets:
+        for rule_id, definition in rs.definitions.items():
+            assert list(definition) == ["all"], rule_id
+            assert [list(p) for p in definition["all"]] == [["m"]], rule_id
+            for key, value in walk(definition["all"][0]["m"]):
+                if not key.startswith("$"):  # a fact name: a literal or a same-fact "$m"
+                    assert not isinstance(value, (dict, list)) or list(value) == ["$m"], (
+                        rule_id, key, value)
+
+
+def test_every_compiled_rule_starts_with_positive_kind(engine: Engine) -> None:
+    seen = 0
+    for rs in engine.compiled.rulesets:
+        for rule_id, definition in rs.definitions.items():
+            pattern = definition["all"][0]["m"]
+            kind = {"kind": engine.rulebook.rule(rule_id).match}
+            assert pattern == kind or (list(pattern) == ["$and"] and pattern["$and"][0] == kind)
+            assert rs.kind == kind["kind"]
+            seen += 1
+    assert seen == len(engine.rulebook.rules)
+
+
+def test_chunks_stay_within_max_leaves(engine: Engine) -> None:
+    for rs in engine.compiled.rulesets:
+        total = sum(comparisons(compile_condition(engine.rulebook.rule(r).condition))
+                    for r in rs.rule_ids)
+        assert total <= MAX_LEAVES or len(rs.rule_ids) == 1, (rs.name, total)
+        assert list(rs.definitions) == list(rs.rule_ids)
+    compiled_ids = [r for rs in engine.compiled.rulesets for r in rs.rule_ids]
+    assert sorted(compiled_ids) == sorted(r.id for r in engine.rulebook.rules)
+
+
+def synthetic_book(rules: list[Rule]) -> Rulebook:
+    return Rulebook(rules=tuple(rules), decisions={}, decision_descriptions={}, warnings={},
+                    strategies={}, set_facts={}, texts={})
+
+
+def test_chunking_counts_compiled_comparisons_not_leaves() -> None:
+    """40 single-leaf rules whose negated {fact: other} leaf compiles to 3 comparisons."""
+    rules = [make_rule(Not(Leaf(f"x{i}", "gt", FactRef(f"y{i}"))), f"t.neg{i}", order=i)
+             for i in range(40)]
+    compiled = compile_rulebook(synthetic_book(rules), frozenset())
+    assert len(compiled.rulesets) == 3  # 16 + 16 + 8 rules of 3 comparisons
+    for rs in compiled.rulesets:
+        assert sum(comparisons(d["all"][0]["m"]["$and"][1])
+                   for d in rs.definitions.values()) <= MAX_LEAVES
+
+
+def test_many_matching_branches_do_not_crash_durable_rules() -> None:
+    """Regression: chunked by leaves, 40 such rules shared one ruleset and a fact missing
+    both facts matched 80 branches: 'double free or corruption' (SIGABRT) in the C core."""
+    script = textwrap.dedent("""
+        from engine.compiler import compile_rulebook
+        from engine.conditions import FactRef, Leaf, Not
+        from engine.evaluate import Evaluator
+        from tests.test_compiler import make_rule, synthetic_book
+        rules = [make_rule(Not(Leaf(f"x{i}", "gt", FactRef(f"y{i}"))), f"t.neg{i}", order=i)
+                 for i in range(40)]
+        compiled = compile_rulebook(synthetic_book(rules), frozenset())
+        ev = Evaluator(compiled)
+        fired = set()
+        for rs in compiled.rulesets:
+            fired |= {r for r, _ in ev.run(rs, [{"kind": "request", "fact_id": "f"}])}
+        print(len(fired))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            cwd=REPO, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "40"
+
+
+# -- durable_rules agrees with conditions.holds ------------------------------------------
+NUMS = [-4, 0, 1, 2.5, 3, 3.0, 10, 1000000]
+STRS = ["", "a", "b", "on-premises"]
+NUM_FACTS, BOOL_FACTS, STR_FACTS = ("n1", "n2"), ("b1",), ("s1", "s2")
+ORDER_OPS = ("eq", "ne", "lt", "lte", "gt", "gte")
+
+
+def _num_leaf() -> st.SearchStrategy[Leaf]:
+    fact = st.sampled_from(NUM_FACTS)
+    return st.one_of(
+        st.builds(Leaf, fact, st.sampled_from(ORDER_OPS), st.sampled_from(NUMS)),
+        st.builds(Leaf, fact, st.sampled_from(ORDER_OPS), st.sampled_from(NUM_FACTS).map(FactRef)),
+        st.builds(Leaf, fact, st.sampled_from(("in", "not_in")),
+                  st.lists(st.sampled_from(NUMS), min_size=1, max_size=3).map(tuple)),
+    )
+
+
+def _bool_leaf() -> st.SearchStrategy[Leaf]:
+    fact = st.sampled_from(BOOL_FACTS)
+    return st.one_of(
+        st.builds(Leaf, fact, st.just("is"), st.sampled_from([True, False, None])),
+        st.builds(Leaf, fact, st.sampled_from(("eq", "ne")), st.booleans()),
+    )
+
+
+def _str_leaf() -> st.SearchStrategy[Leaf]:
+    fact = st.sampled_from(STR_FACTS)
+    return st.one_of(
+        st.builds(Leaf, fact, st.sampled_from(("eq", "ne")), st.sampled_from(STRS)),
+        st.builds(Leaf, fact, st.sampled_from(("in", "not_in")),
+                  st.lists(st.sampled_from(STRS), min_size=1, max_size=3).map(tuple)),
+    )
+
+
+def _any_leaf() -> st.SearchStrategy[Leaf]:
+    fact = st.sampled_from(NUM_FACTS + BOOL_FACTS + STR_FACTS)
+    return st.one_of(st.builds(Leaf, fact, st.just("exists"), st.booleans()),
+                     st.builds(Leaf, fact, st.just("is"), st.none()))
+
+
+LEAVES = st.one_of(_num_leaf(), _bool_leaf(), _str_leaf(), _any_leaf())
+TREES = st.recursive(
+    LEAVES,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=3).map(lambda c: All(tuple(c))),
+        st.lists(kids, max_size=3).map(lambda c: AnyOf(tuple(c))),
+        kids.map(Not),
+    ),
+    max_leaves=8,
+)
+
+
+def _maybe(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(st.none(), values)
+
+
+FACTS = st.fixed_dictionaries({
+    **{n: _maybe(st.sampled_from(NUMS)) for n in NUM_FACTS},
+    **{b: _maybe(st.booleans()) for b in BOOL_FACTS},
+    **{s: _maybe(st.sampled_from(STRS)) for s in STR_FACTS},
+}).map(lambda d: {k: v for k, v in d.items() if v is not None})
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cond=TREES, facts=st.lists(FACTS, min_size=1, max_size=4))
+def test_durable_rules_agrees_with_python_holds(cond: Condition,
+                                                facts: list[dict[str, Any]]) -> None:
+    rule = make_rule(cond)
+    ruleset = CompiledRuleset("prop", "request", 0, {rule.id: compile_rule(rule)}, (rule.id,))
+    evaluator = Evaluator(Compiled((ruleset,), frozenset(), {"request": rule.reads}))
+    for values in facts:
+        fired = evaluator.run(ruleset, [{**values, "kind": "request", "fact_id": "f"}])
+        assert bool(fired) == holds(cond, values), (compile_rule(rule), values)

@@ -1,0 +1,229 @@
+"""engine.evaluate.Evaluator on real durable_rules: isolation, the session cap, errors that
+must not vanish, no background threads, thread safety, and flat memory over 100k runs."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.answers import load_answers
+from engine.compiler import Compiled, CompiledRuleset, compile_rule
+from engine.conditions import FactRef, Leaf, Not
+from engine.errors import EvaluationError
+from engine.evaluate import Evaluator, Firing
+from engine.facts import build_facts, durable_fact
+from engine.recommend import Engine, load_engine
+from engine.rulebook import Rule
+from engine.rules_model import RuleModel
+
+REPO = Path(__file__).parent.parent
+EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"
+
+
+def make_rule(rule_id: str, cond: Any) -> Rule:
+    model = RuleModel.model_validate({
+        "id": rule_id, "description": "test", "then": [{"suggest": {"id": "strategy.off-peak"}}],
+        "because": "test", "sources": ["cost.strategies"],
+    })
+    return Rule(model, cond, "test.yaml", 1, 0)
+
+
+def small_compiled() -> Compiled:
+    rules = [
+        make_rule("t.big", Leaf("x", "gt", 5)),
+        make_rule("t.small", Leaf("x", "lte", 5)),
+        make_rule("t.no-y", Not(Leaf("y", "exists", True))),
+        make_rule("t.x-above-y", Leaf("x", "gt", FactRef("y"))),
+    ]
+    ruleset = CompiledRuleset("test_small", "request", 0,
+                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules))
+    return Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})})
+
+
+def fact(fact_id: str = "f", **values: Any) -> dict[str, Any]:
+    return {"kind": "request", "fact_id": fact_id, **values}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+@pytest.fixture(scope="module")
+def request_fact(engine: Engine) -> dict[str, Any]:
+    """The realistic request fact of the example answers, as durable_rules sees it."""
+    answers = load_answers(EXAMPLE, [], engine.catalog)
+    values = build_facts(answers, engine.catalog).values
+    return {**durable_fact(values, engine.compiled.reads["request"]), "kind": "request",
+            "fact_id": "request"}
+
+
+def run_all(evaluator: Evaluator, rulesets: Sequence[CompiledRuleset],
+            facts: list[dict[str, Any]]) -> list[Firing]:
+    return [f for rs in rulesets for f in evaluator.run(rs, facts)]
+
+
+def test_small_ruleset_fires_what_holds() -> None:
+    compiled = small_compiled()
+    ev, rs = Evaluator(compiled), compiled.rulesets[0]
+    assert sorted(ev.run(rs, [fact(x=10)])) == [("t.big", "f"), ("t.no-y", "f")]
+    assert sorted(ev.run(rs, [fact(x=3, y=1)])) == [("t.small", "f"), ("t.x-above-y", "f")]
+    assert sorted(ev.run(rs, [fact("a", x=10), fact("b", x=1, y=9)])) == [
+        ("t.big", "a"), ("t.no-y", "a"), ("t.small", "b")]
+    assert ev.run(rs, []) == []  # regression: was error 309 (no session to read)
+
+
+def test_evaluations_never_see_each_others_facts() -> None:
+    compiled = small_compiled()
+    ev, rs = Evaluator(compiled), compiled.rulesets[0]
+    # If the first session's facts leaked, the second run (y present, x absent) would see
+    # x = 10 and fire t.big / t.x-above-y, or see "no y" from the first and fire t.no-y.
+    assert sorted(ev.run(rs, [fact("first", x=10)])) == [("t.big", "first"),
+                                                          ("t.no-y", "first")]
+    assert ev.run(rs, [fact("second", y=1)]) == []
+    assert sorted(ev.run(rs, [fact("first", x=10)])) == [("t.big", "first"),
+                                                          ("t.no-y", "first")]
+
+
+def test_bundled_evaluations_are_order_independent(engine: Engine,
+                                                   request_fact: dict[str, Any]) -> None:
+    rulesets = engine.compiled.stratum("request", 0)
+    other = {**request_fact, "hours_per_year": 100, "usage_pattern": "intermittent",
+             "upfront_capex": False}
+    first = sorted(set(run_all(engine.evaluator, rulesets, [request_fact])))
+    middle = sorted(set(run_all(engine.evaluator, rulesets, [other])))
+    again = sorted(set(run_all(engine.evaluator, rulesets, [request_fact])))
+    assert first == again
+    assert first != middle
+    assert ("usage.continuous-favours-local", "request") in first
+    assert ("usage.continuous-favours-local", "request") not in middle
+
+
+def test_sessions_are_deleted_past_the_1024_cap() -> None:
+    """durable_rules allows 1,024 live sessions per ruleset; each run must delete its own."""
+    compiled = small_compiled()
+    ev, rs = Evaluator(compiled), compiled.rulesets[0]
+    expected = sorted(ev.run(rs, [fact(x=10)]))
+    for i in range(1_100):
+        assert sorted(ev.run(rs, [fact(x=10)])) == expected, i
+    assert ev._fired == {}  # no per-session bookkeeping left behind
+
+
+class _FailingEvaluator(Evaluator):
+    def _recorder(self, rule_id: str) -> Callable[[Any], None]:
+        def act(c: Any) -> None:
+            raise RuntimeError(f"boom in {rule_id}")
+
+        return act
+
+
+def test_exception_in_action_surfaces_as_evaluation_error() -> None:
+    compiled = small_compiled()
+    ev, rs = _FailingEvaluator(compiled), compiled.rulesets[0]
+    with pytest.raises(EvaluationError, match=r"rule action failed in test_small: .*boom in t\."):
+        ev.run(rs, [fact(x=10)])
+    # The failed session is gone: the next one fails afresh, not with stale state...
+    with pytest.raises(EvaluationError, match="boom"):
+        ev.run(rs, [fact(x=10)])
+    # ...and a fact no rule fires on still evaluates cleanly.
+    assert ev.run(rs, [fact(y=1)]) == []
+
+
+@pytest.mark.parametrize("value", [1e-05, 1e20, -3e-7, float("nan"), float("inf")])
+def test_exponent_or_non_finite_float_in_fact_raises(value: float) -> None:
+    compiled = small_compiled()
+    ev = Evaluator(compiled)
+    with pytest.raises(EvaluationError, match="'x'"):
+        ev.run(compiled.rulesets[0], [fact(x=value)])
+
+
+def test_non_scalar_fact_value_raises() -> None:
+    compiled = small_compiled()
+    with pytest.raises(EvaluationError, match="not a scalar"):
+        Evaluator(compiled).run(compiled.rulesets[0], [fact(x=[1, 2])])
+
+
+def test_boundary_floats_are_accepted() -> None:
+    compiled = small_compiled()
+    ev = Evaluator(compiled)
+    assert sorted(ev.run(compiled.rulesets[0], [fact(x=0.0001)])) == [("t.no-y", "f"),
+                                                                        ("t.small", "f")]
+    assert sorted(ev.run(compiled.rulesets[0], [fact(x=1e14 + 0.5)])) == [("t.big", "f"),
+                                                                           ("t.no-y", "f")]
+
+
+def test_no_background_threads(request_fact: dict[str, Any]) -> None:
+    before = threading.active_count()
+    engine = load_engine()
+    compiled = small_compiled()
+    ev = Evaluator(compiled)
+    ev.run(compiled.rulesets[0], [fact(x=10)])
+    run_all(engine.evaluator, engine.compiled.stratum("request", 0), [request_fact])
+    assert threading.active_count() == before
+    assert [t for t in threading.enumerate() if t is not threading.main_thread()] == []
+
+
+def test_thread_safety_four_threads(engine: Engine, request_fact: dict[str, Any]) -> None:
+    rulesets = engine.compiled.stratum("request", 0)
+    facts = [
+        request_fact,
+        {**request_fact, "hours_per_year": 100, "usage_pattern": "intermittent"},
+        {**request_fact, "data_residency": "on-premises", "budget_usd": 50_000},
+    ]
+    expected = [sorted(run_all(engine.evaluator, rulesets, [f])) for f in facts]
+    assert len({tuple(e) for e in expected}) == 3
+    errors: list[str] = []
+
+    def worker(offset: int) -> None:
+        try:
+            for i in range(300):
+                k = (i + offset) % len(facts)
+                got = sorted(run_all(engine.evaluator, rulesets, [facts[k]]))
+                if got != expected[k]:
+                    errors.append(f"thread {offset} run {i}: {got} != {expected[k]}")
+                    return
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(f"thread {offset}: {exc!r}")
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+
+
+def _rss_mb() -> float:
+    with Path("/proc/self/statm").open() as statm:
+        resident_pages = int(statm.read().split()[1])
+    return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def test_memory_flat_over_100k_evaluations(engine: Engine,
+                                           request_fact: dict[str, Any]) -> None:
+    """100,000 evaluations of the bundled request rules in one process (each on one of the
+    request rulesets in turn, each in its own session): RSS grows < 20 MB between the
+    10,000th and the 100,000th (a leaking session would cost ~85 KB each)."""
+    rulesets = engine.compiled.stratum("request", 0)
+    expected = sorted(run_all(engine.evaluator, rulesets, [request_fact]))
+    assert len(expected) > 10
+    start = time.perf_counter()
+    rss_10k = 0.0
+    for i in range(1, 100_001):
+        engine.evaluator.run(rulesets[i % len(rulesets)], [request_fact])
+        if i == 10_000:
+            rss_10k = _rss_mb()
+            assert sorted(run_all(engine.evaluator, rulesets, [request_fact])) == expected
+    rss_100k = _rss_mb()
+    elapsed = time.perf_counter() - start
+    print(f"100k evaluations over {len(rulesets)} rulesets: {elapsed:.1f} s; "
+          f"RSS {rss_10k:.1f} MB at 10k, {rss_100k:.1f} MB at 100k")
+    assert sorted(run_all(engine.evaluator, rulesets, [request_fact])) == expected
+    assert rss_100k - rss_10k < 20, (rss_10k, rss_100k)

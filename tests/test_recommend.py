@@ -1,0 +1,238 @@
+"""engine.recommend end to end (real durable_rules) over every scenario: determinism,
+traceable reasons, hard constraints, physical fit, and the JSON contract of DESIGN.md."""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.answers import Answers, validate_answers
+from engine.conditions import holds
+from engine.recommend import Decision, Engine, load_engine, recommend
+from engine.resources import bundled_dir
+from engine.scenarios import load_scenario, scenario_paths
+
+SCENARIOS = scenario_paths([Path(__file__).parent / "scenarios"])
+IDS = [p.stem for p in SCENARIOS]
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+def answers_of(engine: Engine, path: Path) -> Answers:
+    return validate_answers(load_scenario(path).answers, engine.catalog)
+
+
+@cache
+def decision_of(path: Path) -> Decision:
+    engine = load_engine()
+    return engine.recommend(answers_of(engine, path))
+
+
+def json_of(path: Path) -> dict[str, Any]:
+    return json.loads(decision_of(path).to_json())  # type: ignore[no-any-return]
+
+
+def test_load_engine_is_cached() -> None:
+    assert load_engine() is load_engine()
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_same_answers_same_json(engine: Engine, path: Path) -> None:
+    answers = answers_of(engine, path)
+    first, second = recommend(answers), recommend(answers)
+    assert first.decision_id != second.decision_id
+    assert re.fullmatch(r"[0-9a-f]{20}", first.decision_id)
+    a = json.loads(first.to_json())
+    b = json.loads(second.to_json())
+    a["decision_id"] = b["decision_id"] = "x"
+    assert a == b
+    assert first.to_json().replace(first.decision_id, "x") == \
+        second.to_json().replace(second.decision_id, "x")
+
+
+def _all_reasons(data: dict[str, Any]) -> list[dict[str, Any]]:
+    reasons = [r for axis in data["decisions"].values() for option in axis["ranking"]
+               for r in option["reasons"]]
+    hardware = data["hardware"]
+    candidates = [c for c in [hardware["choice"], *hardware["alternatives"],
+                              *hardware["excluded"]] if c]
+    reasons += [r for c in candidates for r in c["reasons"]]
+    reasons += [w for c in candidates for w in c["warnings"]]
+    return [*reasons, *data["warnings"], *data["strategies"]]
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_every_reason_names_a_real_rule_and_real_sources(engine: Engine, path: Path) -> None:
+    data = json_of(path)
+    reasons = _all_reasons(data)
+    assert reasons
+    rule_ids = {r.id for r in engine.rulebook.rules}
+    for reason in reasons:
+        assert reason["rule"] in rule_ids, reason
+        assert reason["sources"], reason
+        assert set(reason["sources"]) <= set(engine.catalog.sources), reason
+        assert reason["sources"] == list(engine.rulebook.rule(reason["rule"]).model.sources)
+        assert reason["text"].strip(), reason
+        assert "{" not in reason["text"], reason  # every template field was filled
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_excluded_option_is_never_the_choice(path: Path) -> None:
+    for axis, decision in decision_of(path).decisions.items():
+        excluded = {o.option for o in decision.ranking if o.excluded}
+        assert decision.choice not in excluded, axis
+        if decision.choice is None:
+            assert len(excluded) == len(decision.ranking), axis
+        else:
+            best = max(o.score for o in decision.ranking if not o.excluded)
+            chosen = next(o for o in decision.ranking if o.option == decision.choice)
+            assert chosen.score == best, axis
+
+
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_hardware_choice_fits_usable_vram(engine: Engine, path: Path) -> None:
+    hardware = decision_of(path).hardware
+    fraction = engine.catalog.policy.usable_vram_fraction.value
+    assert 0 < fraction <= 1
+    for cand in [c for c in [hardware.choice, *hardware.alternatives] if c]:
+        vram_gb = engine.catalog.gpus[cand.gpu].vram_gb
+        assert cand.vram_needed_gb <= vram_gb * fraction, cand.id
+        assert cand.vram_total_gb == pytest.approx(vram_gb * cand.count)
+        assert not cand.excluded
+    if hardware.choice is not None:
+        assert all(c.score <= hardware.choice.score for c in hardware.alternatives)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_request_firings_agree_with_python_holds(engine: Engine, path: Path) -> None:
+    """The explanations' evaluator (conditions.holds) agrees with durable_rules on every
+    request rule of every scenario (e.g. a {fact: other} leaf with `other` unknown)."""
+    decision = decision_of(path)
+    fired = {f.rule for f in decision.fired}
+    facts = {k: v for k, v in decision.facts.items() if not isinstance(v, list)}
+    for rule in engine.rulebook.rules:
+        if rule.match == "request":
+            assert (rule.id in fired) == holds(rule.condition, facts), rule.id
+
+
+def test_rule_comparing_with_unknown_fact_does_not_fire(engine: Engine) -> None:
+    """Regression: without break_even_hours both 'past' and 'below' break-even fired."""
+    path = next(p for p in SCENARIOS if p.stem == "21-no-break-even")
+    decision = decision_of(path)
+    assert decision.facts.get("break_even_hours") is None
+    fired = {f.rule for f in decision.fired}
+    assert "usage.past-break-even-favours-local" not in fired
+    assert "usage.below-break-even-favours-cloud" not in fired
+    assert "usage.no-break-even" in fired
+
+
+def test_every_rule_file_loads(engine: Engine) -> None:
+    files = sorted(p.name for p in bundled_dir("rules").glob("*.yaml"))
+    assert "decisions.yaml" in files
+    by_file: dict[str, int] = {}
+    for rule in engine.rulebook.rules:
+        by_file[Path(rule.path).name] = by_file.get(Path(rule.path).name, 0) + 1
+    for name in files:
+        if name == "decisions.yaml":
+            continue
+        text = (bundled_dir("rules") / name).read_text(encoding="utf-8")
+        assert by_file.get(name, 0) == len(re.findall(r"^  - id: ", text, re.M)) > 0, name
+    assert set(engine.rulebook.texts) == {f"rules/{n}" for n in files}
+
+
+def test_every_rule_has_description_and_known_sources(engine: Engine) -> None:
+    assert len(engine.rulebook.rules) > 50
+    for rule in engine.rulebook.rules:
+        assert rule.model.description.strip(), rule.id
+        assert rule.model.because.strip(), rule.id
+        assert rule.model.sources, rule.id
+        assert set(rule.model.sources) <= set(engine.catalog.sources), rule.id
+
+
+TOP_LEVEL = {"schema_version", "decision_id", "engine_version", "ruleset", "catalog", "answers",
+             "facts", "decisions", "hardware", "warnings", "strategies", "estimates"}
+CANDIDATE_KEYS = {"gpu", "count", "where", "provider", "region", "pricing", "vram_needed_gb",
+                  "vram_total_gb", "cost", "score", "reasons"}
+REASON_KEYS = {"rule", "effect", "weight", "text", "sources"}
+
+
+def _check_candidate(cand: dict[str, Any]) -> None:
+    assert set(cand) >= CANDIDATE_KEYS, CANDIDATE_KEYS - set(cand)
+    assert cand["where"] in ("local", "cloud")
+    assert isinstance(cand["count"], int) and cand["count"] >= 1
+    assert set(cand["cost"]) == {"upfront_usd", "per_hour_usd", "per_year_usd"}
+    assert all(isinstance(v, (int, float)) and v >= 0 for v in cand["cost"].values())
+    if cand["where"] == "local":
+        assert cand["provider"] is None and cand["cost"]["upfront_usd"] > 0
+    else:
+        assert cand["provider"] and cand["region"] and cand["cost"]["upfront_usd"] == 0
+    for reason in cand["reasons"]:
+        assert set(reason) == REASON_KEYS
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+def test_json_contract(engine: Engine, path: Path) -> None:
+    data = json_of(path)
+    assert set(data) >= TOP_LEVEL, TOP_LEVEL - set(data)
+    assert data["schema_version"] == 1
+    assert data["engine_version"]
+    assert data["ruleset"] == {"hash": engine.rulebook.hash,
+                               "rule_count": len(engine.rulebook.rules)}
+    assert set(data["catalog"]) == {"hash"} and data["catalog"]["hash"] == engine.catalog.hash
+    assert isinstance(data["answers"], dict) and isinstance(data["facts"], dict)
+    assert data["answers"]["hours_per_year"] == data["facts"]["hours_per_year"]
+    assert set(data["decisions"]) == set(engine.rulebook.decisions)
+    for axis, decision in data["decisions"].items():
+        assert set(decision) == {"choice", "ranking"}
+        assert [o["option"] for o in decision["ranking"]] != []
+        assert sorted(o["option"] for o in decision["ranking"]) == sorted(
+            engine.rulebook.decisions[axis])
+        for option in decision["ranking"]:
+            assert {"option", "score", "excluded", "reasons"} <= set(option)
+            for reason in option["reasons"]:
+                assert set(reason) == REASON_KEYS
+                assert reason["effect"] in ("prefer", "avoid", "exclude")
+    assert {"choice", "alternatives"} <= set(data["hardware"])
+    for cand in [data["hardware"]["choice"], *data["hardware"]["alternatives"]]:
+        if cand is not None:
+            _check_candidate(cand)
+    for warning in data["warnings"]:
+        assert {"id", "severity", "rule", "text", "sources"} <= set(warning)
+        assert warning["severity"] in ("info", "warning", "critical")
+    for strategy in data["strategies"]:
+        assert {"id", "rule", "text", "sources"} <= set(strategy)
+    assert {"memory", "break_even_hours", "training"} <= set(data["estimates"])
+    assert data["estimates"]["break_even_hours"] == data["facts"].get("break_even_hours")
+    assert data["estimates"]["memory"]["total_gb"] > 0
+
+
+def test_some_scenario_has_a_hardware_choice_of_each_place() -> None:
+    places = {decision_of(p).hardware.choice.where for p in SCENARIOS
+              if decision_of(p).hardware.choice is not None}
+    assert places == {"local", "cloud"}
+
+
+@pytest.mark.parametrize("stem", ["10-pretrain-without-reason", "11-pretrain-proprietary-7b",
+                                  "20-frontier-pretrain"])
+def test_pretrain_training_estimate(stem: str) -> None:
+    path = next(p for p in SCENARIOS if p.stem == stem)
+    data = json_of(path)
+    assert data["answers"]["workload"] == "pretrain"
+    training = data["estimates"]["training"]
+    assert training is not None
+    for key in ("gpu_hours", "cost_usd"):
+        band = training[key]
+        assert set(band) >= {"low", "expected", "high"}, band
+        assert 0 < band["low"] <= band["expected"] <= band["high"], band
+    assert training["gpu_hours"]["expected"] == pytest.approx(
+        data["facts"]["training_gpu_hours"], rel=1e-3)
