@@ -43,8 +43,26 @@ def content_key(*paths: Path | None) -> str:
         entries = sorted(path.iterdir()) if path.is_dir() else [path]
         for entry in entries:
             if entry.is_file():
-                digest.update(entry.name.encode() + b"\x00" + entry.read_bytes() + b"\x00")
+                digest.update(entry.name.encode() + b"\x00" + _fingerprint(entry) + b"\x00")
     return digest.hexdigest()
+
+
+def _fingerprint(path: Path) -> bytes:
+    """A file's bytes, or only its size and mtime when it is over the loader's size limit.
+
+    The loader refuses such a file anyway (nothing gets cached), so there is no point in
+    reading a 50 MB or 5 GB file into memory just to hash it.
+    """
+    from engine.yamlio import MAX_FILE_BYTES
+
+    try:
+        info = path.stat()
+        if info.st_size > MAX_FILE_BYTES:
+            return f"oversized:{info.st_size}:{info.st_mtime_ns}".encode()
+        with path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:  # unreadable: the loader reports it as one clear line
+        return f"unreadable:{exc.errno}".encode()
 
 
 def cached(key: str, build: Callable[[], Any], check: Callable[[Any], bool]) -> Any:

@@ -71,6 +71,7 @@ class Candidate(_Out):
     count: int
     where: Literal["local", "cloud"]
     provider: str | None
+    provider_kind: Literal["local", "hyperscaler", "specialised"]
     region: str | None
     pricing: str
     vram_needed_gb: float
@@ -222,6 +223,7 @@ def _materialise(entry: Scored) -> Candidate:
     return Candidate(
         id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], count=f["count"],
         where=f["where"], provider=None if f["where"] == "local" else f["provider"],
+        provider_kind=f["provider_kind"],
         region=f["regions"] or None, pricing=f["pricing"],
         vram_needed_gb=f["vram_needed_gb"], vram_total_gb=f["vram_total_gb"],
         cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],

@@ -41,22 +41,27 @@ class TerminalPrompter:
         import questionary
         from prompt_toolkit.completion import WordCompleter
 
-        shown = "" if default is None else _show(default)
-        if question.nullable and default is None:
-            shown = ""
-        hint = " ('?' for help" + (", empty for none)" if question.nullable else ")")
+        if default is not None:
+            hint = f" (Enter for {_show(default)}; '?' for help)"
+        elif question.nullable:
+            hint = " (Enter for none; '?' for help)"
+        else:
+            hint = " ('?' for help)"
         completer = WordCompleter([*(choices or []), NONE_CHOICE]) if choices else None
+
+        def check(text: str) -> bool | str:
+            if text.strip() == "?" or (not text.strip() and default is not None):
+                return True
+            return validate(text) or True
+
         while True:
-            text = questionary.text(
-                prompt_text(question) + hint, default=shown,
-                validate=lambda t: True if t.strip() == "?" else (validate(t) or True),
-                completer=completer,
-            ).unsafe_ask()
+            text = questionary.text(prompt_text(question) + hint, validate=check,
+                                    completer=completer).unsafe_ask()
             if text.strip() == "?":
                 questionary.print(f"  {question.help}", style="italic")
                 continue
-            from engine.questionnaire import Questionnaire  # noqa: F401 - typing only
-
+            if not text.strip() and default is not None:
+                return default
             return _typed(question, text)
 
 

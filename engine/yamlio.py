@@ -39,13 +39,24 @@ class LineList(list[Any]):
     item_lines: list[int]
 
 
+class _DuplicateKeyError(yaml.MarkedYAMLError):
+    def __init__(self, problem: str, mark: Any) -> None:
+        super().__init__(problem=problem, problem_mark=mark)
+
+
 class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         mapping = LineDict(super().construct_mapping(node, deep=True))
         mapping.line = node.start_mark.line + 1
         mapping.key_lines = {}
+        seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
+            # YAML requires unique keys; PyYAML silently keeps the last one, which would let a
+            # second `when:` or `hours_per_year:` quietly override the first.
+            if key in seen:
+                raise _DuplicateKeyError(f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
             if isinstance(key, (str, int, float, bool)) or key is None:
                 mapping.key_lines[key] = key_node.start_mark.line + 1
         return mapping
@@ -68,13 +79,19 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(f"file is {size:,} bytes; the limit is {max_bytes:,}", path=name)
-        raw = path.read_bytes()
+        # Never read more than the limit: a device or pipe (/dev/zero, <(cmd)) reports size 0.
+        with path.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise InputError(f"file is larger than the limit of {max_bytes:,} bytes", path=name)
     except FileNotFoundError:
         raise InputError("file not found", path=name) from None
     except IsADirectoryError:
         raise InputError("is a directory, expected a file", path=name) from None
     except PermissionError:
         raise InputError("permission denied", path=name) from None
+    except OSError as exc:
+        raise InputError(f"cannot read the file ({exc.strerror or exc})", path=name) from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -98,8 +115,13 @@ def parse_yaml(text: str, *, path: str) -> Any:
         if isinstance(exc, yaml.constructor.ConstructorError):
             problem = f"unsupported YAML tag or value ({problem})"
         raise InputError(f"YAML error: {problem}", path=path, line=line) from None
+    except yaml.reader.ReaderError as exc:  # a control character, e.g. a NUL byte
+        line = text.count("\n", 0, exc.position) + 1 if exc.position is not None else None
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character or "?")
+        raise InputError(f"YAML error: character U+{code:04X} is not allowed ({exc.reason})",
+                         path=path, line=line) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"YAML error: {exc}", path=path) from None
+        raise InputError(f"YAML error: {' '.join(str(exc).split())}", path=path) from None
     except RecursionError:
         raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
     return data
@@ -136,12 +158,30 @@ def load_data_file(path: Path) -> Any:
     text = read_text(path)
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text, parse_constant=_refuse_constant)
+            data = json.loads(text, parse_constant=_refuse_constant)
         except json.JSONDecodeError as exc:
             raise InputError(f"JSON error: {exc.msg}", path=str(path), line=exc.lineno) from None
         except ValueError as exc:
             raise InputError(str(exc), path=str(path)) from None
+        except RecursionError:  # the C decoder recurses per level: [[[[... a million deep
+            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=str(path)) from None
+        _check_depth(data, str(path))
+        return data
     return parse_yaml(text, path=str(path))
+
+
+def _check_depth(data: Any, path: str) -> None:
+    """The YAML nesting limit, for JSON documents (checked without recursion)."""
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(
+            node, list) else None
+        if children is None:
+            continue
+        if depth > MAX_DEPTH:
+            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path)
+        stack.extend((child, depth + 1) for child in children)
 
 
 def _refuse_constant(name: str) -> Any:

@@ -120,7 +120,7 @@ def test_estimate_training_text(runner: CliRunner) -> None:
 
 @pytest.mark.parametrize(
     ("kind", "sample", "in_text"),
-    [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers ($ per GPU-hour)"),
+    [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers, $ per GPU-hour"),
      ("models", "llama-2-7b", "llama-2-7b")],
 )
 def test_catalog_list(runner: CliRunner, catalog: Catalog, kind: str, sample: str,

@@ -165,8 +165,13 @@ def test_no_background_threads(request_fact: dict[str, Any]) -> None:
     ev = Evaluator(compiled)
     ev.run(compiled.rulesets[0], [fact(x=10)])
     run_all(engine.evaluator, engine.compiled.stratum("request", 0), [request_fact])
-    assert threading.active_count() == before
-    assert [t for t in threading.enumerate() if t is not threading.main_thread()] == []
+    # Other libraries used elsewhere in the suite (dask) may keep helper threads of their
+    # own; what must never appear is a durable_rules dispatcher or timer thread.
+    ours = [t for t in threading.enumerate()
+            if t is not threading.main_thread() and not t.name.startswith("Dask")]
+    assert ours == [], ours
+    assert not [t for t in threading.enumerate() if isinstance(t, threading.Timer)]
+    assert threading.active_count() <= before
 
 
 def test_thread_safety_four_threads(engine: Engine, request_fact: dict[str, Any]) -> None:

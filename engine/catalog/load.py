@@ -108,12 +108,14 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     question_file: QuestionFile = parse("questions", QuestionFile)
     sources = _index(source_file.sources, raw["sources"], "sources", _p(root, "sources"))
     offers = list(cloud_file.offers)
+    overrides: _Override | None = None
     if prices is not None:
         texts["prices"], prices_data = _read_yaml(prices)
         override = build(_PriceFile, prices_data, path=str(prices), error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
         replaced = {o.id: o for o in override.offers}
         offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
+        overrides = _Override(str(prices), prices_data, {o.id for o in override.offers})
     catalog = Catalog(
         sources=sources,
         gpus=_index(gpu_file.gpus, raw["gpus"], "gpus", _p(root, "gpus")),
@@ -127,8 +129,22 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
         questions=tuple(question_file.questions),
         texts=texts,
     )
-    _check_references(catalog, raw, root)
+    _check_references(catalog, raw, root, overrides)
     return catalog
+
+
+@dataclass(frozen=True)
+class _Override:
+    """Where the offers of a ``--prices`` file came from, so errors name that file."""
+
+    path: str
+    data: Any
+    offer_ids: set[str]
+
+    def locate(self, kind: str, item_id: str) -> tuple[str, int | None] | None:
+        if kind != "offers" or item_id not in self.offer_ids:
+            return None
+        return self.path, _line_of_id(self.data, item_id)
 
 
 class _PriceFile(BaseModel):
@@ -163,7 +179,8 @@ def _index(items: Iterable[Any], raw: Any, key: str, path: str) -> dict[str, Any
     return out
 
 
-def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path) -> None:
+def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
+                      overrides: _Override | None = None) -> None:
     """Every cited source, GPU and provider exists; offers sit in their provider's regions."""
     known = catalog.sources
     checks: list[tuple[str, str, str, Iterable[str], Mapping[str, Any]]] = []
@@ -191,13 +208,15 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path) -> None
         for ref in refs:
             if ref not in index:
                 file = _FILE_OF[kind]
+                path, line = (overrides and overrides.locate(kind, item_id)) or (
+                    _p(root, file), _line_of_id(raw[file], item_id))
                 raise CatalogError(
                     f"unknown {attr.split('.')[-1].rstrip('s')} '{ref}'{did_you_mean(ref, index)}",
-                    path=_p(root, file),
-                    line=_line_of_id(raw[file], item_id),
+                    path=path,
+                    line=line,
                     field=f"{kind}[{item_id}].{attr}",
                 )
-    _check_offer_regions(catalog, raw, root)
+    _check_offer_regions(catalog, raw, root, overrides)
 
 
 _FILE_OF = {
@@ -211,15 +230,18 @@ _FILE_OF = {
 }
 
 
-def _check_offer_regions(catalog: Catalog, raw: dict[str, Any], root: Path) -> None:
+def _check_offer_regions(catalog: Catalog, raw: dict[str, Any], root: Path,
+                         overrides: _Override | None = None) -> None:
     for offer in catalog.offers:
         allowed = catalog.providers[offer.provider].regions
         for region in offer.regions:
             if region not in allowed:
+                path, line = (overrides and overrides.locate("offers", offer.id)) or (
+                    _p(root, "clouds"), _line_of_id(raw["clouds"], offer.id))
                 raise CatalogError(
                     f"region '{region}' is not one of provider {offer.provider}'s {allowed}",
-                    path=_p(root, "clouds"),
-                    line=_line_of_id(raw["clouds"], offer.id),
+                    path=path,
+                    line=line,
                     field=f"offers[{offer.id}].regions",
                 )
 

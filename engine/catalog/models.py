@@ -8,8 +8,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SourceIds = Annotated[list[str], Field(min_length=1)]
-PositiveFloat = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegativeFloat = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+MAX_FIGURE = 1e12
+"""No catalog or price figure is larger: absurd values (a $1e308 GPU-hour) would overflow the
+estimates to Infinity, which neither the rule engine nor JSON can carry."""
+PositiveFloat = Annotated[float, Field(gt=0, le=MAX_FIGURE, allow_inf_nan=False)]
+NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_FIGURE, allow_inf_nan=False)]
+BoundedFloat = Annotated[float, Field(ge=-MAX_FIGURE, le=MAX_FIGURE, allow_inf_nan=False)]
 Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$", max_length=60)]
 
 
@@ -202,7 +206,7 @@ class ModelFile(Strict):
 class Constant(Strict):
     """One tunable number with its unit and sources."""
 
-    value: float = Field(allow_inf_nan=False)
+    value: BoundedFloat
     unit: str
     sources: SourceIds
     note: str | None = None
@@ -211,9 +215,9 @@ class Constant(Strict):
 class RangeConstant(Strict):
     """A tunable low/expected/high triple."""
 
-    low: float = Field(allow_inf_nan=False)
-    expected: float = Field(allow_inf_nan=False)
-    high: float = Field(allow_inf_nan=False)
+    low: BoundedFloat
+    expected: BoundedFloat
+    high: BoundedFloat
     unit: str
     sources: SourceIds
     note: str | None = None

@@ -48,7 +48,10 @@ class AdvisorGroup(click.Group):
         try:
             return super().invoke(ctx)
         except EngineError as exc:
-            click.echo(f"error: {exc}", err=True)
+            # Always exactly one line, even when a message quotes input with a line break
+            # (e.g. an unknown key "a\nb" in an answers file).
+            message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
+            click.echo(f"error: {message}", err=True)
             ctx.exit(exc.exit_code)
 
 

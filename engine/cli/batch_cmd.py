@@ -43,11 +43,12 @@ class _WorkerFailed(EngineError):
               required=True, metavar="OUT.jsonl", help="Where to write the results (JSON lines).")
 @click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True,
               metavar="N", help="Worker processes (each loads the policy once).")
-@click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=DEFAULT_CHUNK_SIZE,
-              show_default=True, metavar="LINES", help="Lines per unit of work sent to a worker.")
+@click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=None, metavar="LINES",
+              help=f"Lines per unit of work sent to a worker [default: {DEFAULT_CHUNK_SIZE}, "
+                   "less for small inputs so every worker gets some].")
 @rules_option
 @catalog_options
-def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int,
+def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
           rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None) -> None:
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
@@ -68,7 +69,9 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int,
     if not in_path.is_file():
         raise InputError("no such input file", path=str(in_path))
     tty = sys.stderr.isatty()
-    total = _count_lines(in_path) if tty else None
+    total = _count_lines(in_path) if tty or (workers > 1 and chunk_size is None) else None
+    if chunk_size is None:
+        chunk_size = _chunk_size(total, workers)
     failed = done = 0
     with _Progress(tty, total) as (report, advance), \
             in_path.open(encoding="utf-8-sig", errors="replace", newline="") as source, \
@@ -136,6 +139,13 @@ def _unpack(result: tuple[int, list[str] | str]) -> list[str]:
     if isinstance(payload, str):
         raise _WorkerFailed(payload, code)
     return payload
+
+
+def _chunk_size(total: int | None, workers: int) -> int:
+    """The default chunk size, smaller when the input is too short to keep all workers busy."""
+    if total is None or workers == 1:
+        return DEFAULT_CHUNK_SIZE
+    return max(1, min(DEFAULT_CHUNK_SIZE, -(-total // (workers * IN_FLIGHT_PER_WORKER))))
 
 
 def _count_lines(path: Path) -> int | None:

@@ -41,9 +41,8 @@ def headline(decision: Decision) -> str:
     if choice.where == "local":
         return (f"Buy: {config_name(choice)}, ~{usd(choice.cost.upfront_usd)} up front "
                 f"(~{usd(choice.cost.per_year_usd)}/year amortised)")
-    kind = decision.decisions["cloud_kind"].choice
     where = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler"}.get(
-        kind or "", "the cloud")
+        choice.provider_kind, "the cloud")
     verb = "Develop locally, rent" if deployment == "hybrid" else "Rent"
     provider = f" ({choice.provider})" if choice.provider else ""
     return (f"{verb}: {config_name(choice)} on {where}{provider}, {choice.pricing}, "

@@ -1,0 +1,435 @@
+"""Performance benchmarks for gpu-advisor: prints ONE table (Markdown) plus the machine.
+
+Not part of the test suite. Run from the repository root with the project's virtualenv active:
+
+    python benchmarks/run.py            # full run (long: 20k-scenario batches, 100k audit
+                                        # records, 100k evaluations for memory)
+    python benchmarks/run.py --quick    # every part, scaled down (a couple of minutes)
+
+Each part can be scaled separately (see --help); ``--only`` runs a subset.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
+WHATIF_EXAMPLE = ROOT / "examples" / "research-70b-intermittent.yaml"
+FLOOR = "import pydantic, yaml, click, durable.engine"
+PARTS = ("cold", "warm", "raw", "batch", "cli", "audit", "memory")
+
+Row = tuple[str, str, str]
+"""(measure, value, target or note)."""
+
+
+# --------------------------------------------------------------------------------------------
+# Scenarios
+
+
+def generate_answers(count: int, seed: int, models: Sequence[str]) -> list[dict[str, Any]]:
+    """``count`` varied, valid answer mappings, the same for the same seed."""
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    for _ in range(count):
+        workload = "pretrain" if rng.random() < 0.1 else "fine-tune"
+        answers: dict[str, Any] = {"workload": workload}
+        if rng.random() < 0.15:
+            answers["model_params_b"] = rng.choice([0.5, 1.3, 3, 7, 13, 34, 70, 180])
+        else:
+            answers["model"] = rng.choice(models)
+        if workload == "fine-tune":
+            answers["method"] = rng.choice(["auto", "auto", "full", "lora", "qlora"])
+        answers["hours_per_year"] = rng.choice([0, 20, 100, 300, 800, 1500, 3000, 4000, 6000,
+                                                8760])
+        answers["usage_pattern"] = rng.choice(["continuous", "intermittent", "bursty"])
+        answers["budget_usd"] = rng.choice([0, 500, 2000, 3000, 6000, 10000, 25000, 100000,
+                                            1_000_000])
+        answers["upfront_capex"] = rng.random() < 0.6
+        residency = rng.choice(["none", "none", "region", "on-premises"])
+        answers["data_residency"] = residency
+        if residency == "region":
+            answers["allowed_regions"] = sorted(
+                rng.sample(["us", "eu", "uk", "ca", "asia", "au"], rng.randint(1, 3)))
+        if residency != "on-premises":
+            answers["cloud_ecosystem"] = rng.choice(["none", "none", "aws", "azure", "gcp"])
+        answers["needs_latest_hardware"] = rng.random() < 0.2
+        answers["shared_small_workloads"] = rng.random() < 0.2
+        answers["proprietary_data"] = rng.random() < 0.5
+        out.append(answers)
+    return out
+
+
+def scenario_lines(count: int, seed: int) -> list[str]:
+    from engine.catalog.load import load_catalog
+
+    models = sorted(load_catalog().models)
+    return [json.dumps(a, sort_keys=True) for a in generate_answers(count, seed, models)]
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers
+
+
+def gpu_advisor() -> list[str]:
+    """The console script next to this interpreter (else ``python -m engine``)."""
+    script = Path(sys.executable).parent / "gpu-advisor"
+    if script.exists():
+        return [str(script)]
+    found = shutil.which("gpu-advisor")
+    return [found] if found else [sys.executable, "-m", "engine"]
+
+
+def child_cpu() -> float:
+    """CPU seconds (user + system) used so far by finished child processes and theirs."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(argv: Sequence[str], env: dict[str, str], *, ok: Iterable[int] = (0,)) -> float:
+    start = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
+    elapsed = time.perf_counter() - start
+    if proc.returncode not in tuple(ok):
+        sys.exit(f"benchmark command failed ({proc.returncode}): {' '.join(argv)}\n"
+                 f"{proc.stderr.decode(errors='replace')}")
+    return elapsed
+
+
+def median_run(argv: Sequence[str], env: dict[str, str], runs: int) -> float:
+    timed_run(argv, env)  # warm the page cache and .pyc files
+    return statistics.median(timed_run(argv, env) for _ in range(runs))
+
+
+def rss_mb() -> float:
+    """Current resident set size in MB (Linux /proc; peak RSS elsewhere)."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+        return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak / (2**20 if sys.platform == "darwin" else 2**10)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:,.1f} ms"
+
+
+def verdict(ok: bool, target: str) -> str:
+    return f"{'PASS' if ok else 'FAIL'} (target {target})"
+
+
+def load_scenarios(count: int, seed: int) -> tuple[Any, list[Any]]:
+    from engine.answers import validate_answers
+    from engine.recommend import load_engine
+
+    engine = load_engine()
+    lines = scenario_lines(count, seed)
+    return engine, [validate_answers(json.loads(line), engine.catalog) for line in lines]
+
+
+# --------------------------------------------------------------------------------------------
+# Parts
+
+
+def bench_cold(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
+    cold = median_run([*gpu_advisor(), "recommend", "--answers", str(EXAMPLE), "--format",
+                       "json", "--no-audit"], env, args.runs)
+    floor = median_run([sys.executable, "-c", FLOOR], env, args.runs)
+    ratio = cold / floor
+    return [
+        (f"cold `recommend --format json --no-audit` (median of {args.runs})", ms(cold), ""),
+        (f"import floor `python -c \"{FLOOR}\"`", ms(floor), ""),
+        ("cold / floor", f"{ratio:.2f}×", verdict(ratio <= 1.5, "≤ 1.5×")),
+    ]
+
+
+def bench_warm(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
+    engine, scenarios = load_scenarios(args.distinct, args.seed)
+    for answers in scenarios[:20]:
+        engine.recommend(answers, decision_id="warmup")
+    calls = args.warm_calls
+    start = time.perf_counter()
+    for i in range(calls):
+        engine.recommend(scenarios[i % len(scenarios)], decision_id="bench")
+    per_call = (time.perf_counter() - start) / calls
+    state["warm_per_call"] = per_call
+    rate = 1 / per_call
+    return [
+        (f"warm `Engine.recommend` per call ({calls:,} calls, {len(scenarios)} scenarios)",
+         ms(per_call), ""),
+        ("warm recommendations/s, one core", f"{rate:,.0f}/s", verdict(rate >= 1000, "≥ 1,000/s")),
+    ]
+
+
+class _Recorder:
+    """Wraps ``Evaluator.run`` to capture the exact (ruleset, facts) calls of one evaluation."""
+
+    def __init__(self, run: Callable[..., Any]) -> None:
+        self.run = run
+        self.calls: list[tuple[Any, list[dict[str, Any]]]] = []
+
+    def __call__(self, ruleset: Any, facts: Iterable[dict[str, Any]]) -> Any:
+        batch = [dict(f) for f in facts]
+        self.calls.append((ruleset, batch))
+        return self.run(ruleset, batch)
+
+
+def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
+    """durable_rules alone: the same compiled rulesets and the same facts Engine.evaluate
+    asserts (request strata, then candidates), captured from real evaluations; only
+    ``engine.evaluator.run`` is timed."""
+    engine, scenarios = load_scenarios(args.distinct, args.seed)
+    evaluator = engine.evaluator
+    per_scenario: list[list[tuple[Any, list[dict[str, Any]]]]] = []
+    for answers in scenarios:
+        recorder = _Recorder(evaluator.run)
+        evaluator.run = recorder  # instance attribute shadows the method
+        try:
+            engine.evaluate(answers, decision_id="capture")
+        finally:
+            del evaluator.run
+        per_scenario.append(recorder.calls)
+    calls = args.warm_calls
+    for recorded in per_scenario[:20]:
+        for ruleset, facts in recorded:
+            evaluator.run(ruleset, facts)
+    start = time.perf_counter()
+    for i in range(calls):
+        for ruleset, facts in per_scenario[i % len(per_scenario)]:
+            evaluator.run(ruleset, facts)
+    raw = (time.perf_counter() - start) / calls
+    asserts = statistics.mean(len(c) for c in per_scenario)
+    facts_n = statistics.mean(sum(len(f) for _, f in c) for c in per_scenario)
+    rows: list[Row] = [
+        (f"raw durable_rules per recommendation ({asserts:.1f} `Evaluator.run`, "
+         f"{facts_n:.0f} facts)", ms(raw), f"{1 / raw:,.0f}/s"),
+    ]
+    if "warm_per_call" in state:
+        rows.append(("full / raw", f"{state['warm_per_call'] / raw:.1f}×",
+                     "the Python pipeline around the rule engine"))
+    return rows
+
+
+def bench_batch(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> list[Row]:
+    n = args.batch_scenarios
+    source = tmp / "scenarios.jsonl"
+    source.write_text("".join(f"{line}\n" for line in scenario_lines(n, args.seed)),
+                      encoding="utf-8")
+    rows: list[Row] = []
+    times: dict[int, float] = {}
+    cpu: dict[int, float] = {}
+    outputs: dict[int, bytes] = {}
+    for workers in (1, 2):
+        out = tmp / f"batch-{workers}.jsonl"
+        before = child_cpu()
+        times[workers] = timed_run([*gpu_advisor(), "batch", str(source), "--out", str(out),
+                                    "--workers", str(workers)], env)
+        cpu[workers] = child_cpu() - before
+        outputs[workers] = out.read_bytes()
+        rows.append((f"batch {n:,} scenarios, {workers} worker(s)",
+                     f"{times[workers]:.1f} s", f"{n / times[workers]:,.0f} lines/s; "
+                     f"{cpu[workers]:.1f} CPU s (all processes)"))
+    speedup = times[1] / times[2]
+    target = "≥ 1.6× on 20,000 scenarios" + ("" if n >= 20_000 else f"; measured on {n:,}")
+    rows.append(("batch speed-up, 2 workers vs 1", f"{speedup:.2f}×",
+                 verdict(speedup >= 1.6, target)))
+    # What the speed-up would be on otherwise idle cores: total work over 2 cores (an upper
+    # bound that ignores the parent's serial part), to tell overhead from contention.
+    rows.append(("batch CPU overhead of 2 workers (CPU s 2 / CPU s 1)",
+                 f"{cpu[2] / cpu[1]:.2f}×",
+                 f"idle-core bound on the speed-up: {2 * cpu[1] / cpu[2]:.2f}×"))
+    rows.append(("batch output identical for 1 and 2 workers",
+                 "yes" if outputs[1] == outputs[2] else "NO", ""))
+    return rows
+
+
+def bench_cli(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
+    diff = median_run([*gpu_advisor(), "rules", "diff", "rules", "rules"], env, args.runs)
+    whatif = median_run([*gpu_advisor(), "whatif", "--answers", str(WHATIF_EXAMPLE)], env,
+                        args.runs)
+    return [
+        (f"`rules diff rules rules` (median of {args.runs})", ms(diff), ""),
+        (f"`whatif --answers {WHATIF_EXAMPLE.relative_to(ROOT)}` (median of {args.runs})",
+         ms(whatif), ""),
+    ]
+
+
+def bench_audit(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> list[Row]:
+    from engine.answers import load_answers
+    from engine.audit import AuditStore
+    from engine.recommend import load_engine
+
+    engine = load_engine()
+    decision = engine.recommend(load_answers(EXAMPLE, (), engine.catalog))
+    path = tmp / "audit.sqlite3"
+    n = args.audit_records
+    copies = (decision.model_copy(update={"decision_id": f"bench-{i:012d}"}) for i in range(n))
+    with AuditStore(path) as store:
+        start = time.perf_counter()
+        for copy in copies:
+            store.append(copy, engine.rulebook.texts, engine.catalog.texts)
+        append = time.perf_counter() - start
+    verify = timed_run([*gpu_advisor(), "audit", "verify", "--audit-db", str(path)], env)
+    size = sum(p.stat().st_size for p in tmp.glob("audit.sqlite3*")) / 2**20
+    return [
+        (f"audit append, {n:,} records", f"{n / append:,.0f} records/s",
+         f"{append:.1f} s; store {size:,.0f} MB"),
+        (f"`audit verify` at {n:,} records", f"{verify:.2f} s", f"{n / verify:,.0f} records/s"),
+    ]
+
+
+def bench_memory(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
+    """In a fresh interpreter, so other parts do not colour the numbers."""
+    marks = ",".join(str(m) for m in args.mem_evals)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--memory-child",
+                           marks, "--seed", str(args.seed), "--distinct", str(args.distinct)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"memory benchmark failed:\n{proc.stderr}")
+    data = json.loads(proc.stdout)
+    rows: list[Row] = [("RSS after warm-up (engine loaded, 200 evaluations)",
+                        f"{data['baseline']:,.1f} MB", "")]
+    previous = data["baseline"]
+    for mark, value in data["marks"]:
+        rows.append((f"RSS after {mark:,} warm evaluations", f"{value:,.1f} MB",
+                     f"{value - data['baseline']:+,.1f} MB vs warm-up, "
+                     f"{value - previous:+,.1f} MB vs previous"))
+        previous = value
+    growth = data["marks"][-1][1] - data["marks"][0][1]
+    last, first = data["marks"][-1][0], data["marks"][0][0]
+    rows.append((f"RSS growth {first:,} → {last:,} evaluations", f"{growth:+,.1f} MB",
+                 verdict(growth <= 5, "flat: ≤ +5 MB")))
+    return rows
+
+
+def memory_child(marks: list[int], seed: int, distinct: int) -> None:
+    engine, scenarios = load_scenarios(distinct, seed)
+    for i in range(200):
+        engine.recommend(scenarios[i % len(scenarios)], decision_id="warmup")
+    result: dict[str, Any] = {"baseline": rss_mb(), "marks": []}
+    done = 0
+    for mark in sorted(marks):
+        while done < mark:
+            engine.recommend(scenarios[done % len(scenarios)], decision_id="mem")
+            done += 1
+        result["marks"].append((mark, rss_mb()))
+    print(json.dumps(result))
+
+
+# --------------------------------------------------------------------------------------------
+# Main
+
+
+def load_average() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
+def machine(start_load: str) -> str:
+    def run(argv: list[str]) -> str:
+        try:
+            return subprocess.run(argv, capture_output=True, text=True, check=False).stdout
+        except OSError:
+            return "(unavailable)\n"
+
+    lscpu = "".join(run(["lscpu"]).splitlines(keepends=True)[:10])
+    return (f"nproc: {run(['nproc']).strip() or os.cpu_count()}\n"
+            f"python: {platform.python_version()} ({platform.python_implementation()}, "
+            f"{platform.platform()})\n"
+            f"lscpu | head:\n{lscpu}"
+            f"load average (1, 5, 15 min): {start_load} at the start, {load_average()} at the end "
+            "(other processes share these cores: read timings with that in mind)\n")
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true",
+                        help="Scale every part down (defaults below become the quick values).")
+    parser.add_argument("--only", default=",".join(PARTS),
+                        help=f"Comma-separated parts to run: {','.join(PARTS)}.")
+    parser.add_argument("--runs", type=int, help="Subprocess runs per median (7; quick 3).")
+    parser.add_argument("--warm-calls", type=int, help="Warm/raw calls timed (2000; quick 100).")
+    parser.add_argument("--distinct", type=int, default=50,
+                        help="Distinct scenarios cycled by warm/raw/memory (50).")
+    parser.add_argument("--batch-scenarios", type=int,
+                        help="Scenarios per batch run (20000; quick 400).")
+    parser.add_argument("--audit-records", type=int,
+                        help="Audit records appended, then verified (100000; quick 500).")
+    parser.add_argument("--mem-evals", type=lambda s: [int(x) for x in s.split(",")],
+                        help="RSS checkpoints, comma-separated (10000,100000; quick 300,1000).")
+    parser.add_argument("--seed", type=int, default=20261130, help="Scenario seed.")
+    parser.add_argument("--memory-child", type=lambda s: [int(x) for x in s.split(",")],
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    defaults = {"runs": (7, 3), "warm_calls": (2000, 100), "batch_scenarios": (20_000, 400),
+                "audit_records": (100_000, 500), "mem_evals": ([10_000, 100_000], [300, 1000])}
+    for name, (full, quick) in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse(argv)
+    if args.memory_child:
+        memory_child(args.memory_child, args.seed, args.distinct)
+        return
+    parts = [p.strip() for p in args.only.split(",") if p.strip()]
+    unknown = set(parts) - set(PARTS)
+    if unknown:
+        sys.exit(f"unknown part(s): {', '.join(sorted(unknown))}")
+    rows: list[Row] = []
+    state: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-bench-") as name:
+        tmp = Path(name)
+        env = {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(tmp / "cli-audit.sqlite3")}
+        steps: dict[str, Callable[[], list[Row]]] = {
+            "cold": lambda: bench_cold(args, env),
+            "warm": lambda: bench_warm(args, state),
+            "raw": lambda: bench_raw(args, state),
+            "batch": lambda: bench_batch(args, env, tmp),
+            "cli": lambda: bench_cli(args, env),
+            "audit": lambda: bench_audit(args, env, tmp),
+            "memory": lambda: bench_memory(args, env),
+        }
+        started = time.perf_counter()
+        start_load = load_average()
+        for part in PARTS:
+            if part in parts:
+                print(f"… {part}", file=sys.stderr, flush=True)
+                rows.extend(steps[part]())
+        total = time.perf_counter() - started
+    print(machine(start_load))
+    mode = "--quick" if args.quick else "default"
+    print(f"gpu-advisor benchmarks ({mode} run, {total:.0f} s in all)\n")
+    width = [max(len(r[i]) for r in [("measure", "value", "target / note"), *rows])
+             for i in range(3)]
+    print(f"| {'measure':<{width[0]}} | {'value':>{width[1]}} | {'target / note':<{width[2]}} |")
+    print(f"|{'-' * (width[0] + 2)}|{'-' * (width[1] + 1)}:|{'-' * (width[2] + 2)}|")
+    for measure, value, note in rows:
+        print(f"| {measure:<{width[0]}} | {value:>{width[1]}} | {note:<{width[2]}} |")
+
+
+if __name__ == "__main__":
+    main()

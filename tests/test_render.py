@@ -1,0 +1,192 @@
+"""Rendering: text (80 columns, plain off a terminal), markdown, json, the owning-vs-renting
+chart (ASCII, SVG, PNG), and a cold ``recommend`` that imports no prompt or plot library."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from engine.cli import cli
+from engine.render.chart import CostCurves, ascii_chart, curves_from
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = REPO / "examples"
+LOCAL = EXAMPLES / "startup-7b-continuous.yaml"       # buys
+CLOUD = EXAMPLES / "research-70b-intermittent.yaml"   # rents
+ALL = sorted(EXAMPLES.iterdir())
+SEVERITY = {"critical": 0, "warning": 1, "info": 2}
+# a plan that is too small and unprofiled: critical, warning and info warnings together
+MIXED = [str(CLOUD), "--set", "planned_gpu=rtx-4090", "--set", "method=full"]
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", *args], env=env)
+    assert result.exit_code == 0, result.stderr
+    return result
+
+
+def headline(out: str) -> str:
+    """The headline, rejoined if it wrapped at 80 columns (it ends where the model line starts)."""
+    return " ".join(out[:out.index("\nModel ")].split())
+
+
+def data(*args: str) -> dict[str, Any]:
+    return json.loads(run(*args, "--format", "json").stdout)  # type: ignore[no-any-return]
+
+
+# --- text -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("example", ALL, ids=lambda p: p.name)
+@pytest.mark.parametrize("no_color", [False, True], ids=["plain", "NO_COLOR"])
+def test_text_fits_80_columns_without_escapes(example: Path, no_color: bool) -> None:
+    out = run(str(example), env={"NO_COLOR": "1"} if no_color else {}).stdout
+    assert "\x1b" not in out
+    long = [line for line in out.splitlines() if len(line) > 80]
+    assert not long, long
+
+
+def test_text_sections() -> None:
+    out = run(str(LOCAL)).stdout
+    lines = out.splitlines()
+    for title in ("Approach: ", "Method: ", "Deployment: local", "Sharing: "):
+        assert any(line.startswith(title) for line in lines), title
+    assert not any(line.startswith("Pricing: ") for line in lines)   # buying: no pricing
+    assert "Hardware" in lines
+    assert "Warnings" in lines and "Strategies" in lines
+    # reasons carry the rule id and the source ids
+    assert re.search(r"\[usage\.[a-z-]+;\s+decide\.local", out)
+
+
+def test_headline_local_and_cloud() -> None:
+    local = data(str(LOCAL))
+    head = headline(run(str(LOCAL)).stdout)
+    assert local["hardware"]["choice"]["where"] == "local"
+    assert re.fullmatch(r"Buy: \d+× .+, ~\$[\d,]+ up front \(~\$[\d,]+/year amortised\)", head)
+    cloud = data(str(CLOUD))
+    head = headline(run(str(CLOUD)).stdout)
+    assert cloud["hardware"]["choice"]["where"] == "cloud"
+    assert re.fullmatch(r"(Rent|Develop locally, rent): \d+× .+ on .+, ~\$[\d,]+/year", head), head
+    assert f"{cloud['hardware']['choice']['count']}× " in head
+
+
+def test_warnings_ordered_by_severity() -> None:
+    warnings = data(*MIXED)["warnings"]
+    ranks = [SEVERITY[w["severity"]] for w in warnings]
+    assert ranks == sorted(ranks)
+    assert {0, 1} <= set(ranks)
+    out = run(*MIXED).stdout.splitlines()
+    start = out.index("Warnings")
+    marks = [m for m in (line[:2] for line in out[start + 1:]) if m in ("!!", " !", " i")]
+    order = {"!!": 0, " !": 1, " i": 2}
+    assert [order[m] for m in marks] == sorted(order[m] for m in marks)
+    assert marks[0] == "!!"
+
+
+def test_ascii_chart_marks_the_break_even_fact() -> None:
+    facts = data(str(LOCAL))["facts"]
+    out = run(str(LOCAL)).stdout
+    assert "Owning vs renting" in out
+    marked = re.search(r"^\* break-even at ([\d,]+) h/year", out, re.MULTILINE)
+    assert marked is not None, out
+    assert float(marked.group(1).replace(",", "")) == facts["break_even_hours"]
+    chart = out[out.index("Owning vs renting"):].splitlines()
+    assert sum(line.count("*") for line in chart if "┤" in line) == 1     # one crossing mark
+    assert any(line.lstrip().startswith("o own ") for line in chart)
+
+
+def test_no_chart_without_break_even() -> None:
+    regulated = EXAMPLES / "regulated-on-premises.yaml"
+    assert data(str(regulated))["facts"].get("break_even_hours") is None
+    assert "break-even at" not in run(str(regulated)).stdout
+
+
+# --- markdown and json ----------------------------------------------------------------------
+
+def test_markdown() -> None:
+    out = run(str(LOCAL), "--format", "markdown").stdout
+    assert out.startswith("# Buy: ")
+    assert "\n## Decisions\n" in out
+    assert "\n## Hardware\n" in out and "\n## Warnings\n" in out
+    assert "break-even at" in out
+    assert "\x1b" not in out
+
+
+def test_json_is_the_full_contract() -> None:
+    decision = data(str(CLOUD))
+    assert {"decisions", "hardware", "warnings", "strategies", "facts"} <= set(decision)
+
+
+# --- chart files ----------------------------------------------------------------------------
+
+def test_chart_svg(tmp_path: Path) -> None:
+    path = tmp_path / "out.svg"
+    result = run(str(LOCAL), "--chart", str(path))
+    assert "Chart written to" in result.stderr
+    text = path.read_text(encoding="utf-8")
+    assert text.startswith("<?xml") or "<svg" in text
+
+
+def test_chart_png(tmp_path: Path) -> None:
+    path = tmp_path / "out.png"
+    run(str(LOCAL), "--chart", str(path), "--format", "json")
+    assert path.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_chart_other_extension_exits_2(tmp_path: Path) -> None:
+    path = tmp_path / "out.txt"
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(LOCAL),
+                                      "--chart", str(path)])
+    assert result.exit_code == 2
+    assert ".svg or .png" in result.stderr
+    assert not path.exists()
+
+
+def test_curves_cross_at_break_even() -> None:
+    decision = data(str(LOCAL))
+    curves = curves_from(decision["facts"], decision["estimates"]["traces"])
+    assert isinstance(curves, CostCurves)
+    be = decision["facts"]["break_even_hours"]
+    assert curves.break_even_hours == be
+    assert curves.own(be) == pytest.approx(curves.rent(be), rel=5e-3)
+    assert curves.own(be * 0.5) > curves.rent(be * 0.5)       # below: renting is cheaper
+    assert curves.own(be * 1.5) < curves.rent(be * 1.5)       # above: owning is cheaper
+    lines = ascii_chart(curves)
+    assert all(len(line) <= 80 for line in lines)
+    assert sum(line.count("*") for line in lines if "┤" in line) == 1
+
+
+# --- cold start -----------------------------------------------------------------------------
+
+def test_cold_recommend_imports_no_prompt_or_plot_library() -> None:
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "engine", "recommend", "--answers",
+         str(LOCAL), "--format", "json", "--no-audit"],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    json.loads(done.stdout)
+    imported = {line.rsplit("|", 1)[-1].strip().split(".")[0]
+                for line in done.stderr.splitlines() if line.startswith("import time:")}
+    assert "yaml" in imported                                 # importtime did report
+    for module in ("questionary", "prompt_toolkit", "matplotlib"):
+        assert module not in imported
+
+
+def test_markdown_hardware_memory_is_per_gpu_like_text() -> None:
+    """Both formats show need/has per GPU (a 2-card row once showed per-GPU need/total)."""
+    hardware = data(str(LOCAL))["hardware"]
+    rows = [hardware["choice"], *hardware["alternatives"]]
+    multi = [c for c in rows if c["count"] > 1]
+    assert multi, "the example should list a multi-GPU configuration"
+    md = run(str(LOCAL), "--format", "markdown").stdout
+    text = run(str(LOCAL)).stdout
+    for cand in multi:
+        cell = f"{cand['vram_needed_gb']:.1f}/{cand['vram_total_gb'] / cand['count']:g}"
+        assert f"| {cell} |" in md
+        assert cell in text

@@ -1,0 +1,109 @@
+"""``gpu-advisor whatif``: the smallest single answer change that flips each decision."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from engine.answers import load_answers
+from engine.catalog.load import Catalog
+from engine.cli import cli
+from engine.recommend import load_engine
+from engine.whatif import thresholds, what_if
+
+REPO = Path(__file__).parent.parent
+EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"
+AXES = {"approach", "method", "deployment", "cloud_kind", "pricing", "sharing"}
+
+
+def recommend_json(*sets: str) -> dict[str, Any]:
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(EXAMPLE),
+                                      "--format", "json", *(a for s in sets
+                                                            for a in ("--set", s))])
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def whatif(fmt: str, *sets: str) -> str:
+    result = CliRunner().invoke(cli, ["whatif", "--answers", str(EXAMPLE), "--format", fmt,
+                                      *(a for s in sets for a in ("--set", s))])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def below_break_even() -> tuple[float, list[str]]:
+    """The break-even hours of the intermittent team, and --set values just below them."""
+    facts = recommend_json("usage_pattern=intermittent")["facts"]
+    break_even = float(facts["break_even_hours"])
+    hours = int(break_even) - 20
+    sets = ["usage_pattern=intermittent", f"hours_per_year={hours}"]
+    assert recommend_json(*sets)["decisions"]["deployment"]["choice"] != "local"
+    return break_even, sets
+
+
+@pytest.fixture(scope="module")
+def flips(below_break_even: tuple[float, list[str]]) -> list[dict[str, Any]]:
+    return json.loads(whatif("json", *below_break_even[1]))  # type: ignore[no-any-return]
+
+
+def test_json_shape(flips: list[dict[str, Any]],
+                    below_break_even: tuple[float, list[str]]) -> None:
+    assert isinstance(flips, list) and flips
+    base = recommend_json(*below_break_even[1])
+    for flip in flips:
+        assert {"axis", "from", "to", "answer", "value"} <= set(flip)
+        assert flip["axis"] in AXES
+        assert flip["from"] != flip["to"]
+        assert flip["from"] == base["decisions"][flip["axis"]]["choice"]
+        assert flip["answer"] in base["answers"]
+    assert len({f["axis"] for f in flips}) == len(flips)      # at most one per axis
+
+
+def test_break_even_flip_matches_the_fact(flips: list[dict[str, Any]],
+                                          below_break_even: tuple[float, list[str]]) -> None:
+    break_even = below_break_even[0]
+    deployment = next(f for f in flips if f["axis"] == "deployment")
+    assert deployment["to"] == "local"
+    assert deployment["answer"] == "hours_per_year"
+    assert deployment["value"] == break_even
+    # and the reported value does flip it, on its own
+    flipped = recommend_json(below_break_even[1][0], f"hours_per_year={deployment['value']}")
+    assert flipped["decisions"]["deployment"]["choice"] == "local"
+
+
+def test_enum_flip_to_hyperscaler(flips: list[dict[str, Any]]) -> None:
+    kind = next(f for f in flips if f["axis"] == "cloud_kind")
+    assert (kind["from"], kind["to"]) == ("specialised", "hyperscaler")
+    assert kind["answer"] == "cloud_ecosystem"
+    assert kind["value"] in ("aws", "azure", "gcp")
+    assert kind["current"] == "none"
+
+
+def test_text_lines(below_break_even: tuple[float, list[str]]) -> None:
+    lines = whatif("text", *below_break_even[1]).splitlines()
+    by_axis = {line.split(":", 1)[0]: line for line in lines}
+    assert set(by_axis) == AXES, lines
+    deployment = by_axis["deployment"]
+    assert deployment.startswith("deployment: cloud → local if hours_per_year ≥ ")
+    assert f"{below_break_even[0]:,.0f}" in deployment
+    assert "cloud_kind: specialised → hyperscaler if cloud_ecosystem = " in by_axis["cloud_kind"]
+    for line in lines:
+        assert " → " in line or "(no single answer change flips it)" in line
+
+
+def test_library_flip_is_smallest_change(catalog: Catalog) -> None:
+    engine = load_engine(None, None, None)
+    answers = load_answers(EXAMPLE, ["hours_per_year=8000"], engine.catalog)
+    base, flips = what_if(engine, answers)
+    assert base.decisions["deployment"].choice == "local"
+    deployment = next(f for f in flips if f.axis == "deployment")
+    # going down from 8,000 the first flip is at or below the 3,500 continuous-use line
+    assert deployment.answer == "hours_per_year"
+    assert isinstance(deployment.value, (int, float)) and deployment.value < 8000
+    assert "hours_per_year" in {q.id for q in engine.catalog.questions}
+    assert thresholds(engine, "hours_per_year", base.facts)
