@@ -17,7 +17,7 @@ from engine.answers import Answers
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer
 from engine.estimates.cost import cloud_cost, purchase_cost, running_cost_per_hour
-from engine.estimates.memory import Method, estimate_memory, estimate_on
+from engine.estimates.memory import Method, estimate_memory, peak_on
 from engine.estimates.trace import tidy
 from engine.facts import (
     Facts,
@@ -117,7 +117,7 @@ def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | No
                allowed: bool, single_gpu_need: float, newest: int,
                answers: Answers) -> dict[str, Any]:
     provider = catalog.providers[provider_id] if provider_id else None
-    per_gpu_need = estimate_on(req, gpu, catalog.policy, count).total_gb
+    per_gpu_need = peak_on(req, gpu, catalog.policy, count)
     return {
         "candidate_id": cid,
         "gpu": gpu.id,

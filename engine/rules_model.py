@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -70,12 +71,12 @@ class Effect(_Strict):
                              f"suggest (got {', '.join(given) or 'none'})")
         return self
 
-    @property
+    @cached_property
     def kind(self) -> str:
         """Which effect this is."""
         return next(k for k in type(self).model_fields if getattr(self, k) is not None)
 
-    @property
+    @cached_property
     def body(self) -> Any:
         """The effect's payload."""
         return getattr(self, self.kind)
