@@ -148,7 +148,7 @@ class _Override:
 
 
 class _PriceFile(BaseModel):
-    model_config = {"extra": "forbid"}
+    model_config = {"extra": "forbid", "defer_build": True}
     sources: list[Source] = []
     offers: list[Offer]
 
