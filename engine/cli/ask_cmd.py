@@ -10,7 +10,14 @@ import click
 import yaml
 
 from engine.answers import answers_to_data, load_partial, validate_answers
-from engine.cli.options import audit_options, catalog_options, format_option, rules_option
+from engine.cli.options import (
+    answers_options,
+    audit_options,
+    catalog_options,
+    chart_option,
+    format_option,
+    rules_option,
+)
 from engine.errors import AnswerError
 from engine.questionnaire import Questionnaire
 from engine.recommend import load_engine
@@ -21,17 +28,14 @@ def _interactive() -> bool:
 
 
 @click.command()
-@click.option("--answers", "answers_path", type=click.Path(path_type=Path), default=None,
-              metavar="FILE", help="Pre-fill answers from a file; those questions are skipped.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Pre-fill one answer (repeatable); wins over the file.")
+@answers_options(answers_help="Pre-fill answers from a file; those questions are skipped.",
+                 set_help="Pre-fill one answer (repeatable); wins over the file.")
 @click.option("--defaults", is_flag=True, help="Answer every remaining question with its default.")
 @click.option("--advanced", is_flag=True,
               help="Also ask the advanced questions (sequence length, batch, electricity…).")
 @click.option("--save-answers", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Save the answers to FILE so the run can be repeated with --answers.")
-@click.option("--chart", "chart_path", type=click.Path(path_type=Path), default=None,
-              metavar="FILE", help="Also write the owning-vs-renting chart (.svg or .png).")
+@chart_option
 @rules_option
 @catalog_options
 @audit_options

@@ -64,3 +64,24 @@ def model_options(func: F) -> F:
     return click.option(
         "--model", "model_id", default=None, metavar="ID", help="A catalog model id.",
     )(func)
+
+
+def answers_options(*, required: bool = False,
+                    answers_help: str = "Answers file (YAML or JSON); see examples/.",
+                    set_help: str = "Override one answer (repeatable); wins over the file."
+                    ) -> Callable[[F], F]:
+    """``--answers FILE`` and ``--set KEY=VALUE`` (repeatable)."""
+    def decorate(func: F) -> F:
+        func = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                            help=set_help)(func)
+        return click.option("--answers", "answers_path", type=_path, default=None,
+                            required=required, metavar="FILE", help=answers_help)(func)
+    return decorate
+
+
+def chart_option(func: F) -> F:
+    """``--chart FILE``."""
+    return click.option(
+        "--chart", "chart_path", type=_path, default=None, metavar="FILE",
+        help="Also write the owning-vs-renting chart (.svg or .png).",
+    )(func)

@@ -8,7 +8,14 @@ from pathlib import Path
 import click
 
 from engine.answers import load_answers
-from engine.cli.options import audit_options, catalog_options, format_option, rules_option
+from engine.cli.options import (
+    answers_options,
+    audit_options,
+    catalog_options,
+    chart_option,
+    format_option,
+    rules_option,
+)
 from engine.recommend import Decision, Engine, load_engine
 
 
@@ -21,15 +28,11 @@ def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -
 
 
 @click.command()
-@click.option("--answers", "answers_path", type=click.Path(path_type=Path), default=None,
-              metavar="FILE", help="Answers file (YAML or JSON); see examples/.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override one answer (repeatable); wins over the file.")
+@answers_options()
 @rules_option
 @catalog_options
 @audit_options
-@click.option("--chart", "chart_path", type=click.Path(path_type=Path), default=None,
-              metavar="FILE", help="Also write the owning-vs-renting chart (.svg or .png).")
+@chart_option
 @click.option("--trace", "show_trace", is_flag=True,
               help="Also list every rule: fired, or the first condition that failed.")
 @format_option("text", "json", "markdown")

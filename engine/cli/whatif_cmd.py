@@ -8,7 +8,12 @@ from pathlib import Path
 import click
 
 from engine.answers import load_answers
-from engine.cli.options import catalog_options, format_option, rules_option
+from engine.cli.options import (
+    answers_options,
+    catalog_options,
+    format_option,
+    rules_option,
+)
 from engine.recommend import load_engine
 
 
@@ -21,10 +26,7 @@ def _value(value: object) -> str:
 
 
 @click.command()
-@click.option("--answers", "answers_path", type=click.Path(path_type=Path), required=True,
-              metavar="FILE", help="Answers file (YAML or JSON).")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Override one answer (repeatable).")
+@answers_options(required=True)
 @rules_option
 @catalog_options
 @format_option("text", "json")
