@@ -8,10 +8,12 @@ from engine.catalog.models import Question
 from engine.questionnaire import Validator, prompt_text
 
 NONE_CHOICE = "none"
+HELP_CHOICE = "? what does this mean"
 
 
 class TerminalPrompter:
-    """Maps each question type to a questionary prompt; '?' shows the help text."""
+    """Maps each question type to a questionary prompt; help on demand ('?' in text prompts,
+    a help entry in choice lists; yes/no questions show it beside the prompt)."""
 
     def ask(self, question: Question, default: Any, validate: Validator,
             choices: list[str] | None) -> Any:
@@ -19,10 +21,15 @@ class TerminalPrompter:
 
         message = prompt_text(question)
         if question.type == "choice" and choices:
-            return questionary.select(
-                message, choices=choices, default=default if default in choices else None,
-                instruction=f"(↑/↓ and Enter; {question.help})",
-            ).unsafe_ask()
+            while True:
+                picked = questionary.select(
+                    message, choices=[*choices, HELP_CHOICE],
+                    default=default if default in choices else None,
+                    instruction="(↑/↓ and Enter)",
+                ).unsafe_ask()
+                if picked != HELP_CHOICE:
+                    return picked
+                questionary.print(f"  {question.help}", style="italic")
         if question.type == "bool":
             return questionary.confirm(message, default=bool(default),
                                        instruction=f"(y/n; {question.help}) ").unsafe_ask()
