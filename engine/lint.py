@@ -45,8 +45,12 @@ class Finding:
 
 
 def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
-         catalog_dir: Any = None) -> list[Finding]:
-    """Every lint finding for a loaded rulebook, in file order."""
+         catalog_dir: Any = None, *, whole_policy: bool = True) -> list[Finding]:
+    """Every lint finding for a loaded rulebook, in file order.
+
+    ``whole_policy`` is False when only some rule files are checked: then options nobody
+    prefers and sources nobody cites say nothing, so those checks are skipped.
+    """
     found: list[Finding] = []
     for rule in book.rules:
         found += _durable_limits(rule)
@@ -55,8 +59,9 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
                              "warning"))
         found += _unit_scale(rule, catalog, book)
     found += _conflicts(book)
-    found += _unpreferred_options(book, rules_dir)
-    found += _uncited_sources(book, catalog, catalog_dir)
+    if whole_policy:
+        found += _unpreferred_options(book, rules_dir)
+        found += _uncited_sources(book, catalog, catalog_dir)
     found += _fact_width(book)
     if len(book.rules) >= 500:
         found.append(Finding("rules", None, "rulebook", f"{len(book.rules)} rules: durable_rules "

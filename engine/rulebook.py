@@ -101,19 +101,27 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
                   findings: list[RuleError] | None = None) -> Rulebook:
     """Load and check every rule file of a directory (the bundled rules by default).
 
-    Raises the first problem as a :class:`RuleError`; with a ``findings`` list, every problem
-    is appended there instead (one per broken file or rule) and the valid rest is returned.
+    ``directory`` may also be a single rule file. Without a ``decisions.yaml`` of its own, the
+    bundled one declares the decision axes. Raises the first problem as a
+    :class:`RuleError`; with a ``findings`` list, every problem is appended there instead (one
+    per broken file or rule) and the valid rest is returned.
     """
     collect = _Collector(findings)
     root = directory or bundled_dir("rules")
-    if not root.is_dir():
-        raise RuleError("not a directory", path=str(root))
-    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if root.is_file():
+        files = [root]
+        root = root.parent
+    elif root.is_dir():
+        files = sorted(p for p in root.iterdir()
+                       if p.suffix in (".yaml", ".yml") and p.is_file())
+    else:
+        raise RuleError("no such rule file or directory", path=str(root))
     if len(files) > MAX_RULE_FILES:
         raise RuleError(f"more than {MAX_RULE_FILES} rule files", path=str(root))
     decl_path = root / DECLARATIONS
-    if not decl_path.is_file():
-        raise RuleError(f"missing {DECLARATIONS} (the decision axes)", path=str(root))
+    if decl_path not in files:
+        decl_path = bundled_dir("rules") / DECLARATIONS
+        files = [decl_path, *files]
     texts: dict[str, str] = {}
     raw: dict[Path, Any] = {}
     for path in files:

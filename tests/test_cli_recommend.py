@@ -113,7 +113,7 @@ def test_rules_catalog_prices_accepted(runner: CliRunner, tmp_path: Path,
 
 def test_missing_rules_dir_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     line = _one_error_line(invoke(runner, "--rules", str(tmp_path / "none")))
-    assert line == f"error: {tmp_path / 'none'}: not a directory"
+    assert line == f"error: {tmp_path / 'none'}: no such rule file or directory"
 
 
 def test_subprocess_json() -> None:

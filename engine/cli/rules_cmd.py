@@ -45,13 +45,14 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
     for error in errors:
         click.echo(str(error))
     warnings = 0
+    whole = rules_dir is None or (rules_dir.is_dir() and (rules_dir / "decisions.yaml").is_file())
     if not errors:
         try:
             Engine.build(catalog, book)
         except EngineError as exc:
             click.echo(f"{rules_dir or 'rules'}: compile: {exc}")
             errors.append(RuleError(str(exc)))
-        for finding in lint(book, catalog, rules_dir, catalog_dir):
+    for finding in lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors):
             click.echo(str(finding))
             if finding.severity == "error":
                 errors.append(RuleError(finding.message))
