@@ -156,7 +156,8 @@ class Engine:
         if not facts:
             return fired
         for ruleset in self.compiled.stratum(kind, stratum):
-            fired.extend(self.evaluator.run(ruleset, facts))
+            # durable_fact() already made every value a representable scalar
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
         return fired
 
     def _candidates(self, facts: Facts, answers: Answers, values: dict[str, Any],

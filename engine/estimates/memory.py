@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -56,6 +56,19 @@ class MemoryRequest:
     micro_batch: int = 1
     checkpointing: bool | None = None
     """True/False as asked; None = auto (on only when it lowers the peak noticeably)."""
+
+    def _key(self) -> tuple[Any, ...]:
+        s = self.shape
+        return (s.label, s.params_b, s.layers, s.hidden, s.vocab, self.method, self.seq_len,
+                self.micro_batch, self.checkpointing)
+
+    def __hash__(self) -> int:
+        # Hashing/comparing the pydantic Shape field by field is slow on the hot path; its
+        # identifying numbers are enough.
+        return hash(self._key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MemoryRequest) and self._key() == other._key()
 
 
 class MemoryEstimate(BaseModel):
