@@ -421,6 +421,9 @@ def _storage_error(path: Path, exc: sqlite3.Error) -> AuditError:
         return AuditError(f"{path}: the audit store is read-only; nothing was recorded")
     if "full" in text:
         return AuditError(f"{path}: disk full; nothing was recorded")
+    if "disk I/O error" in text:  # e.g. EFBIG past a file-size limit, or EIO
+        return AuditError(f"{path}: cannot write the audit store (disk I/O error: disk full or "
+                          "file size limit?); nothing was recorded")
     if "not a database" in text or "malformed" in text:
         return AuditError(f"{path}: the audit store is corrupt ({text}); it was not modified")
     return AuditError(f"{path}: audit store error: {text}")

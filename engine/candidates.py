@@ -148,9 +148,14 @@ def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | No
         "pricing": pricing,
         "pricing_available": pricing_available,
         "over_budget": _first_year(where, cost) > answers.budget_usd,
-        "budget_ratio": tidy(_first_year(where, cost) / answers.budget_usd, 3)
+        # capped: a (valid) budget of $5e-324 would make the ratio overflow to Infinity
+        "budget_ratio": tidy(min(_first_year(where, cost) / answers.budget_usd, MAX_RATIO), 3)
         if answers.budget_usd > 0 else 1000.0,
     }
+
+
+MAX_RATIO = 1e12
+"""Largest budget_ratio reported (far beyond any rule threshold, still a plain number)."""
 
 
 def _first_year(where: str, cost: Cost) -> float:

@@ -54,7 +54,15 @@ class Facts:
     training: TrainingEstimate | None = None
 
     def put(self, name: str, value: Any, trace: Figure | None = None) -> None:
-        """Set a fact (floats tidied so they never need exponent form)."""
+        """Set a fact (floats tidied so they never need exponent form).
+
+        A float that overflowed (e.g. break-even years for 1e-308 busy hours a year) is
+        unknown (None), as if it could not be computed: neither durable_rules nor JSON can
+        carry Infinity.
+        """
+        if isinstance(value, float) and not math.isfinite(value):
+            self.values[name] = None
+            return
         self.values[name] = tidy(value, 4) if isinstance(value, float) else value
         if trace is not None:
             self.traces[name] = trace

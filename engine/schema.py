@@ -1,4 +1,5 @@
-"""JSON Schemas (draft 2020-12) of every file a user writes: rules, catalog, answers, scenarios.
+"""JSON Schemas (draft 2020-12) of every file a user writes: rules, catalog, answers, scenarios,
+and of what ``recommend --format json`` prints (``decision``).
 
 They are generated from the pydantic models with ``model_json_schema()``; only what pydantic
 cannot express is patched in by hand: the condition tree of a rule's ``when`` (parsed by
@@ -28,6 +29,7 @@ from engine.catalog.models import (
     QuestionFile,
     SourceFile,
 )
+from engine.recommend import Decision
 from engine.rules_model import OPERATORS, DeclarationFile, RuleFile
 from engine.scenarios import Scenario
 
@@ -49,6 +51,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "questions": ("gpu-advisor questionnaire (catalog/questions.yaml)", QuestionFile),
     "prices": ("gpu-advisor price override file (--prices)", _PriceFile),
     "scenario": ("gpu-advisor scenario (tests/scenarios/*.yaml)", Scenario),
+    "decision": ("gpu-advisor recommendation (recommend --format json)", Decision),
 }
 _DESCRIPTIONS = {
     "prices": "Your own price quotes: offers (and the sources they cite) that replace catalog "

@@ -1,0 +1,42 @@
+"""A light audit writer for fault tests (tests/test_audit_faults.py): no engine, just the store.
+
+    python tests/helpers/fast_audit_writer.py DB TEMPLATE WORKER COUNT
+
+TEMPLATE is a JSON file {"result": <a recommend --format json result>, "rules": {...},
+"catalog": {...}} written by the test. The writer appends COUNT copies (0 = until killed),
+each with its own decision_id, so a process starts in a fraction of the engine's start-up.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from engine.audit import AuditStore
+
+
+class _Result:
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    def to_json(self) -> str:
+        return self._text
+
+
+def main() -> int:
+    db, template, worker, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(
+        sys.argv[4])
+    spec = json.loads(template.read_text(encoding="utf-8"))
+    with AuditStore(db) as store:
+        index = 0
+        while count == 0 or index < count:
+            data = {**spec["result"], "decision_id": f"w{worker:03d}-{index:08d}"}
+            store.append(_Result(data), spec["rules"], spec["catalog"])
+            index += 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

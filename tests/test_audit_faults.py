@@ -1,0 +1,319 @@
+"""Faults around the audit store: kill -9 mid-transaction (many rounds), a full disk, a
+read-only store, and concurrent writers (threads and processes).
+
+Running as root changes what can be simulated: permissions do not stop root, so a read-only
+store is made with a read-only bind mount or ``chattr +i`` (each skipped when unavailable),
+and a full disk with ``RLIMIT_FSIZE`` (always) and a tiny tmpfs (when ``mount`` works).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import resource
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from engine.answers import validate_answers
+from engine.audit import AuditError, AuditStore, verify
+from engine.cli import cli
+from engine.recommend import Engine, load_engine
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST_WRITER = Path(__file__).parent / "helpers" / "fast_audit_writer.py"
+EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
+KILL_ROUNDS = int(os.environ.get("AUDIT_KILL_ROUNDS", "50"))
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+@pytest.fixture(scope="module")
+def template(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A recorded-decision template for the light writer process."""
+    answers = validate_answers({"hours_per_year": 1234}, engine.catalog)
+    result = json.loads(engine.recommend(answers, decision_id="template").to_json())
+    path = tmp_path_factory.mktemp("template") / "template.json"
+    path.write_text(json.dumps({"result": result, "rules": dict(engine.rulebook.texts),
+                                "catalog": dict(engine.catalog.texts)}), encoding="utf-8")
+    return path
+
+
+class _Result:
+    """What AuditStore.append needs of a Decision: its JSON."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    def to_json(self) -> str:
+        return self._text
+
+
+def count_of(path: Path) -> int:
+    conn = sqlite3.connect(path, timeout=30)
+    try:
+        return int(conn.execute("SELECT count(*) FROM decisions").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def verified(path: Path) -> int:
+    with AuditStore(path) as store:
+        result = verify(store)
+    assert result.ok, result
+    return result.count
+
+
+def fill(path: Path, engine: Engine, n: int) -> None:
+    with AuditStore(path) as store:
+        for i in range(n):
+            answers = validate_answers({"hours_per_year": 2000 + i}, engine.catalog)
+            store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
+
+
+def fast_writer(db: Path, template: Path, worker: int, count: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, str(FAST_WRITER), str(db), str(template),
+                             str(worker), str(count)], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=30)
+
+
+def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:
+    assert exit_code == 2, (exit_code, stdout[:200], stderr)
+    assert stdout == ""
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), stderr
+    return lines[0]
+
+
+# -- kill -9 mid-transaction ---------------------------------------------------------------------
+def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, template: Path,
+                                            processes: list[subprocess.Popen[bytes]]) -> None:
+    db = tmp_path / "audit.sqlite3"
+    total = 0
+    for round_ in range(KILL_ROUNDS):
+        proc = fast_writer(db, template, round_, 0)
+        processes.append(proc)
+        target = total + 1 + round_ % 3
+        deadline = time.monotonic() + 30
+        while True:  # poll for progress, no fixed sleeps
+            assert proc.poll() is None, proc.communicate()[1]
+            with contextlib.suppress(sqlite3.Error):
+                if count_of(db) >= target:
+                    break
+            assert time.monotonic() < deadline, f"round {round_}: no progress"
+            time.sleep(0.002)
+        os.kill(proc.pid, signal.SIGKILL)  # the writer loops on append: mid-transaction
+        proc.wait(timeout=30)
+        assert proc.returncode == -signal.SIGKILL
+        count = verified(db)
+        assert count >= target, (round_, count, target)
+        total = count
+    with AuditStore(db) as store:  # still takes new records after all that
+        spec = json.loads(template.read_text())
+        store.append(_Result({**spec["result"], "decision_id": "after-kills"}), spec["rules"],
+                     spec["catalog"])
+    assert verified(db) == total + 1
+
+
+# -- a full disk ---------------------------------------------------------------------------------
+def _recommend_env(db: Path) -> dict[str, str]:
+    return {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(db), "GPU_ADVISOR_NO_CACHE": "1"}
+
+
+def _fsize_limit(limit: int) -> Any:
+    def apply() -> None:  # in the child: writes past `limit` bytes fail with EFBIG
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def _assert_full_disk_refused(db: Path, before: int, done: subprocess.CompletedProcess[str],
+                              ) -> None:
+    line = one_error_line(done.returncode, done.stdout, done.stderr)
+    assert str(db) in line and "nothing was recorded" in line, line
+    assert "disk full" in line, line
+    assert count_of(db) == before
+    assert verified(db) == before
+
+
+def test_full_disk_by_file_size_limit(tmp_path: Path, engine: Engine) -> None:
+    db = tmp_path / "audit.sqlite3"
+    fill(db, engine, 2)
+    before = count_of(db)
+    # A result is ~55 kB: the WAL cannot take the next record within 16 kB.
+    done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers",
+                           str(EXAMPLE), "--format", "json"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, env=_recommend_env(db),
+                          preexec_fn=_fsize_limit(16 * 1024), check=False)
+    _assert_full_disk_refused(db, before, done)
+
+
+@contextlib.contextmanager
+def mounted(*args: str) -> Iterator[None]:
+    done = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount here ({done.stderr.strip()})")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", "-l", args[-1]], capture_output=True, check=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
+def test_full_disk_on_a_tiny_tmpfs(tmp_path: Path, engine: Engine) -> None:
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    with mounted("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)):
+        db = disk / "audit.sqlite3"
+        fill(db, engine, 2)
+        before = count_of(db)
+        filler = disk / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            with contextlib.suppress(OSError):
+                while True:  # fill the rest of the disk
+                    os.write(fd, b"\0" * 4096)
+        finally:
+            os.close(fd)
+        done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers",
+                               str(EXAMPLE), "--format", "json"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=60, env=_recommend_env(db), check=False)
+        line = one_error_line(done.returncode, done.stdout, done.stderr)
+        assert str(db) in line and "disk full" in line and "nothing was recorded" in line
+        filler.unlink()  # (even a reader needs a little space for the WAL index)
+        assert count_of(db) == before and verified(db) == before
+        fill(db, engine, 1)  # space again: the store carries on
+        assert verified(db) == before + 1
+
+
+# -- a read-only store ---------------------------------------------------------------------------
+def _assert_read_only_refused(runner: CliRunner, db: Path, before: bytes) -> None:
+    result = runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE), "--audit-db", str(db),
+                                 "--format", "json"])
+    line = one_error_line(result.exit_code, result.stdout, result.stderr)
+    assert str(db) in line, line
+    assert "read-only" in line or "cannot" in line or "unable to open" in line, line
+    assert db.read_bytes() == before
+
+
+def _closed_store(tmp_path: Path, engine: Engine) -> tuple[Path, bytes]:
+    db = tmp_path / "ro" / "audit.sqlite3"
+    db.parent.mkdir()
+    fill(db, engine, 2)
+    assert not Path(f"{db}-wal").exists()  # checkpointed on close
+    return db, db.read_bytes()
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
+def test_read_only_bind_mount(runner: CliRunner, tmp_path: Path, engine: Engine) -> None:
+    db, before = _closed_store(tmp_path, engine)
+    view = tmp_path / "view"
+    view.mkdir()
+    with mounted("--bind", "-o", "ro", str(db.parent), str(view)):
+        try:
+            (view / "probe").touch()
+        except OSError:
+            pass
+        else:  # pragma: no cover - old mount(8) ignores ro on the first bind
+            (view / "probe").unlink()
+            pytest.skip("bind mount is not read-only here")
+        _assert_read_only_refused(runner, view / db.name, before)
+        answers = validate_answers({}, engine.catalog)
+        with pytest.raises(AuditError), AuditStore(view / db.name) as store:
+            store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
+
+
+@pytest.mark.skipif(not shutil.which("chattr"), reason="no chattr")
+def test_immutable_file(runner: CliRunner, tmp_path: Path, engine: Engine) -> None:
+    db, before = _closed_store(tmp_path, engine)
+    done = subprocess.run(["chattr", "+i", str(db)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"chattr +i not supported here ({done.stderr.strip()})")
+    try:
+        _assert_read_only_refused(runner, db, before)
+    finally:
+        subprocess.run(["chattr", "-i", str(db)], check=False)
+    assert verified(db) == 2
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+def test_permissions_0444_0555(runner: CliRunner, tmp_path: Path,
+                               engine: Engine) -> None:  # pragma: no cover - non-root only
+    db, before = _closed_store(tmp_path, engine)
+    db.chmod(0o444)
+    db.parent.chmod(0o555)
+    try:
+        _assert_read_only_refused(runner, db, before)
+    finally:
+        db.parent.chmod(0o755)
+        db.chmod(0o600)
+
+
+# -- concurrent writers --------------------------------------------------------------------------
+def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
+                                                                engine: Engine) -> None:
+    db = tmp_path / "audit.sqlite3"
+    threads, each = 8, 25
+    answers = validate_answers({"hours_per_year": 4321}, engine.catalog)
+    one = engine.recommend(answers)
+    decisions = [[one.model_copy(update={"decision_id": f"t{t}-{i:03d}"}) for i in range(each)]
+                 for t in range(threads)]
+    errors: list[BaseException] = []
+    start = threading.Barrier(threads)
+
+    def work(t: int) -> None:
+        try:
+            start.wait()
+            with AuditStore(db) as store:
+                for decision in decisions[t]:
+                    store.append(decision, engine.rulebook.texts, engine.catalog.texts)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(t,)) for t in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=120)
+    assert not errors, errors
+    assert verified(db) == threads * each
+    with AuditStore(db) as store:
+        ids = [r.id for r in store.iter_all()]
+    assert sorted(ids) == sorted(f"t{t}-{i:03d}" for t in range(threads) for i in range(each))
+    for t in range(threads):  # each thread's own records stay in its order
+        mine = [i for i in ids if i.startswith(f"t{t}-")]
+        assert mine == sorted(mine)
+
+
+def test_four_processes_25_appends_each(tmp_path: Path, template: Path,
+                                        processes: list[subprocess.Popen[bytes]]) -> None:
+    db = tmp_path / "audit.sqlite3"
+    processes += [fast_writer(db, template, k, 25) for k in range(4)]
+    for proc in processes:
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    assert verified(db) == 100

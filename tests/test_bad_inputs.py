@@ -1,0 +1,365 @@
+"""The bad-input corpus (tests/bad_inputs/, fuzz crashers in tests/bad_inputs/fuzz/).
+
+Every file is tried in every role it can take: as an answers file (``--answers F``), as a
+rule file (a copy of the bundled rules plus ``zz-F``, ``--rules DIR``), as a catalog file (a
+copy of the catalog with one file replaced, ``--catalog DIR``) and as a price file
+(``--prices F``). Each run must end with exit 2 and exactly one ``error: …`` line on stderr
+naming the file: no traceback, nothing on stdout, nothing written to the audit store.
+
+A handful of cases also run in a real process under ``RLIMIT_AS`` to show that nothing
+hangs and memory stays bounded (a 50 MB file, an alias bomb, deep nesting, /dev/zero).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.resources import bundled_dir
+
+HERE = Path(__file__).parent
+CORPUS = HERE / "bad_inputs"
+FUZZ = CORPUS / "fuzz"
+ROOT = HERE.parent
+EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
+MODES = ("answers", "rules", "catalog", "prices")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """What the error line must say in the file's own role(s) (other roles: any one line)."""
+
+    fragment: str
+    roles: tuple[str, ...] = MODES
+    line: int | None = None
+
+
+_ALL = MODES
+_ANS = ("answers",)
+_RULES = ("rules",)
+_CAT = ("catalog",)
+_PRICES = ("prices",)
+_NOT_ANSWERS = ("rules", "catalog", "prices")
+_TEMPLATE = "is not a fact name"
+
+CASES: dict[str, Expect] = {
+    # YAML syntax and constructs: the same error in every role
+    "yaml-malformed.yaml": Expect("YAML error", _ALL, 3),
+    "yaml-tab-indent.yaml": Expect("YAML error", _ALL, 2),
+    "yaml-alias-bomb.yaml": Expect("anchors and aliases are not allowed", _ALL, 2),
+    "yaml-deep-nesting.yaml": Expect("nesting", _ALL, 1),
+    "yaml-deep-mapping.yaml": Expect("nesting deeper than 40 levels", _ALL, 41),
+    "yaml-duplicate-key.yaml": Expect("duplicate key 'workload'", _ALL, 2),
+    "yaml-multi-document.yaml": Expect("YAML error", _ALL, 2),
+    "yaml-top-level-list.yaml": Expect("expected a mapping", _ALL),
+    "yaml-top-level-scalar.yaml": Expect("expected a mapping", _ALL),
+    "yaml-complex-key.yaml": Expect("YAML error", _ALL, 1),
+    "tag-python-object-apply.yaml": Expect("python/object/apply:os.system", _ALL, 1),
+    "tag-python-name.yaml": Expect("python/name:os.system", _ALL, 1),
+    "tag-python-object-new.yaml": Expect("python/object/new:subprocess.Popen", _ALL, 1),
+    "tag-include.yaml": Expect("'!include'", _ALL, 1),
+    # an empty answers file means "all defaults" (tests/test_answers.py); elsewhere an error
+    "empty.yaml": Expect("expected a mapping at the top level, got NoneType", _NOT_ANSWERS),
+    "comment-only.yaml": Expect("expected a mapping at the top level, got NoneType",
+                                _NOT_ANSWERS),
+    "encoding-latin1.yaml": Expect("not valid UTF-8", _ALL),
+    "encoding-utf16.yaml": Expect("not valid UTF-8", _ALL),
+    "encoding-invalid-bytes.yaml": Expect("not valid UTF-8", _ALL),
+    "encoding-nul-byte.yaml": Expect("character U+0000 is not allowed", _ALL, 1),
+    # answers files
+    "answers-wrong-type.yaml": Expect("workload: expected one of fine-tune, pretrain", _ANS, 1),
+    "answers-string-for-number.yaml": Expect("hours_per_year: expected a number", _ANS, 1),
+    "answers-bool-for-number.yaml": Expect("budget_usd: expected a number", _ANS, 1),
+    "answers-nan.yaml": Expect("hours_per_year: expected a finite number", _ANS, 2),
+    "answers-inf.yaml": Expect("budget_usd: expected a finite number", _ANS, 1),
+    "answers-negative-inf.yaml": Expect("electricity_usd_per_kwh: expected a finite", _ANS, 1),
+    "answers-huge-model.yaml": Expect("model_params_b: 1,000,000 is out of range", _ANS, 3),
+    "answers-negative-hours.yaml": Expect("hours_per_year: -5 is out of range", _ANS, 1),
+    "answers-absurd-hours.yaml": Expect("is out of range", _ANS, 1),
+    "answers-absurd-gpu-count.yaml": Expect("planned_gpu_count: 1,000,000,000,000,000 is out",
+                                            _ANS, 2),
+    "answers-unknown-key.yaml": Expect("workloads: unknown answer; did you mean 'workload'?",
+                                       _ANS, 2),
+    "answers-unknown-gpu.yaml": Expect("planned_gpu: unknown gpu 'h900-ultra'", _ANS, 1),
+    "answers-unknown-model.yaml": Expect("model: unknown model 'llama-9-9000b'", _ANS, 1),
+    "answers-model-and-params.yaml": Expect("not both", _ANS, 2),
+    "answers-region-without-regions.yaml": Expect("allowed_regions: data_residency is region",
+                                                  _ANS),
+    "answers-include-key.yaml": Expect("include: unknown answer", _ANS, 1),
+    "answers-ref-key.yaml": Expect("$ref: unknown answer", _ANS, 1),
+    "answers-timestamp.yaml": Expect("workload: expected one of", _ANS, 1),
+    "answers-newline-key.yaml": Expect("work\\nload: unknown answer", _ANS, 1),
+    "answers-nan.json": Expect("NaN is not a number this tool accepts", _ANS),
+    "answers-malformed.json": Expect("JSON error", _ANS, 2),
+    "answers-deep.json": Expect("nesting deeper than 40 levels", _ANS),
+    # rule files
+    "rule-template-dunder-class.yaml": Expect(f"zz.bad: because: '{{__class__}}' {_TEMPLATE}",
+                                              _RULES, 7),
+    "rule-template-globals.yaml": Expect(f"'{{0.__globals__}}' {_TEMPLATE}", _RULES, 7),
+    "rule-template-attribute.yaml": Expect(_TEMPLATE, _RULES, 7),
+    "rule-template-index.yaml": Expect(f"'{{allowed_regions[0]}}' {_TEMPLATE}", _RULES, 7),
+    "rule-template-nested-format.yaml": Expect("format '{hours_per_year}' is not allowed",
+                                               _RULES, 7),
+    "rule-include-key.yaml": Expect("include: unknown key", _RULES, 1),
+    "rule-include-tag.yaml": Expect("'!include'", _RULES, 5),
+    "rule-ref.yaml": Expect("unknown condition keys ['$ref']", _RULES, 5),
+    "rule-absolute-path-source.yaml": Expect("zz.bad: unknown source '/etc/passwd'", _RULES, 8),
+    "rule-nan-literal.yaml": Expect("NaN and Infinity are not allowed", _RULES, 5),
+    "rule-inf-weight.yaml": Expect("weight: expected a finite number", _RULES, 6),
+    "rule-negative-weight.yaml": Expect("weight: input should be greater than 0", _RULES, 6),
+    "rule-huge-literal.yaml": Expect("is too large (limit 10^15)", _RULES, 5),
+    # catalog files (catalog-<file>-….yaml replaces catalog/<file>.yaml)
+    "catalog-gpus-nan-vram.yaml": Expect("gpus[t4].vram_gb: expected a finite number", _CAT, 7),
+    "catalog-gpus-negative-vram.yaml": Expect("gpus[t4].vram_gb: input should be greater",
+                                              _CAT, 7),
+    "catalog-gpus-absurd-vram.yaml": Expect("gpus[t4].vram_gb: input should be less than",
+                                            _CAT, 7),
+    "catalog-gpus-unknown-key.yaml": Expect("gpus[t4].include: unknown key", _CAT, 18),
+    "catalog-models-absurd-params.yaml": Expect("models[llama-2-7b].params_b: input should be "
+                                                "less than", _CAT, 5),
+    "catalog-models-string-params.yaml": Expect("models[llama-2-7b].params_b: input should be "
+                                                "a valid number", _CAT, 5),
+    # price override files
+    "prices-nan.yaml": Expect("offers[gcp-t4].on_demand_usd_per_gpu_hour: expected a finite",
+                              _PRICES, 8),
+    "prices-negative.yaml": Expect("on_demand_usd_per_gpu_hour: input should be greater",
+                                   _PRICES, 8),
+    "prices-absurd.yaml": Expect("on_demand_usd_per_gpu_hour: input should be less than",
+                                 _PRICES, 8),
+    "prices-unknown-gpu.yaml": Expect("offers[my-quote].gpu: unknown gpu 'h900-ultra'",
+                                      _PRICES, 2),
+    "prices-unknown-region.yaml": Expect("offers[my-quote].regions: region 'mars'", _PRICES, 2),
+    "prices-absolute-path-source.yaml": Expect("offers[my-quote].sources: unknown source "
+                                               "'/etc/passwd'", _PRICES, 2),
+    "prices-unknown-key.yaml": Expect("include: unknown key", _PRICES, 12),
+}
+
+
+def corpus_files() -> list[Path]:
+    return sorted(p for p in CORPUS.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def fuzz_files() -> list[Path]:
+    if not FUZZ.is_dir():
+        return []
+    return sorted(p for p in FUZZ.iterdir() if p.is_file() and not p.name.startswith("."))
+
+
+def test_every_corpus_file_has_an_expectation() -> None:
+    names = {p.name for p in corpus_files()}
+    assert names == set(CASES), (names ^ set(CASES))
+
+
+def _params() -> Iterator[object]:
+    for path in [*corpus_files(), *fuzz_files()]:
+        for mode in MODES:
+            if mode in ("rules", "catalog") and path.suffix != ".yaml" and path.parent == CORPUS:
+                continue  # those loaders only read *.yaml; the JSON cases are answers files
+            rel = path.relative_to(CORPUS)
+            yield pytest.param(path, mode, id=f"{mode}:{rel}")
+
+
+# -- the shared setup: one rules copy and one catalog copy per module --------------------------
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bad-inputs")
+    shutil.copytree(bundled_dir("rules"), root / "rules")
+    shutil.copytree(bundled_dir("catalog"), root / "catalog")
+    return root
+
+
+def arguments(workdir: Path, path: Path, mode: str) -> tuple[list[str], Path]:
+    """The recommend arguments that feed ``path`` in ``mode``, and the path the error names.
+
+    Leaves the placed file behind; :func:`restore` undoes it.
+    """
+    if mode == "answers":
+        return ["--answers", str(path)], path
+    if mode == "prices":
+        return ["--answers", str(EXAMPLE), "--prices", str(path)], path
+    if mode == "rules":
+        target = workdir / "rules" / f"zz-{path.stem}.yaml"
+        shutil.copyfile(path, target)
+        return ["--answers", str(EXAMPLE), "--rules", str(workdir / "rules")], target
+    name = path.name.split("-")[1] if path.name.startswith("catalog-") else "gpus"
+    target = workdir / "catalog" / f"{name}.yaml"
+    shutil.copyfile(path, target)
+    return ["--answers", str(EXAMPLE), "--catalog", str(workdir / "catalog")], target
+
+
+@pytest.fixture
+def restore(workdir: Path) -> Iterator[None]:
+    yield
+    for extra in (workdir / "rules").glob("zz-*"):
+        extra.unlink()
+    for original in bundled_dir("catalog").iterdir():
+        shutil.copyfile(original, workdir / "catalog" / original.name)
+
+
+def check_one_error_line(exit_code: int, stdout: str, stderr: str, names: Path) -> str:
+    assert "Traceback" not in stderr, stderr
+    assert exit_code == 2, (exit_code, stdout[:300], stderr[-2000:])
+    assert stdout == "", "partial result on stdout"
+    lines = stderr.splitlines()
+    assert len(lines) == 1, stderr
+    line = lines[0]
+    assert line.startswith("error: "), line
+    assert str(names) in line, (str(names), line)
+    return line
+
+
+@pytest.mark.parametrize(("path", "mode"), list(_params()))
+def test_bad_input_is_one_located_error_line(runner: CliRunner, workdir: Path, path: Path,
+                                             mode: str, restore: None,
+                                             isolated_audit_store: Path) -> None:
+    args, names = arguments(workdir, path, mode)
+    result = runner.invoke(cli, ["recommend", *args, "--format", "json"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        repr(result.exception))
+    expect = CASES.get(path.name) if path.parent == CORPUS else None
+    if path.name in ("empty.yaml", "comment-only.yaml") and mode == "answers":
+        # documented: an empty answers file takes every default (like no file at all)
+        assert result.exit_code == 0, result.stderr
+        assert isolated_audit_store.exists()
+        return
+    line = check_one_error_line(result.exit_code, result.stdout, result.stderr, names)
+    if expect is not None and mode in expect.roles:
+        assert expect.fragment in line, line
+        if expect.line is not None:
+            assert f"{names}:{expect.line}: " in line, line
+    assert not isolated_audit_store.exists(), "a refused input must not touch the audit store"
+
+
+def test_no_python_object_was_ever_constructed() -> None:
+    """The os.system payload of tag-python-object-apply.yaml never ran."""
+    assert not Path("/tmp/gpu-advisor-pwned").exists()
+
+
+# -- big files: rejected by size, fast, in every role --------------------------------------------
+FIFTY_MB = 50 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def fifty_mb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 50 MB answers-like YAML file, written at test time (never committed)."""
+    path = tmp_path_factory.mktemp("big") / "fifty-mb.yaml"
+    chunk = b"# " + b"x" * 1021 + b"\n"
+    with path.open("wb") as handle:
+        handle.write(b"workload: fine-tune\n")
+        for _ in range(FIFTY_MB // len(chunk)):
+            handle.write(chunk)
+    return path
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_fifty_mb_file_is_refused_by_size_within_a_second(
+        runner: CliRunner, workdir: Path, fifty_mb: Path, mode: str, restore: None,
+        isolated_audit_store: Path) -> None:
+    runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE), "--no-audit"])  # warm up
+    args, names = arguments(workdir, fifty_mb, mode)
+    started = time.perf_counter()
+    result = runner.invoke(cli, ["recommend", *args, "--format", "json"])
+    elapsed = time.perf_counter() - started
+    line = check_one_error_line(result.exit_code, result.stdout, result.stderr, names)
+    assert "the limit is 2,000,000" in line, line
+    assert elapsed < 1.0, elapsed
+    assert not isolated_audit_store.exists()
+
+
+# -- real processes: bounded time and memory ---------------------------------------------------
+AS_LIMIT = 1024 * 1024 * 1024
+RSS_LIMIT_KB = 200 * 1024
+
+
+def _limit_address_space() -> None:  # runs in the child, before exec
+    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
+
+
+@dataclass(frozen=True)
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_kb: int
+
+
+def run_measured(args: list[str], env: dict[str, str], timeout: float = 30) -> Run:
+    """``python -m engine ARGS`` under RLIMIT_AS (1 GB), with a deadline; reaped with
+    ``os.wait4`` to read this child's own max RSS (the per-child form of
+    ``getrusage(RUSAGE_CHILDREN)``, unaffected by the other children this process had)."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=_limit_address_space)
+    assert proc.stderr is not None
+    deadline = started + timeout
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            break
+        if time.perf_counter() > deadline:
+            proc.send_signal(signal.SIGKILL)
+            os.wait4(proc.pid, 0)
+            raise AssertionError(f"hung for more than {timeout} s: {args}")
+        time.sleep(0.005)
+    seconds = time.perf_counter() - started
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait again
+    return Run(proc.returncode, "", err, seconds, int(usage.ru_maxrss))
+
+
+@pytest.fixture(scope="module")
+def child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    base = tmp_path_factory.mktemp("child")
+    return {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(base / "audit.sqlite3"),
+            "GPU_ADVISOR_CACHE_DIR": str(base / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+@pytest.fixture(scope="module")
+def baseline_seconds(child_env: dict[str, str]) -> float:
+    """How long a process takes to refuse a missing answers file (start-up and policy load)."""
+    missing = ROOT / "no-such-answers.yaml"
+    runs = [run_measured(["recommend", "--answers", str(missing)], child_env)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 2, run.stderr
+    return min(run.seconds for run in runs)
+
+
+PROCESS_CASES = ["answers:alias-bomb", "answers:deep-json", "prices:python-tag",
+                 "rules:deep-nesting", "answers:fifty-mb", "rules:fifty-mb", "catalog:fifty-mb",
+                 "prices:fifty-mb", "answers:dev-zero", "prices:dev-zero"]
+
+
+@pytest.mark.parametrize("case", PROCESS_CASES)
+def test_in_a_real_process_no_hang_and_bounded_memory(
+        case: str, workdir: Path, fifty_mb: Path, child_env: dict[str, str],
+        baseline_seconds: float, restore: None) -> None:
+    mode, what = case.split(":")
+    source = {"alias-bomb": CORPUS / "yaml-alias-bomb.yaml",
+              "deep-json": CORPUS / "answers-deep.json",
+              "python-tag": CORPUS / "tag-python-object-apply.yaml",
+              "deep-nesting": CORPUS / "yaml-deep-nesting.yaml",
+              "fifty-mb": fifty_mb, "dev-zero": Path("/dev/zero")}[what]
+    if what == "dev-zero" and not source.exists():  # pragma: no cover - depends on the OS
+        pytest.skip("no /dev/zero")
+    args, names = arguments(workdir, source, mode)
+    run = run_measured(["recommend", *args, "--format", "json"], child_env)
+    line = check_one_error_line(run.returncode, "", run.stderr, names)
+    assert run.seconds < baseline_seconds + 2.0, (run.seconds, baseline_seconds, line)
+    assert 0 < run.max_rss_kb < RSS_LIMIT_KB, (run.max_rss_kb, line)
+    assert not Path(child_env["GPU_ADVISOR_AUDIT_DB"]).exists()

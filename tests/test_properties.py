@@ -1,0 +1,256 @@
+"""Properties of recommendations over generated *valid* answers (hypothesis).
+
+The answers strategy is built from catalog/questions.yaml (choices, bools, numbers within each
+question's min/max, catalog ids) and respects the cross-answer rules (model xor
+model_params_b; allowed_regions exactly when data_residency is region).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from engine.answers import Answers, validate_answers
+from engine.catalog.load import load_catalog
+from engine.catalog.models import Question
+from engine.estimates.cost import break_even_hours
+from engine.estimates.shape import shape_for_params
+from engine.facts import build_facts
+from engine.recommend import Decision, Engine, load_engine
+from engine.schema import schemas
+
+CATALOG = load_catalog()
+ENGINE: Engine = load_engine()
+POLICY = CATALOG.policy
+QUESTIONS = {q.id: q for q in CATALOG.questions}
+SETTINGS = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "40")), deadline=None,
+                    derandomize=not os.environ.get("PROPERTY_RANDOM"),
+                    suppress_health_check=[HealthCheck.too_slow])
+
+
+def _number(question: Question) -> st.SearchStrategy[Any]:
+    low = question.min if question.min is not None else 0
+    high = question.max if question.max is not None else 1e6
+    if question.type == "int":
+        return st.integers(int(low), int(high))
+    return st.floats(low, high, allow_nan=False, allow_infinity=False)
+
+
+def _value(question: Question) -> st.SearchStrategy[Any]:
+    kind = question.type
+    if kind in ("int", "float"):
+        strategy = _number(question)
+    elif kind == "bool":
+        strategy = st.booleans()
+    elif kind == "tristate":
+        strategy = st.sampled_from(["auto", True, False])
+    elif kind == "choice":
+        strategy = st.sampled_from(list(question.choices or []))
+    elif kind == "gpu":
+        strategy = st.sampled_from(sorted(CATALOG.gpus))
+    elif kind == "model":
+        strategy = st.sampled_from(sorted(CATALOG.models))
+    else:  # pragma: no cover - lists are handled by the caller
+        raise AssertionError(kind)
+    return st.none() | strategy if question.nullable else strategy
+
+
+SKIP = {"model", "model_params_b", "allowed_regions", "data_residency"}
+
+
+@st.composite
+def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
+    """A valid answers mapping (some questions left to their defaults)."""
+    out: dict[str, Any] = {}
+    for question in CATALOG.questions:
+        if question.id in SKIP or not draw(st.booleans()):
+            continue
+        out[question.id] = draw(_value(question))
+    if draw(st.booleans()):
+        out["model"] = draw(st.sampled_from(sorted(CATALOG.models)))
+    else:
+        out["model"] = None
+        out["model_params_b"] = draw(_number(QUESTIONS["model_params_b"]))
+    residency = draw(st.sampled_from(list(QUESTIONS["data_residency"].choices or [])))
+    out["data_residency"] = residency
+    if residency == "region":
+        regions = QUESTIONS["allowed_regions"].choices or []
+        out["allowed_regions"] = draw(st.lists(st.sampled_from(regions), min_size=1,
+                                               max_size=len(regions), unique=True))
+    return out
+
+
+def answers_of(raw: dict[str, Any]) -> Answers:
+    return validate_answers(raw, CATALOG)
+
+
+def decide(raw: dict[str, Any]) -> Decision:
+    return ENGINE.recommend(answers_of(raw), decision_id="property")
+
+
+@pytest.fixture(scope="module")
+def decision_schema() -> dict[str, Any]:
+    return schemas(CATALOG)["decision"]
+
+
+# -- no crash, deterministic, valid JSON --------------------------------------------------------
+@SETTINGS
+@given(raw=raw_answers())
+def test_valid_answers_never_crash_and_are_deterministic(raw: dict[str, Any]) -> None:
+    first = ENGINE.recommend(answers_of(raw), decision_id="a").to_json()
+    second = ENGINE.recommend(answers_of(raw), decision_id="b").to_json()
+    one, two = json.loads(first), json.loads(second)
+    assert one.pop("decision_id") == "a" and two.pop("decision_id") == "b"
+    assert one == two
+
+
+@SETTINGS
+@given(raw=raw_answers())
+def test_json_output_validates_against_the_published_schema(
+        raw: dict[str, Any], decision_schema: dict[str, Any]) -> None:
+    data = json.loads(decide(raw).to_json())
+    jsonschema.validate(data, decision_schema)
+
+
+# -- choices -------------------------------------------------------------------------------------
+@SETTINGS
+@given(raw=raw_answers())
+def test_an_excluded_option_is_never_chosen(raw: dict[str, Any]) -> None:
+    decision = decide(raw)
+    for axis, result in decision.decisions.items():
+        if result.choice is None:
+            assert all(o.excluded for o in result.ranking) or not result.ranking, axis
+            continue
+        chosen = next(o for o in result.ranking if o.option == result.choice)
+        assert not chosen.excluded, (axis, result.choice)
+    hardware = decision.hardware
+    if hardware.choice is not None:
+        assert not hardware.choice.excluded
+        assert hardware.choice.id not in {c.id for c in hardware.excluded}
+
+
+@SETTINGS
+@given(raw=raw_answers())
+def test_the_chosen_hardware_always_fits(raw: dict[str, Any]) -> None:
+    choice = decide(raw).hardware.choice
+    if choice is None:
+        return
+    usable = CATALOG.gpus[choice.gpu].vram_gb * POLICY.usable_vram_fraction.value
+    assert choice.vram_needed_gb <= usable + 1e-6, (choice.id, choice.vram_needed_gb, usable)
+    assert choice.vram_total_gb == pytest.approx(CATALOG.gpus[choice.gpu].vram_gb * choice.count)
+
+
+# -- monotonicity --------------------------------------------------------------------------------
+HOURS = QUESTIONS["hours_per_year"]
+
+
+@SETTINGS
+@given(raw=raw_answers(), hours=st.lists(_number(HOURS), min_size=2, max_size=2, unique=True))
+def test_more_hours_never_move_deployment_from_local_to_cloud(raw: dict[str, Any],
+                                                              hours: list[float]) -> None:
+    low, high = sorted(hours)
+    before = decide({**raw, "hours_per_year": low}).decisions["deployment"].choice
+    after = decide({**raw, "hours_per_year": high}).decisions["deployment"].choice
+    assert not (before == "local" and after == "cloud"), (low, high)
+
+
+VRAM_FACTS = ("vram_full_gb", "vram_lora_gb", "vram_qlora_gb", "vram_pretrain_gb",
+              "vram_inference_gb")
+PARAMS = QUESTIONS["model_params_b"]
+
+
+@SETTINGS
+@given(raw=raw_answers(), sizes=st.lists(_number(PARAMS), min_size=2, max_size=2, unique=True),
+       checkpointing=st.booleans())
+def test_a_larger_model_never_needs_less_vram(raw: dict[str, Any], sizes: list[float],
+                                              checkpointing: bool) -> None:
+    small, large = sorted(sizes)
+    # A bare size borrows the nearest catalog model's shape (vocabulary included), so across a
+    # change of base model the need can drop: see the xfail below. Within one base it cannot.
+    assume(_base(small) == _base(large))
+    base = {**raw, "model": None, "gradient_checkpointing": checkpointing}
+
+    def needs(params_b: float) -> dict[str, Any]:
+        values = build_facts(answers_of({**base, "model_params_b": params_b}), CATALOG).values
+        return {name: values[name] for name in VRAM_FACTS}
+
+    smaller, larger = needs(small), needs(large)
+    for name in VRAM_FACTS:
+        assert larger[name] >= smaller[name], (name, small, large, smaller[name], larger[name])
+
+
+def _base(params_b: float) -> str:
+    shape = shape_for_params(params_b, CATALOG)
+    return shape.derived_from or shape.label
+
+
+@pytest.mark.xfail(strict=True, reason="known: a 6B model borrows a 32k-vocabulary shape and a "
+                   "2B one a large-vocabulary shape, so at long sequences the 2B needs more "
+                   "QLoRA memory (logits); found by the property test above")
+def test_known_non_monotonic_vram_across_base_shapes() -> None:
+    def qlora(params_b: float) -> float:
+        answers = answers_of({"model": None, "model_params_b": params_b, "seq_len": 4956,
+                              "gradient_checkpointing": False})
+        return float(build_facts(answers, CATALOG).values["vram_qlora_gb"])
+
+    assert qlora(6.0) >= qlora(2.0)
+
+
+LOCAL_GPUS = sorted(g for g, gpu in CATALOG.gpus.items() if gpu.purchase is not None)
+
+
+@SETTINGS
+@given(local=st.sampled_from(LOCAL_GPUS), count=st.integers(1, 8),
+       cloud=st.sampled_from(sorted({o.gpu for o in CATALOG.offers})),
+       price=st.floats(0.05, 50), factor=st.floats(1.0, 20, exclude_min=True),
+       electricity=_number(QUESTIONS["electricity_usd_per_kwh"]))
+def test_a_higher_cloud_price_never_raises_break_even_hours(
+        local: str, count: int, cloud: str, price: float, factor: float,
+        electricity: float) -> None:
+    """Break-even = purchase ÷ (equivalent rent − local running cost): dearer rent makes
+    owning pay off *sooner*, so the hours can only fall (or appear where there were none)."""
+    args = (CATALOG.gpus[local], count, CATALOG.gpus[cloud])
+    cheap = break_even_hours(*args, price, electricity, POLICY)
+    dear = break_even_hours(*args, price * factor, electricity, POLICY)
+    if cheap is None:
+        return  # renting was cheaper per hour; at a higher price owning may start to pay
+    assert dear is not None
+    assert dear.value <= cheap.value * (1 + 1e-9)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(raw=raw_answers(), factor=st.sampled_from([1.5, 3.0]))
+def test_a_prices_file_with_dearer_offers_never_raises_break_even(
+        raw: dict[str, Any], factor: float, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The same through ``--prices``: every offer's on-demand price × factor."""
+    import yaml
+
+    path = tmp_path_factory.mktemp("prices") / "dearer.yaml"
+    offers = [{**o.model_dump(mode="json", exclude_none=True),
+               "on_demand_usd_per_gpu_hour": round(o.on_demand_usd_per_gpu_hour * factor, 4)}
+              for o in CATALOG.offers]
+    path.write_text(yaml.safe_dump({"offers": offers}), encoding="utf-8")
+    dearer = load_engine(prices=path)
+    answers = answers_of(raw)
+    base = ENGINE.recommend(answers, decision_id="x").facts
+    other = dearer.recommend(validate_answers(raw, dearer.catalog), decision_id="x").facts
+    assume(base.get("local_gpu") == other.get("local_gpu")
+           and base.get("cloud_gpu_name") == other.get("cloud_gpu_name"))
+    before, after = base.get("break_even_hours"), other.get("break_even_hours")
+    if before is None:
+        return
+    assert after is not None and after <= before * (1 + 1e-9) + 0.01, (before, after)
+
+
+def test_strategy_covers_every_question() -> None:
+    assert set(QUESTIONS) - SKIP - {"model", "model_params_b"} <= {
+        q.id for q in CATALOG.questions}
+    assert math.isfinite(POLICY.usable_vram_fraction.value)
