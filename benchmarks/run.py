@@ -187,10 +187,10 @@ class _Recorder:
         self.run = run
         self.calls: list[tuple[Any, list[dict[str, Any]]]] = []
 
-    def __call__(self, ruleset: Any, facts: Iterable[dict[str, Any]]) -> Any:
+    def __call__(self, ruleset: Any, facts: Iterable[dict[str, Any]], **kwargs: Any) -> Any:
         batch = [dict(f) for f in facts]
         self.calls.append((ruleset, batch))
-        return self.run(ruleset, batch)
+        return self.run(ruleset, batch, **kwargs)
 
 
 def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
@@ -211,11 +211,11 @@ def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
     calls = args.warm_calls
     for recorded in per_scenario[:20]:
         for ruleset, facts in recorded:
-            evaluator.run(ruleset, facts)
+            evaluator.run(ruleset, facts, checked=True)
     start = time.perf_counter()
     for i in range(calls):
         for ruleset, facts in per_scenario[i % len(per_scenario)]:
-            evaluator.run(ruleset, facts)
+            evaluator.run(ruleset, facts, checked=True)
     raw = (time.perf_counter() - start) / calls
     asserts = statistics.mean(len(c) for c in per_scenario)
     facts_n = statistics.mean(sum(len(f) for _, f in c) for c in per_scenario)
