@@ -79,3 +79,36 @@ def test_every_command_has_help_with_an_example(argv: list[str]) -> None:
     result = CliRunner().invoke(cli, [*argv, "--help"])
     assert result.exit_code == 0
     assert "Example" in result.output
+
+
+def _console_examples(path: Path) -> list[tuple[str, list[str]]]:
+    """(command, shown output lines) for each README console block with a single command."""
+    examples = []
+    for lang, _, body in _blocks(path):
+        lines = body.splitlines()
+        commands = [line for line in lines if line.startswith("$ ")]
+        if lang != "console" or len(commands) != 1 or lines[0] != commands[0]:
+            continue
+        examples.append((commands[0][2:], lines[1:]))
+    return examples
+
+
+README_EXAMPLES = _console_examples(ROOT / "README.md")
+
+
+@pytest.mark.parametrize("command,shown", README_EXAMPLES, ids=[c for c, _ in README_EXAMPLES])
+def test_readme_output_is_real(command: str, shown: list[str],
+                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every output line the README shows is what the program prints, in that order."""
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(command)
+    assert argv[0] == "gpu-advisor"
+    result = CliRunner().invoke(cli, argv[1:], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    actual = [line.rstrip() for line in result.stdout.splitlines()]
+    position = 0
+    for line in shown:
+        if line.strip() in ("...", ""):
+            continue
+        assert line.rstrip() in actual[position:], f"README shows {line!r}, not printed"
+        position = actual.index(line.rstrip(), position) + 1
