@@ -1,0 +1,145 @@
+"""Rule authors' tools through the CLI: rules test (with coverage), rules diff (directories,
+git revisions, audit answers), rules explain, recommend --trace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.resources import bundled_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "tests" / "scenarios"
+EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(argv), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_rules_test_coverage_reports_every_rule_fired() -> None:
+    code, out, _ = run("rules", "test", str(SCENARIOS), "--coverage")
+    assert code == 0
+    assert "100% of" in out and "never fired" not in out
+    assert out.strip().endswith("passed, 0 failed")
+
+
+def test_rules_test_failure_shows_expected_actual_and_fired(tmp_path: Path) -> None:
+    scenario = tmp_path / "wrong.yaml"
+    scenario.write_text(
+        "name: wrong on purpose\ndescription: expects local for an intermittent 70B team\n"
+        "answers: {model: llama-3.1-70b, hours_per_year: 300, usage_pattern: intermittent}\n"
+        "expect:\n  decisions: {deployment: local}\n")
+    code, out, _ = run("rules", "test", str(scenario))
+    assert code == 1
+    assert "FAIL" in out
+    assert "decisions.deployment: expected local, got cloud" in out
+    assert "rules fired:" in out and "usage.intermittent-favours-cloud" in out
+
+
+def test_rules_test_json() -> None:
+    code, out, _ = run("rules", "test", str(SCENARIOS / "01-continuous-8b-fits-consumer.yaml"),
+                       "--coverage", "--format", "json")
+    data = json.loads(out)
+    assert code == 0 and data["passed"] == 1 and data["failed"] == 0
+    assert data["coverage"]["rules"]["usage.continuous-favours-local"] == 1
+
+
+def _changed_copy(tmp_path: Path) -> Path:
+    copy = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), copy)
+    usage = copy / "usage.yaml"
+    text = usage.read_text()
+    assert "        - {fact: hours_per_year, gte: 3500}" in text
+    usage.write_text(text.replace("        - {fact: hours_per_year, gte: 3500}",
+                                  "        - {fact: hours_per_year, gte: 7000}"))
+    return copy
+
+
+def test_rules_diff_names_the_changed_rule_and_scenarios(tmp_path: Path) -> None:
+    copy = _changed_copy(tmp_path)
+    code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy),
+                       "--scenarios", str(SCENARIOS))
+    assert code == 0
+    assert "rules edited: usage.continuous-favours-local" in out
+    assert "deployment: 1 of 26 changed" in out
+    assert "08-quad-4090-box: local → cloud (rules: usage.continuous-favours-local)" in out
+    code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy),
+                       "--scenarios", str(SCENARIOS), "--format", "json")
+    data = json.loads(out)
+    assert data["axes"]["deployment"]["changed"] == 1
+    assert data["axes"]["deployment"]["examples"][0]["rules"] == [
+        "usage.continuous-favours-local"]
+
+
+def test_rules_diff_same_policy_changes_nothing() -> None:
+    code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(bundled_dir("rules")),
+                       "--scenarios", str(SCENARIOS / "01-continuous-8b-fits-consumer.yaml"))
+    assert code == 0
+    assert out.strip() == "no decision changed in 1 case(s)"
+
+
+def test_rules_diff_against_a_git_revision(monkeypatch: pytest.MonkeyPatch) -> None:
+    inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=ROOT,
+                            capture_output=True, text=True, check=False)
+    if inside.stdout.strip() != "true":
+        pytest.skip("not a git checkout")
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run("rules", "diff", "HEAD", ".", "--scenarios",
+                       str(SCENARIOS / "03-intermittent-70b.yaml"))
+    assert code == 0, out
+    # HEAD against the working tree: identical on a clean checkout, else the changes so far
+    assert "no decision changed in 1 case(s)" in out or " of 1 changed" in out
+
+
+def test_rules_diff_unknown_revision_is_a_clean_error() -> None:
+    code, _, err = run("rules", "diff", "no-such-revision-xyz", "rules",
+                       "--scenarios", str(SCENARIOS / "01-continuous-8b-fits-consumer.yaml"))
+    assert code == 2
+    assert err.startswith("error: no-such-revision-xyz: neither a directory nor a git revision")
+
+
+def test_rules_diff_from_audit(tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    assert run("recommend", "--answers", str(EXAMPLE), "--audit-db", str(db),
+               "--format", "json")[0] == 0
+    copy = _changed_copy(tmp_path)
+    code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy), "--scenarios",
+                       str(SCENARIOS / "01-continuous-8b-fits-consumer.yaml"), "--from-audit",
+                       "--audit-db", str(db), "--format", "json")
+    assert code == 0
+    assert json.loads(out)["cases"] == 2
+
+
+def test_rules_explain() -> None:
+    code, out, _ = run("rules", "explain", "usage.past-break-even-favours-local",
+                       "--scenarios", str(SCENARIOS))
+    assert code == 0
+    assert "id: usage.past-break-even-favours-local" in out
+    assert '"$gte"' in out and '"$m": "break_even_hours"' in out
+    assert "break_even_hours (derived, number [hours/year])" in out
+    assert "fired by" in out and "01-continuous-8b-fits-consumer" in out
+    code, _, err = run("rules", "explain", "usage.past-break-even-favours-locl")
+    assert code == 2 and "did you mean 'usage.past-break-even-favours-local'" in err
+
+
+def test_recommend_trace_names_the_failed_condition_and_value() -> None:
+    code, out, _ = run("recommend", "--answers", str(EXAMPLE), "--trace", "--no-audit")
+    assert code == 0
+    assert "✓ usage.continuous-favours-local: fired" in out
+    assert ("· approach.scratch-with-reason: not fired: workload eq pretrain is false "
+            "(workload = 'fine-tune')") in out
+    code, out, _ = run("recommend", "--answers", str(EXAMPLE), "--trace", "--no-audit",
+                       "--format", "json")
+    trace = {line["rule"]: line for line in json.loads(out)["trace"]}
+    assert trace["usage.continuous-favours-local"]["fired"] is True
+    assert "not fired" in trace["usage.intermittent-favours-cloud"]["detail"]
+    assert "usage_pattern = 'continuous'" in trace["usage.intermittent-favours-cloud"]["detail"]
