@@ -57,8 +57,9 @@ def curves_from(facts: Mapping[str, Any], traces: Mapping[str, Any]) -> CostCurv
         rent_usd_per_hour=inputs["equivalent_rent_usd_per_hour"],
         break_even_hours=float(facts["break_even_hours"]),
         planned_hours_per_year=float(facts.get("hours_per_year") or 0),
-        local_label=f"own {facts.get('local_gpu_count')}× {facts.get('local_gpu_name')}",
-        cloud_label=f"rent {facts.get('cloud_offer')}",
+        local_label=(f"own {facts.get('local_gpu_count')}× {facts.get('local_gpu_name')} "
+                     "(cheapest that fits)"),
+        cloud_label=f"rent {facts.get('cloud_offer')} (cheapest offer)",
     )
 
 
@@ -88,7 +89,8 @@ def ascii_chart(curves: CostCurves, width: int = 60, height: int = 12) -> list[s
     axis = f"{'':>{label_width}} └{'─' * width}"
     ticks = f"{'':>{label_width}}  0 h/yr{f'{curves.max_hours:,.0f} h/yr':>{width - 6}}"
     lines += [axis, ticks,
-              f"o {curves.local_label}   r {curves.cloud_label} (same work)",
+              f"o {curves.local_label}",
+              f"r {curves.cloud_label}, for the same work",
               f"* break-even at {curves.break_even_hours:,.0f} h/year   | your "
               f"{curves.planned_hours_per_year:,.0f} h/year"]
     return lines
