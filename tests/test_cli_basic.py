@@ -235,3 +235,15 @@ def test_python_dash_m_engine_error_is_one_line() -> None:
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: --model: ")
     assert "Traceback" not in proc.stderr
+
+
+def test_usage_errors_are_one_line_too() -> None:
+    """A bad flag value is bad input like any other: one line on stderr, exit 2."""
+    result = subprocess.run(
+        [sys.executable, "-m", "engine", "estimate", "memory", "--params-b", "1000000",
+         "--method", "full"], capture_output=True, text=True, check=False)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
+        "error: Invalid value for '--params-b': 1000000.0 is not in the range "
+        "0.001<=x<=5000. (see gpu-advisor estimate memory --help)"]

@@ -44,15 +44,42 @@ class AdvisorGroup(click.Group):
     def _available(name: str) -> bool:
         return importlib.util.find_spec(COMMANDS[name].split(":")[0]) is not None
 
+    def main(self, args: Any = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             **extra: Any) -> Any:
+        """Like click's, but a usage error is one line on stderr (exit 2), like every other."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.UsageError as exc:
+            hint = f" (see {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+            click.echo(f"error: {_one_line(exc.format_message())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            click.echo(f"error: {_one_line(exc.format_message())}", err=True)
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:  # Ctrl-C: click turns KeyboardInterrupt into Abort
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EngineError as exc:
             # Always exactly one line, even when a message quotes input with a line break
             # (e.g. an unknown key "a\nb" in an answers file).
-            message = str(exc).replace("\r", "\\r").replace("\n", "\\n")
-            click.echo(f"error: {message}", err=True)
+            click.echo(f"error: {_one_line(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
+
+
+def _one_line(message: str) -> str:
+    """Line breaks quoted from input are shown escaped, so an error is always one line."""
+    return message.replace("\r", "\\r").replace("\n", "\\n")
 
 
 @click.group(cls=AdvisorGroup, context_settings={"help_option_names": ["-h", "--help"]})
