@@ -236,16 +236,25 @@ def cloud_configs(catalog: Catalog, req: MemoryRequest,
             yield offer, gpu, cloud_count(offer, n)
 
 
-def _local_facts(facts: Facts, answers: Answers, catalog: Catalog,
-                 shape: Shape) -> LocalOption | None:
-    req = memory_request(answers, shape, _sizing(facts))
+def cheapest_local(catalog: Catalog, req: MemoryRequest) -> LocalOption | None:
+    """The local configuration with the lowest purchase price that holds ``req``."""
     options = [
         LocalOption(gpu, n, purchase_cost(gpu, n, catalog.policy))
         for gpu, n in local_configs(catalog, req)
     ]
-    if not options:
+    return min(options, key=lambda o: (o.purchase.value, o.gpu.id)) if options else None
+
+
+def _local_facts(facts: Facts, answers: Answers, catalog: Catalog,
+                 shape: Shape) -> LocalOption | None:
+    dev = cheapest_local(catalog, memory_request(answers, shape, "qlora"))
+    if dev is not None and answers.workload == "fine-tune":
+        facts.put("dev_gpu_name", dev.gpu.name)
+        facts.put("dev_gpu_count", dev.count)
+        facts.put("dev_purchase_usd", dev.purchase.value, dev.purchase)
+    best = cheapest_local(catalog, memory_request(answers, shape, _sizing(facts)))
+    if best is None:
         return None
-    best = min(options, key=lambda o: (o.purchase.value, o.gpu.id))
     facts.put("local_gpu", best.gpu.id)
     facts.put("local_gpu_name", best.gpu.name)
     facts.put("local_gpu_count", best.count)

@@ -43,7 +43,11 @@ def headline(decision: Decision) -> str:
                 f"(~{usd(choice.cost.per_year_usd)}/year amortised)")
     where = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler"}.get(
         choice.provider_kind, "the cloud")
-    verb = "Develop locally, rent" if deployment == "hybrid" else "Rent"
+    verb = "Rent"
+    dev = decision.facts.get("dev_gpu_name")
+    if deployment == "hybrid":
+        verb = (f"Develop on {decision.facts.get('dev_gpu_count')}× "
+                f"{str(dev).removeprefix('NVIDIA ')}, rent" if dev else "Develop locally, rent")
     provider = f" ({choice.provider})" if choice.provider else ""
     return (f"{verb}: {config_name(choice)} on {where}{provider}, {choice.pricing}, "
             f"~{usd(choice.cost.per_year_usd)}/year")
