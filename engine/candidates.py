@@ -26,6 +26,7 @@ from engine.facts import (
     local_configs,
     memory_request,
     offer_allowed,
+    scratch_reasons,
 )
 
 
@@ -39,9 +40,16 @@ class Cost(BaseModel):
     per_year_usd: float
 
 
+def newest_architecture(catalog: Catalog) -> str:
+    """The architecture of the most recently released GPU in the catalog."""
+    return max(catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture
+
+
 def candidate_method(answers: Answers, method_choice: str) -> Method:
-    """The method candidates are sized for."""
-    return "pretrain" if answers.workload == "pretrain" else method_choice  # type: ignore[return-value]
+    """The method candidates are sized for: pretraining only when it is what we advise."""
+    if answers.workload == "pretrain" and scratch_reasons(answers):
+        return "pretrain"
+    return method_choice  # type: ignore[return-value]
 
 
 def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
@@ -54,7 +62,9 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
     newest = facts.values["newest_release_year"]
     single_gpu_need = estimate_memory(req, catalog.policy, 1).total_gb
     out: list[dict[str, Any]] = []
-    flops = facts.training.flops if facts.training is not None else None
+    # A run's length matters for the run we advise: not for pretraining we advise against.
+    advised_run = answers.workload == "fine-tune" or scratch_reasons(answers) > 0
+    flops = facts.training.flops if facts.training is not None and advised_run else None
     for gpu, n in local_configs(catalog, req):
         buy = purchase_cost(gpu, n, catalog.policy)
         run = running_cost_per_hour(gpu, n, answers.electricity_usd_per_kwh, catalog.policy)
@@ -135,12 +145,13 @@ def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | No
         "vram_total_gb": tidy(gpu.vram_gb * count, 2),
         "vram_needed_gb": per_gpu_need,
         "vram_ratio": tidy(gpu.vram_gb * count / single_gpu_need, 3) if single_gpu_need else 0.0,
+        "vram_headroom_ratio": tidy(gpu.vram_gb / per_gpu_need, 3) if per_gpu_need else 0.0,
         "nvlink": gpu.nvlink,
         "bf16": gpu.bf16,
         "tdp_w": gpu.tdp_w,
         "total_tdp_w": gpu.tdp_w * count,
         "release_year": gpu.release_year,
-        "is_newest_generation": gpu.release_year >= newest - 1,
+        "is_newest_generation": gpu.architecture == newest_architecture(catalog),
         "tflops_total": tidy(gpu.training_tflops * count, 1),
         "upfront_usd": cost.upfront_usd,
         "per_hour_usd": cost.per_hour_usd,

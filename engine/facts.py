@@ -79,17 +79,25 @@ def memory_request(answers: Answers, shape: Shape, method: Method) -> MemoryRequ
 def sizing_method(answers: Answers, practical: dict[str, bool] | None = None) -> Method:
     """The method the pre-decision VRAM facts are sized for.
 
-    Pretraining sizes as ``pretrain``; a requested method as itself. With ``auto``: the
+    Pretraining with a reason to (decide.scratch) sizes as ``pretrain``; without one the
+    advice is to fine-tune, so it sizes like ``auto`` fine-tuning. A requested fine-tuning
+    method sizes as itself. With ``auto``: the
     method the method rules pick when nothing else intervenes (rules/method.yaml) - the
     first of full, LoRA, QLoRA that fits a practical consumer box (policy
     ``practical_consumer_gpus_per_box`` cards), else LoRA on datacenter GPUs.
     """
-    if answers.workload == "pretrain":
+    if answers.workload == "pretrain" and scratch_reasons(answers):
         return "pretrain"
-    if answers.method != "auto":
+    if answers.workload == "fine-tune" and answers.method != "auto":
         return answers.method
     fits = practical or {}
     return next((m for m in ("full", "lora", "qlora") if fits.get(m)), "lora")
+
+
+def scratch_reasons(answers: Answers) -> int:
+    """How many of the four reasons to train from scratch the team gives (decide.scratch)."""
+    return sum((answers.proprietary_data, answers.specialised_domain,
+                answers.competitive_moat, answers.regulated_control))
 
 
 def build_facts(answers: Answers, catalog: Catalog) -> Facts:
@@ -106,8 +114,9 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     _training_facts(facts, answers, catalog, shape, local, cloud)
     _api_facts(facts, answers, catalog, shape)
     _plan_facts(facts, answers, catalog, shape)
-    facts.put("scratch_reasons", sum((answers.proprietary_data, answers.specialised_domain,
-                                      answers.competitive_moat, answers.regulated_control)))
+    facts.put("scratch_reasons", scratch_reasons(answers))
+    facts.put("fine_tune_advised",
+              answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
     facts.put("hours_share_of_year",
               answers.hours_per_year / catalog.policy.hours_per_year_max.value)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
@@ -321,7 +330,8 @@ def _training_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Sha
         return
     facts.put("training_tokens_b_effective", tokens)
     method = _sizing(facts)
-    train_method: TrainMethod = "full" if method == "inference" else method
+    train_method: TrainMethod = ("pretrain" if answers.workload == "pretrain"
+                                 else "full" if method == "inference" else method)
     if cloud is not None:
         run = estimate_training(shape, cloud.gpu, catalog.policy, method=train_method,
                                 tokens_b=tokens, gpus=cloud.count,
