@@ -126,7 +126,7 @@ def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
     for _ in range(40):
         if question.type == "int" and abs(outside - inside) <= 1:
             break
-        if abs(outside - inside) <= max(abs(outside) * 1e-4, 1e-6):
+        if abs(outside - inside) <= max(abs(outside) * 1e-7, 0.005):
             break
         middle = (inside + outside) / 2
         if question.type == "int":
@@ -143,7 +143,11 @@ def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
             inside = middle
     if outside == float(flip.value):
         return flip
-    value = int(outside) if question.type == "int" else round(outside, 2)
+    if question.type == "int":
+        value: float = int(outside)
+    else:  # round away from the current value, so the reported value still flips
+        rounding = math.floor if outside < float(flip.current) else math.ceil
+        value = rounding(outside * 100) / 100
     return Flip(flip.axis, flip.before, flip.after, flip.answer, _plain(value), flip.current,
                 _distance(float(flip.current), outside))
 
