@@ -39,3 +39,13 @@ def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
     path = tmp_path_factory.mktemp("audit") / "audit.sqlite3"
     monkeypatch.setenv("GPU_ADVISOR_AUDIT_DB", str(path))
     return path
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_policy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The policy cache (engine/cache.py) goes to a temporary directory, not the user's."""
+    import os
+
+    path = tmp_path_factory.mktemp("policy-cache")
+    os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path)
+    return path

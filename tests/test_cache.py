@@ -1,0 +1,96 @@
+"""The policy cache: used when nothing changed, rebuilt on any change, never trusted blindly."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+from pathlib import Path
+
+import pytest
+
+from engine import cache
+from engine.catalog.load import Catalog
+from engine.recommend import _ENGINES, load_engine
+from engine.resources import bundled_dir
+from engine.rulebook import Rulebook
+
+
+@pytest.fixture
+def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    rules, catalog, store = tmp_path / "rules", tmp_path / "catalog", tmp_path / "cache"
+    shutil.copytree(bundled_dir("rules"), rules)
+    shutil.copytree(bundled_dir("catalog"), catalog)
+    monkeypatch.setenv("GPU_ADVISOR_CACHE_DIR", str(store))
+    monkeypatch.delenv("GPU_ADVISOR_NO_CACHE", raising=False)
+    _ENGINES.clear()
+    return rules, catalog, store
+
+
+def _entries(store: Path) -> list[Path]:
+    return sorted(store.glob("policy-*.pickle"))
+
+
+def test_first_load_writes_a_private_entry_and_the_next_uses_it(
+        policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules, catalog, store = policy
+    load_engine(rules, catalog)
+    (entry,) = _entries(store)
+    assert entry.stat().st_mode & 0o777 == 0o600
+    assert store.stat().st_mode & 0o777 == 0o700
+    _ENGINES.clear()
+
+    def fail() -> None:
+        raise AssertionError("the policy was loaded from YAML despite a valid cache entry")
+
+    monkeypatch.setattr("engine.recommend.load_catalog", lambda *a, **k: fail())
+    engine = load_engine(rules, catalog)
+    assert isinstance(engine.catalog, Catalog) and isinstance(engine.rulebook, Rulebook)
+
+
+def test_any_change_makes_a_new_key(policy: tuple[Path, Path, Path]) -> None:
+    rules, catalog, store = policy
+    first = load_engine(rules, catalog)
+    usage = rules / "usage.yaml"
+    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    second = load_engine(rules, catalog)
+    assert first.rulebook.hash != second.rulebook.hash
+    assert len(_entries(store)) == 2
+
+
+@pytest.mark.parametrize("content", [b"", b"garbage", b"gpu-advisor-policy-cache-1\nnot a pickle",
+                                     b"gpu-advisor-policy-cache-1\n" + pickle.dumps("wrong type")])
+def test_a_corrupt_entry_is_rebuilt(policy: tuple[Path, Path, Path], content: bytes) -> None:
+    rules, catalog, store = policy
+    load_engine(rules, catalog)
+    (entry,) = _entries(store)
+    entry.write_bytes(content)
+    _ENGINES.clear()
+    engine = load_engine(rules, catalog)
+    assert len(engine.rulebook.rules) > 50
+    assert entry.read_bytes().startswith(b"gpu-advisor-policy-cache-1\n")
+    assert entry.read_bytes() != content
+
+
+def test_a_group_writable_entry_is_never_unpickled(policy: tuple[Path, Path, Path]) -> None:
+    rules, catalog, store = policy
+    load_engine(rules, catalog)
+    (entry,) = _entries(store)
+    entry.chmod(0o666)
+    key_path = entry
+    assert cache._read(key_path) is None
+
+
+def test_no_cache_switch(policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules, catalog, store = policy
+    monkeypatch.setenv("GPU_ADVISOR_NO_CACHE", "1")
+    load_engine(rules, catalog)
+    assert not store.exists() or _entries(store) == []
+
+
+def test_content_key_tracks_bytes(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text("x: 1\n")
+    before = cache.content_key(tmp_path)
+    (tmp_path / "a.yaml").write_text("x: 2\n")
+    os.utime(tmp_path / "a.yaml", (0, 0))
+    assert cache.content_key(tmp_path) != before
