@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.load import Catalog
@@ -81,11 +79,6 @@ def fits_table(catalog: Catalog, report: MemoryReport) -> list[GpuFit]:
         for g in catalog.gpus.values()
     ]
     return sorted(rows, key=lambda r: (r.vram_gb, r.gpu))
-
-
-def as_dict(model: BaseModel) -> dict[str, Any]:
-    """JSON-ready dict of a report."""
-    return model.model_dump(mode="json")
 
 
 class CostReport(BaseModel):

@@ -309,7 +309,12 @@ def _peak(req: MemoryRequest, policy: Policy, ckpt: bool, gpus: int) -> float:
 
 
 def peak_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> float:
-    """Just the per-GPU peak (GB, rounded like ``total_gb``) of :func:`estimate_on`: fast."""
+    """The per-GPU peak (GB, rounded like ``total_gb``) on ``gpus`` cards of ``gpu``, fast.
+
+    Consistent with :func:`gpus_needed`: with checkpointing on auto, the usual choice is kept
+    when it fits the card, else the other setting if that one fits (it is what made this
+    count feasible).
+    """
     if req.method == "inference":
         return tidy(_peak(req, policy, False, gpus), 2)
     if req.checkpointing is not None:
@@ -351,26 +356,6 @@ def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
     counts = [_count(req, policy, ckpt, usable_gb(gpu, policy)) for ckpt in options]
     found = [c for c in counts if c is not None]
     return min(found) if found else None
-
-
-def estimate_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> MemoryEstimate:
-    """The estimate on ``gpus`` cards of ``gpu``, consistent with :func:`gpus_needed`.
-
-    With checkpointing on auto, the usual choice is kept when it fits the card; otherwise
-    the other setting is used if that one fits (it is what made this count feasible).
-    """
-    estimate = estimate_memory(req, policy, gpus)
-    if req.checkpointing is not None or req.method == "inference":
-        return estimate
-    if estimate.total_gb <= usable_gb(gpu, policy):
-        return estimate
-    other = MemoryRequest(shape=req.shape, method=req.method, seq_len=req.seq_len,
-                          micro_batch=req.micro_batch,
-                          checkpointing=not estimate.gradient_checkpointing)
-    alternative = estimate_memory(other, policy, gpus)
-    if alternative.total_gb <= usable_gb(gpu, policy):
-        return alternative.model_copy(update={"checkpointing_auto": True})
-    return estimate
 
 
 def _count(req: MemoryRequest, policy: Policy, ckpt: bool, cap: float) -> int | None:
