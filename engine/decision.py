@@ -108,7 +108,7 @@ def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rul
     """Firings in a deterministic order: priority (high first), then file order, then fact."""
     unique = sorted(set(firings))
     pairs = [(book.rule(rule_id), fact) for rule_id, fact in unique]
-    return sorted(pairs, key=lambda p: (-p[0].model.priority, p[0].order, p[1]))
+    return sorted(pairs, key=lambda p: (*p[0].rank, p[1]))
 
 
 def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.catalog.load import Catalog
+from engine.catalog.load import Catalog, cited_sources
 from engine.compiler import MAX_LEAVES, comparisons, compile_condition
 from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
 from engine.factspec import CANDIDATE, DECISION_FACTS, FactSpec, registry
@@ -258,21 +258,10 @@ def _uncited_sources(book: Rulebook, catalog: Catalog, catalog_dir: Any) -> list
     return found
 
 
-def _source_ids(text: str) -> Iterator[str]:
+def _source_ids(text: str) -> list[str]:
     import yaml
 
-    def walk(node: Any) -> Iterator[str]:
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "sources" and isinstance(value, list):
-                    yield from (str(v) for v in value)
-                else:
-                    yield from walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                yield from walk(value)
-
-    yield from walk(yaml.safe_load(text))
+    return cited_sources(yaml.safe_load(text))
 
 
 def _raw(path: Any) -> Any:

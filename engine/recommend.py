@@ -141,15 +141,12 @@ class Engine:
                     "fact_id": "request"}
             fired = self._run("request", stratum, [fact])
             firings.extend(fired)
-            for rule_id, _ in sorted(set(fired), key=lambda p: self._rank(p[0])):
+            for rule_id, _ in sorted(set(fired),
+                                     key=lambda p: self.rulebook.rule(p[0]).rank):
                 for effect in self.rulebook.rule(rule_id).model.then:
                     if effect.set is not None and effect.set.fact not in set_values:
                         set_values[effect.set.fact] = effect.set.value
         return set_values, firings
-
-    def _rank(self, rule_id: str) -> tuple[int, int]:
-        rule = self.rulebook.rule(rule_id)
-        return (-rule.model.priority, rule.order)
 
     def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []

@@ -61,6 +61,11 @@ class Rule:
         return frozenset(facts_read(self.condition))
 
     @property
+    def rank(self) -> tuple[int, int]:
+        """Evaluation precedence: higher priority first, then file order."""
+        return (-self.model.priority, self.order)
+
+    @property
     def sets(self) -> frozenset[str]:
         """Facts this rule derives with ``set``."""
         return frozenset(e.set.fact for e in self.model.then if e.set is not None)

@@ -76,6 +76,21 @@ class Catalog:
         return next(q for q in self.questions if q.id == question_id)
 
 
+def cited_sources(data: Any) -> list[str]:
+    """Every id listed under a ``sources`` key anywhere in parsed catalog data, in order."""
+    found: list[str] = []
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if key == "sources" and isinstance(value, list):
+                found.extend(str(v) for v in value)
+            else:
+                found.extend(cited_sources(value))
+    elif isinstance(data, list):
+        for value in data:
+            found.extend(cited_sources(value))
+    return list(dict.fromkeys(found))
+
+
 def content_hash(texts: Mapping[str, str]) -> str:
     """A stable sha256 over named texts (order-independent)."""
     digest = hashlib.sha256()

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from engine.catalog.load import Catalog, load_catalog
+from engine.catalog.load import Catalog, cited_sources, load_catalog
 from engine.cli.options import catalog_options, format_option
 from engine.errors import InputError
 from engine.render.jsonout import dumps
@@ -115,7 +115,7 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
     data = item.model_dump(mode="json")
     rows = [(k, _cell(v)) for k, v in data.items() if v is not None]
     print_table(f"{type(item).__name__.lower()} {item_id}", ["field", "value"], rows)
-    for sid in _cited(data):
+    for sid in cited_sources(data):
         src = cat.sources.get(sid)
         if src is not None:
             click.echo(f"  [{sid}] {src.title} — {src.publisher}, {src.date}"
@@ -128,17 +128,3 @@ def _cell(value: Any) -> str:
     if isinstance(value, list):
         return ", ".join(_cell(v) for v in value)
     return str(value)
-
-
-def _cited(data: Any) -> list[str]:
-    found: list[str] = []
-    if isinstance(data, dict):
-        for key, value in data.items():
-            if key == "sources" and isinstance(value, list):
-                found.extend(value)
-            else:
-                found.extend(_cited(value))
-    elif isinstance(data, list):
-        for value in data:
-            found.extend(_cited(value))
-    return list(dict.fromkeys(found))
