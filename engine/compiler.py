@@ -16,6 +16,7 @@ from typing import Any
 
 from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
 from engine.rulebook import Rule, Rulebook
+from engine.signature import Signer, signer_for
 
 MAX_LEAVES = 48
 _INVERSE = {"eq": "ne", "ne": "eq", "lt": "gte", "gte": "lt", "lte": "gt", "gt": "lte",
@@ -32,6 +33,9 @@ class CompiledRuleset:
     stratum: int
     definitions: dict[str, Any]
     rule_ids: tuple[str, ...]
+    signer: Signer | None = None
+    """What these rules can tell apart in a fact: the key their verdicts are reused under
+    (None: every evaluation goes to durable_rules)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compil
             name = f"gpu_advisor_{kind}_{stratum}_{index}"
             defs = {rule.id: compile_rule(rule) for rule in chunk}
             rulesets.append(CompiledRuleset(name, kind, stratum, defs,
-                                            tuple(r.id for r in chunk)))
+                                            tuple(r.id for r in chunk),
+                                            signer_for(r.condition for r in chunk)))
     copies = frozenset(
         name for rule in book.rules if rule.match == "candidate" for name in rule.reads
         if name not in candidate_fields

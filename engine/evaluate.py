@@ -4,6 +4,11 @@ Follows ``durable-rules-notes.md``: no timer threads (``_run`` disabled), a lock
 evaluation, ``delete_state`` afterwards (1,024-session cap), a catch-all rule so no fact is
 "unhandled", actions with exactly one parameter that only record, and the session's stored
 exception turned into an error instead of vanishing.
+
+Verdicts are reused: each ruleset's :class:`~engine.signature.Signer` classes a fact by what
+its rules can tell apart, and durable_rules decides a class the first time one of its facts
+is seen. Later facts of that class get the same rules, without a session. The memo is
+per Evaluator (one compiled policy) and bounded.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
 from engine.errors import EvaluationError
+
+MEMO_LIMIT = 50_000
+"""Signatures remembered per ruleset; past it the ruleset's memo starts over (flat memory)."""
 
 BATCH_CAP = 100_000
 """``cap``: one action call per rule with all its matches (not one per match): far fewer
@@ -39,8 +47,11 @@ class _QuietHost(Host):  # type: ignore[misc]
 class Evaluator:
     """Owns one durable_rules Host for a compiled rulebook; thread-safe, reusable."""
 
-    def __init__(self, compiled: Compiled) -> None:
+    def __init__(self, compiled: Compiled, *, memo: bool = True) -> None:
         self._compiled = compiled
+        self._memo = memo
+        self._verdicts: dict[str, dict[tuple[Any, ...], tuple[str, ...]]] = {
+            ruleset.name: {} for ruleset in compiled.rulesets}
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
         definitions = {}
@@ -65,9 +76,46 @@ class Evaluator:
 
     def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
             checked: bool = False) -> list[Firing]:
+        """The rules of ``ruleset`` that hold on each of ``facts`` (order not significant).
+
+        Facts of a signature seen before get the remembered verdict; the others are asserted
+        together into one fresh durable_rules session (see :meth:`run_session`).
+        ``checked`` skips the per-value check for facts built by ``engine.facts.durable_fact``.
+        """
+        facts = list(facts)
+        if not self._memo or ruleset.signer is None:
+            return self.run_session(ruleset, facts, checked=checked)
+        if not checked:
+            for fact in facts:
+                _check_fact(fact)
+        memo = self._verdicts[ruleset.name]
+        sign = ruleset.signer.sign
+        keys = [sign(fact) for fact in facts]
+        new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        for key, fact in zip(keys, facts, strict=True):
+            if key not in memo and key not in new:
+                new[key] = fact
+        if new:
+            if len(memo) + len(new) > MEMO_LIMIT:
+                memo.clear()
+            unseen = list(new)
+            fired = self.run_session(ruleset, [
+                {**new[key], "fact_id": str(index)} for index, key in enumerate(unseen)],
+                checked=True)
+            on: dict[str, list[str]] = {}
+            for rule_id, fact_id in fired:
+                on.setdefault(fact_id, []).append(rule_id)
+            order = ruleset.rule_ids
+            for position, key in enumerate(unseen):
+                memo[key] = tuple(sorted(set(on.get(str(position), ())), key=order.index))
+        return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
+                for rule_id in memo[key]]
+
+    def run_session(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
+                    checked: bool = False) -> list[Firing]:
         """Assert ``facts`` into a fresh session of ``ruleset``; the firings, in engine order.
 
-        ``checked`` skips the per-value check for facts built by ``engine.facts.durable_fact``.
+        No memo: durable_rules decides every fact. ``checked`` as in :meth:`run`.
         """
         sid = uuid.uuid4().hex
         batch = [dict(fact, sid=sid) for fact in facts]

@@ -310,3 +310,60 @@ def test_durable_rules_agrees_with_python_holds(cond: Condition,
     for values in facts:
         fired = evaluator.run(ruleset, [{**values, "kind": "request", "fact_id": "f"}])
         assert bool(fired) == holds(cond, values), (compile_rule(rule), values)
+
+
+def _same_class(signer: Any, values: dict[str, Any], data: st.DataObject) -> dict[str, Any]:
+    """``values`` with each number cut-classed by ``signer`` moved within its class."""
+    out = dict(values)
+    for name, cuts in signer.cuts:
+        value = values.get(name)
+        if type(value) not in (int, float) or value in cuts:
+            continue
+        below = max((c for c in cuts if c < value), default=value - 1000)
+        above = min((c for c in cuts if c > value), default=value + 1000)
+        moved = data.draw(st.floats(min_value=below, max_value=above, exclude_min=True,
+                                    exclude_max=True, allow_nan=False,
+                                    allow_subnormal=False).filter(lambda v: abs(v) > 1e-3))
+        out[name] = round(moved, 3) if below < round(moved, 3) < above else value
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cond=TREES, values=FACTS, data=st.data())
+def test_equal_signatures_get_equal_verdicts_from_durable_rules(
+        cond: Condition, values: dict[str, Any], data: st.DataObject) -> None:
+    """A fact moved within its signature class: durable_rules (no memo) gives the same
+    verdict, so reusing verdicts by signature is exact."""
+    from engine.signature import signer_for
+
+    rule = make_rule(cond)
+    signer = signer_for([cond])
+    moved = _same_class(signer, values, data)
+    assert signer.sign({**moved, "kind": "request"}) == signer.sign({**values, "kind": "request"})
+    ruleset = CompiledRuleset("sig", "request", 0, {rule.id: compile_rule(rule)}, (rule.id,),
+                              signer)
+    evaluator = Evaluator(Compiled((ruleset,), frozenset(), {"request": rule.reads}), memo=False)
+    verdicts = [bool(evaluator.run(ruleset, [{**v, "kind": "request", "fact_id": "f"}]))
+                for v in (values, moved)]
+    assert verdicts[0] == verdicts[1] == holds(cond, values), (compile_rule(rule), values, moved)
+
+
+def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
+    from engine.signature import signer_for
+
+    cond = All((Leaf("n1", "gt", 3), Leaf("n2", "lte", FactRef("n1")), Leaf("s1", "eq", "a"),
+                Leaf("b1", "exists", True)))
+    signer = signer_for([cond])
+    assert signer.cuts == (("n1", (3,)),)
+    assert signer.exact == ("s1",)
+    assert signer.presence == ("b1", "n2")
+    assert signer.pairs == (("n2", "n1"),)
+    base = {"kind": "request", "n1": 5, "n2": 1, "s1": "a", "b1": False}
+    same = [{**base, "n1": 4.5}, {**base, "n2": 2}, {**base, "b1": True}]
+    different = [{**base, "n1": 3}, {**base, "n1": 2}, {**base, "n2": 5}, {**base, "n2": 6},
+                 {**base, "s1": "b"}, {k: v for k, v in base.items() if k != "b1"},
+                 {k: v for k, v in base.items() if k != "n2"}, {**base, "n1": "5"}]
+    for fact in same:
+        assert signer.sign(fact) == signer.sign(base), fact
+    for fact in different:
+        assert signer.sign(fact) != signer.sign(base), fact

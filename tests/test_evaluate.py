@@ -65,8 +65,11 @@ def request_fact(engine: Engine) -> dict[str, Any]:
 
 
 def run_all(evaluator: Evaluator, rulesets: Sequence[CompiledRuleset],
-            facts: list[dict[str, Any]]) -> list[Firing]:
-    return [f for rs in rulesets for f in evaluator.run(rs, facts)]
+            facts: list[dict[str, Any]], *, session: bool = False) -> list[Firing]:
+    """Every firing of ``rulesets`` on ``facts``; ``session``: durable_rules decides every
+    fact (no reuse of remembered verdicts)."""
+    run = evaluator.run_session if session else evaluator.run
+    return [f for rs in rulesets for f in run(rs, facts)]
 
 
 def test_small_ruleset_fires_what_holds() -> None:
@@ -181,7 +184,7 @@ def test_thread_safety_four_threads(engine: Engine, request_fact: dict[str, Any]
         {**request_fact, "hours_per_year": 100, "usage_pattern": "intermittent"},
         {**request_fact, "data_residency": "on-premises", "budget_usd": 50_000},
     ]
-    expected = [sorted(run_all(engine.evaluator, rulesets, [f])) for f in facts]
+    expected = [sorted(run_all(engine.evaluator, rulesets, [f], session=True)) for f in facts]
     assert len({tuple(e) for e in expected}) == 3
     errors: list[str] = []
 
@@ -189,7 +192,9 @@ def test_thread_safety_four_threads(engine: Engine, request_fact: dict[str, Any]
         try:
             for i in range(300):
                 k = (i + offset) % len(facts)
-                got = sorted(run_all(engine.evaluator, rulesets, [facts[k]]))
+                # odd threads hit durable_rules every time, even ones the remembered verdicts
+                got = sorted(run_all(engine.evaluator, rulesets, [facts[k]],
+                                     session=offset % 2 == 1))
                 if got != expected[k]:
                     errors.append(f"thread {offset} run {i}: {got} != {expected[k]}")
                     return
@@ -217,18 +222,100 @@ def test_memory_flat_over_100k_evaluations(engine: Engine,
     request rulesets in turn, each in its own session): RSS grows < 20 MB between the
     10,000th and the 100,000th (a leaking session would cost ~85 KB each)."""
     rulesets = engine.compiled.stratum("request", 0)
-    expected = sorted(run_all(engine.evaluator, rulesets, [request_fact]))
+    expected = sorted(run_all(engine.evaluator, rulesets, [request_fact], session=True))
     assert len(expected) > 10
     start = time.perf_counter()
     rss_10k = 0.0
     for i in range(1, 100_001):
-        engine.evaluator.run(rulesets[i % len(rulesets)], [request_fact])
+        engine.evaluator.run_session(rulesets[i % len(rulesets)], [request_fact])
         if i == 10_000:
             rss_10k = _rss_mb()
-            assert sorted(run_all(engine.evaluator, rulesets, [request_fact])) == expected
+            assert sorted(run_all(engine.evaluator, rulesets, [request_fact],
+                                  session=True)) == expected
     rss_100k = _rss_mb()
     elapsed = time.perf_counter() - start
     print(f"100k evaluations over {len(rulesets)} rulesets: {elapsed:.1f} s; "
           f"RSS {rss_10k:.1f} MB at 10k, {rss_100k:.1f} MB at 100k")
-    assert sorted(run_all(engine.evaluator, rulesets, [request_fact])) == expected
+    assert sorted(run_all(engine.evaluator, rulesets, [request_fact], session=True)) == expected
     assert rss_100k - rss_10k < 20, (rss_10k, rss_100k)
+
+
+# --------------------------------------------------------------------------------------------
+# Remembered verdicts (engine.signature): durable_rules decides each fact class once
+
+
+def _variants(engine: Engine) -> list[Any]:
+    """Every scenario's and example's answers, and each example across hours and budgets."""
+    from engine.answers import validate_answers
+    from engine.scenarios import load_scenario, scenario_paths
+
+    out = [validate_answers(load_scenario(p).answers, engine.catalog)
+           for p in scenario_paths([REPO / "tests" / "scenarios"])]
+    for path in sorted((REPO / "examples").iterdir()):
+        base = load_answers(path, [], engine.catalog).model_dump(mode="json")
+        for hours in (0, 100, 800, 3000, 8760):
+            for budget in (0, 3000, 25_000, 1_000_000):
+                out.append(validate_answers({**base, "hours_per_year": hours,
+                                             "budget_usd": budget}, engine.catalog))
+    return out
+
+
+def _without_id(engine: Engine, answers: Any) -> str:
+    return engine.recommend(answers, decision_id="same").to_json()
+
+
+def test_remembered_verdicts_give_the_same_decisions_as_durable_every_time(
+        engine: Engine) -> None:
+    """Every scenario, and the examples over hours × budgets: the engine reusing verdicts by
+    signature decides byte for byte like one that asks durable_rules about every fact."""
+    fresh = Engine(engine.catalog, engine.rulebook, engine.compiled,
+                   Evaluator(engine.compiled, memo=False))
+    remembering = Engine.build(engine.catalog, engine.rulebook)
+    variants = _variants(engine)
+    assert len(variants) > 90
+    for answers in [*variants, *reversed(variants)]:  # second pass: all from the memo
+        assert _without_id(remembering, answers) == _without_id(fresh, answers)
+
+
+def test_a_seen_fact_class_needs_no_session(engine: Engine) -> None:
+    remembering = Engine.build(engine.catalog, engine.rulebook)
+    evaluator = remembering.evaluator
+    sessions: list[int] = []
+    session = evaluator.run_session
+
+    def counting(ruleset: CompiledRuleset, facts: Any, **kwargs: Any) -> list[Firing]:
+        facts = list(facts)
+        sessions.append(len(facts))
+        return session(ruleset, facts, **kwargs)
+
+    evaluator.run_session = counting  # type: ignore[method-assign]
+    answers = load_answers(EXAMPLE, [], engine.catalog)
+    first = _without_id(remembering, answers)
+    assert sessions, "the first evaluation asks durable_rules"
+    # 40-odd candidates share a handful of classes: fewer facts asserted than evaluated
+    asserted = sum(sessions)
+    sessions.clear()
+    assert _without_id(remembering, answers) == first
+    assert sessions == []
+    # more hours: a different class for the rules about hours, so durable_rules is asked
+    _without_id(remembering, answers.model_copy(update={"hours_per_year": 100}))
+    assert 0 < sum(sessions) <= asserted
+
+
+def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import engine.evaluate as evaluate
+    from engine.signature import signer_for
+
+    monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
+    rules = [make_rule("t.big", Leaf("x", "gt", 5)), make_rule("t.small", Leaf("x", "lte", 5)),
+             make_rule("t.x-above-y", Leaf("x", "gt", FactRef("y")))]
+    ruleset = CompiledRuleset("test_bounded", "request", 0,
+                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
+                              signer_for(r.condition for r in rules))
+    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
+    for x, y in cases * 2:
+        got = {r for r, _ in ev.run(ruleset, [fact(x=x, y=y)])}
+        expected = {r for r, _ in ev.run_session(ruleset, [fact(x=x, y=y)])}
+        assert got == expected, (x, y)
+        assert len(ev._verdicts["test_bounded"]) <= 3
