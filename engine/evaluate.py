@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import math
 import threading
 import uuid
@@ -26,8 +27,8 @@ from durable.engine import Host
 from engine.compiler import Compiled, CompiledRuleset
 from engine.errors import EvaluationError
 
-MEMO_LIMIT = 50_000
-"""Signatures remembered per ruleset; past it the ruleset's memo starts over (flat memory)."""
+MEMO_LIMIT = 20_000
+"""Signatures remembered per ruleset (~0.3 KB each); past it the older half is forgotten."""
 
 BATCH_CAP = 100_000
 """``cap``: one action call per rule with all its matches (not one per match): far fewer
@@ -96,8 +97,9 @@ class Evaluator:
             if key not in memo and key not in new:
                 new[key] = fact
         if new:
-            if len(memo) + len(new) > MEMO_LIMIT:
-                memo.clear()
+            if len(memo) + len(new) > MEMO_LIMIT:  # forget the older half (insertion order)
+                for old in list(itertools.islice(memo, len(memo) // 2 + len(new))):
+                    del memo[old]
             unseen = list(new)
             fired = self.run_session(ruleset, [
                 {**new[key], "fact_id": str(index)} for index, key in enumerate(unseen)],

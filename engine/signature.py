@@ -6,9 +6,12 @@ same verdict from every rule of the ruleset:
 
 - a field compared only with numbers: which of the sorted literals it lies below, and
   whether it equals one (``x > 3`` cannot tell 4 from 5 when 3 is the only cut);
-- a field compared with anything else: its exact value (type included);
+- a field compared only for (in)equality with strings or booleans: which literal it equals,
+  or none of them (``gpu: t4`` cannot tell an A100 from an H100);
 - a field only tested for presence: present or not;
-- a pair ``{fact: other}``: the sign of the comparison, or which side is missing.
+- a pair ``{fact: other}``: the sign of the comparison (numbers), equality (other values
+  compared with ``eq``/``ne``), or which side is missing;
+- anything else (a field compared with mixed literals, strings ordered): its exact value.
 
 A signature is the tuple of those classes. It is a refinement: equal signatures imply equal
 truth of every leaf, hence of every rule. durable_rules still decides each signature the
@@ -25,12 +28,21 @@ from typing import Any
 from engine.conditions import Condition, FactRef, leaves
 
 _MISSING = ("missing",)
-_PRESENT = ("present",)
 _NUMBER_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in"})
+_EQUALITY_OPS = frozenset({"eq", "ne", "in", "not_in", "is"})
+_OTHER = -1
+"""The class of a value equal to none of a field's literals."""
+_TYPES = (type, "types")
+"""Key, in a field's literal classes, of the set of the literals' types."""
 
 
 def _is_number(value: Any) -> bool:
     return type(value) in (int, float)
+
+
+def _typed(value: Any) -> tuple[type, Any]:
+    """A value with its type, so that ``True`` and ``1`` stay apart."""
+    return (value.__class__, value)
 
 
 @dataclass(frozen=True)
@@ -39,69 +51,98 @@ class Signer:
 
     cuts: tuple[tuple[str, tuple[float, ...]], ...]
     """Fields compared only with numbers, with their sorted literals."""
+    literals: tuple[tuple[str, Mapping[Any, Any]], ...]
+    """Fields compared only for (in)equality with non-numbers: literal → its class (strings
+    bare, other values typed) and, under ``_TYPES``, the literals' types."""
     exact: tuple[str, ...]
-    """Fields compared with non-numbers (strings, booleans, None): the value is the class."""
+    """Fields whose exact value is the class."""
     presence: tuple[str, ...]
-    """Fields only tested for presence."""
-    pairs: tuple[tuple[str, str], ...]
-    """``{fact: other}`` comparisons (both fields are also classed on their own)."""
+    """Fields only tested for presence (or compared only through ``pairs``)."""
+    pairs: tuple[tuple[str, str, bool], ...]
+    """``{fact: other}`` comparisons, and whether any of them orders (``lt``, ``gt``, …)."""
 
     def sign(self, fact: Mapping[str, Any]) -> tuple[Any, ...]:
         """The signature of ``fact``: equal signatures, equal verdicts of every rule."""
-        key: list[Any] = [fact.get("kind")]
+        get = fact.get
+        key: list[Any] = [get("kind")]
+        append = key.append
         for name, cuts in self.cuts:
-            value = fact.get(name, _MISSING)
-            if value is _MISSING:
-                key.append(_MISSING)
-            elif _is_number(value):
+            value = get(name, _MISSING)
+            kind = value.__class__
+            if kind is int or kind is float:
                 at = bisect_left(cuts, value)
-                key.append((at, at < len(cuts) and cuts[at] == value))
-            else:  # not a number after all: the exact value is always a safe class
-                key.append((type(value).__name__, value))
+                append(2 * at + (at < len(cuts) and cuts[at] == value))
+            else:  # missing, or not a number after all: the exact value is a safe class
+                append(value if value is _MISSING else (kind, value))
+        for name, classes in self.literals:
+            value = get(name, _MISSING)
+            if value is _MISSING:
+                append(value)
+            else:
+                kind = value.__class__
+                found = classes.get(value if kind is str else (kind, value))
+                # a value of another type than every literal: kept exact, no coercion assumed
+                append(found if found is not None else
+                       _OTHER if kind in classes[_TYPES] else _typed(value))
         for name in self.exact:
-            value = fact.get(name, _MISSING)
-            key.append(_MISSING if value is _MISSING else (type(value).__name__, value))
+            value = get(name, _MISSING)
+            append(value if value is _MISSING else _typed(value))
         for name in self.presence:
-            key.append(_PRESENT if name in fact else _MISSING)
-        for left, right in self.pairs:
-            a, b = fact.get(left, _MISSING), fact.get(right, _MISSING)
+            append(name in fact)
+        for left, right, ordered in self.pairs:
+            a, b = get(left, _MISSING), get(right, _MISSING)
             if a is _MISSING or b is _MISSING:
-                key.append((a is _MISSING, b is _MISSING))
+                append((a is _MISSING, b is _MISSING))
             elif _is_number(a) and _is_number(b):
-                key.append((a > b) - (a < b))
-            else:  # anything else: both exact values
-                key.append(((type(a).__name__, a), (type(b).__name__, b)))
+                append((a > b) - (a < b))
+            elif not ordered:
+                append(a == b)
+            else:  # strings ordered against each other: both exact values
+                append((_typed(a), _typed(b)))
         return tuple(key)
 
 
 def signer_for(conditions: Iterable[Condition]) -> Signer:
     """The signer of a ruleset whose rules have these conditions."""
     numbers: dict[str, set[float]] = {}
-    others: set[str] = set()
+    others: dict[str, set[tuple[type, Any]]] = {}
+    exact: set[str] = set()
     present: set[str] = set()
-    pairs: set[tuple[str, str]] = set()
+    pairs: dict[tuple[str, str], bool] = {}
     for condition in conditions:
         for leaf in leaves(condition):
             present.add(leaf.fact)
-            values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
             if leaf.op == "exists":
                 continue
+            values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
             for value in values:
                 if isinstance(value, FactRef):
-                    pairs.add((leaf.fact, value.name))
+                    pair = (leaf.fact, value.name)
+                    pairs[pair] = pairs.get(pair, False) or leaf.op not in _EQUALITY_OPS
                     present.add(value.name)
                 elif leaf.op in _NUMBER_OPS and _is_number(value):
                     numbers.setdefault(leaf.fact, set()).add(value)
+                elif leaf.op in _EQUALITY_OPS:
+                    others.setdefault(leaf.fact, set()).add(_typed(value))
                 else:
-                    others.add(leaf.fact)
-    exact = others
+                    exact.add(leaf.fact)
+    exact |= set(numbers) & set(others)  # mixed literals: keep the value
     cuts = {name: tuple(sorted(v)) for name, v in numbers.items() if name not in exact}
-    presence = present - exact - set(cuts)
+    literals: dict[str, dict[Any, Any]] = {}
+    for name, values in others.items():
+        if name not in exact:
+            classes: dict[Any, Any] = {  # strings keyed bare (no other key equals a str)
+                value if kind is str else (kind, value): i
+                for i, (kind, value) in enumerate(sorted(values, key=repr))}
+            classes[_TYPES] = frozenset(kind for kind, _ in values)
+            literals[name] = classes
+    presence = present - exact - set(cuts) - set(literals)
     return Signer(
         cuts=tuple(sorted(cuts.items())),
+        literals=tuple(sorted(literals.items())),
         exact=tuple(sorted(exact)),
         presence=tuple(sorted(presence)),
-        pairs=tuple(sorted(pairs)),
+        pairs=tuple((a, b, ordered) for (a, b), ordered in sorted(pairs.items())),
     )
 
 
