@@ -129,12 +129,12 @@ def signer_for(conditions: Iterable[Condition]) -> Signer:
     exact |= set(numbers) & set(others)  # mixed literals: keep the value
     cuts = {name: tuple(sorted(v)) for name, v in numbers.items() if name not in exact}
     literals: dict[str, dict[Any, Any]] = {}
-    for name, values in others.items():
+    for name, typed in others.items():
         if name not in exact:
             classes: dict[Any, Any] = {  # strings keyed bare (no other key equals a str)
                 value if kind is str else (kind, value): i
-                for i, (kind, value) in enumerate(sorted(values, key=repr))}
-            classes[_TYPES] = frozenset(kind for kind, _ in values)
+                for i, (kind, value) in enumerate(sorted(typed, key=repr))}
+            classes[_TYPES] = frozenset(kind for kind, _ in typed)
             literals[name] = classes
     presence = present - exact - set(cuts) - set(literals)
     return Signer(
