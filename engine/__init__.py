@@ -1,10 +1,35 @@
 """gpu-advisor: rule-based, explained advice on GPUs for training and fine-tuning LLMs."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 __version__ = "0.1.0"
 
-from engine.answers import Answers, load_answers
-from engine.catalog import Catalog, load_catalog
-from engine.errors import EngineError, InputError
+if TYPE_CHECKING:
+    from engine.answers import Answers, load_answers
+    from engine.catalog import Catalog, load_catalog
+    from engine.errors import EngineError, InputError
+
+# Imported on first use (PEP 562), so that importing the package costs nothing before the
+# command line has set up the process (see engine.cli).
+_EXPORTS = {
+    "Answers": "engine.answers",
+    "load_answers": "engine.answers",
+    "Catalog": "engine.catalog",
+    "load_catalog": "engine.catalog",
+    "EngineError": "engine.errors",
+    "InputError": "engine.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "Answers",

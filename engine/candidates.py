@@ -60,14 +60,18 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
     req = memory_request(answers, facts.shape, method)
     pricing = choices.get("pricing", "on-demand")
     newest = facts.values["newest_release_year"]
-    single_gpu_need = estimate_memory(req, catalog.policy, 1).total_gb
+    single_gpu_need = catalog.derived(("estimate_memory", req, 1), estimate_memory, req,
+                                      catalog.policy, 1).total_gb
     out: list[dict[str, Any]] = []
     # A run's length matters for the run we advise: not for pretraining we advise against.
     advised_run = answers.workload == "fine-tune" or scratch_reasons(answers) > 0
     flops = facts.training.flops if facts.training is not None and advised_run else None
     for gpu, n in local_configs(catalog, req):
-        buy = purchase_cost(gpu, n, catalog.policy)
-        run = running_cost_per_hour(gpu, n, answers.electricity_usd_per_kwh, catalog.policy)
+        buy = catalog.derived(("purchase_cost", gpu.id, n), purchase_cost, gpu, n,
+                              catalog.policy)
+        kwh = answers.electricity_usd_per_kwh
+        run = catalog.derived(("running_cost", gpu.id, n, kwh), running_cost_per_hour, gpu, n,
+                              kwh, catalog.policy)
         years = catalog.policy.amortisation_years.value
         upkeep = catalog.policy.maintenance_fraction_per_year.value
         per_year = buy.value / years + buy.value * upkeep + run.value * answers.hours_per_year
@@ -127,7 +131,8 @@ def _candidate(cid: str, gpu: Gpu, count: int, where: str, provider_id: str | No
                allowed: bool, single_gpu_need: float, newest: int,
                answers: Answers) -> dict[str, Any]:
     provider = catalog.providers[provider_id] if provider_id else None
-    per_gpu_need = peak_on(req, gpu, catalog.policy, count)
+    per_gpu_need = catalog.derived(("peak_on", req, gpu.id, count), peak_on, req, gpu,
+                                   catalog.policy, count)
     return {
         "candidate_id": cid,
         "gpu": gpu.id,

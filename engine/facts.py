@@ -147,11 +147,13 @@ def _memory_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape
     facts.put("largest_consumer_vram_gb", largest.vram_gb)
     methods: tuple[Method, ...] = ("full", "lora", "qlora", "pretrain", "inference")
     for method in methods:
-        estimate = estimate_memory(memory_request(answers, shape, method), policy)
+        req = memory_request(answers, shape, method)
+        estimate = catalog.derived(("estimate_memory", req, 1), estimate_memory, req, policy, 1)
         facts.memory[method] = estimate
-        facts.put(f"vram_{method}_gb", estimate.total_gb, _memory_trace(estimate))
+        facts.put(f"vram_{method}_gb", estimate.total_gb,
+                  catalog.derived(("memory_trace", req), _memory_trace, estimate))
     for method in methods[:3]:
-        n = gpus_needed(memory_request(answers, shape, method), largest, policy)
+        n = needed_on(catalog, memory_request(answers, shape, method), largest)
         facts.put(f"consumer_gpus_needed_{method}", n)
         facts.put(f"fits_consumer_{method}", n is not None and n <= box)
     practical = int(policy.practical_consumer_gpus_per_box.value)
@@ -207,14 +209,25 @@ class CloudOption:
 
 def local_configs(catalog: Catalog, req: MemoryRequest) -> Iterable[tuple[Gpu, int]]:
     """Buyable GPUs with the fewest cards that hold the job (consumer boxes limited)."""
+    return catalog.derived(("local_configs", req), _local_configs, catalog, req)
+
+
+def _local_configs(catalog: Catalog, req: MemoryRequest) -> tuple[tuple[Gpu, int], ...]:
     box = catalog.policy.max_consumer_gpus_per_box.value
+    out = []
     for gpu in catalog.gpus.values():
         if not gpu.buyable:
             continue
-        n = gpus_needed(req, gpu, catalog.policy)
+        n = needed_on(catalog, req, gpu)
         if n is None or (gpu.form == "consumer" and n > box):
             continue
-        yield gpu, n
+        out.append((gpu, n))
+    return tuple(out)
+
+
+def needed_on(catalog: Catalog, req: MemoryRequest, gpu: Gpu) -> int | None:
+    """:func:`gpus_needed` with the catalog's policy, remembered per catalog."""
+    return catalog.derived(("gpus_needed", req, gpu.id), gpus_needed, req, gpu, catalog.policy)
 
 
 def offer_allowed(offer: Offer, answers: Answers) -> bool:
@@ -235,18 +248,19 @@ def cloud_count(offer: Offer, needed: int) -> int:
 def cloud_configs(catalog: Catalog, req: MemoryRequest,
                   offers: Iterable[Offer]) -> Iterable[tuple[Offer, Gpu, int]]:
     """Offers with the GPU count that holds the job."""
-    needed: dict[str, int | None] = {}
     for offer in offers:
         gpu = catalog.gpus[offer.gpu]
-        if gpu.id not in needed:
-            needed[gpu.id] = gpus_needed(req, gpu, catalog.policy)
-        n = needed[gpu.id]
+        n = needed_on(catalog, req, gpu)
         if n is not None:
             yield offer, gpu, cloud_count(offer, n)
 
 
 def cheapest_local(catalog: Catalog, req: MemoryRequest) -> LocalOption | None:
     """The local configuration with the lowest purchase price that holds ``req``."""
+    return catalog.derived(("cheapest_local", req), _cheapest_local, catalog, req)
+
+
+def _cheapest_local(catalog: Catalog, req: MemoryRequest) -> LocalOption | None:
     options = [
         LocalOption(gpu, n, purchase_cost(gpu, n, catalog.policy))
         for gpu, n in local_configs(catalog, req)

@@ -4,6 +4,7 @@ chart (ASCII, SVG, PNG), and a cold ``recommend`` that imports no prompt or plot
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -190,3 +191,33 @@ def test_markdown_hardware_memory_is_per_gpu_like_text() -> None:
         cell = f"{cand['vram_needed_gb']:.1f}/{cand['vram_total_gb'] / cand['count']:g}"
         assert f"| {cell} |" in md
         assert cell in text
+
+
+def test_importing_the_package_loads_nothing_heavy() -> None:
+    """``import engine`` is free (exports load on first use), so the command line can set
+    the process up (bytecode, pydantic plugins) before any of its modules load."""
+    code = ("import sys, engine; heavy = {'pydantic', 'yaml', 'click', 'durable'} & "
+            "{m.split('.')[0] for m in sys.modules}; print(sorted(heavy)); "
+            "print(engine.load_answers.__module__)")
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert done.stdout.splitlines() == ["[]", "engine.answers"]
+
+
+def test_the_command_line_keeps_its_bytecode(tmp_path: Path) -> None:
+    """Even under PYTHONDONTWRITEBYTECODE (an editable install would otherwise recompile
+    every module on each run); the package is copied so the checkout stays untouched."""
+    import shutil
+
+    shutil.copytree(REPO / "engine", tmp_path / "engine",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "engine", "--version"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert list((tmp_path / "engine" / "__pycache__").glob("errors.*.pyc"))
+    # the library alone leaves the setting alone
+    shutil.rmtree(tmp_path / "engine" / "__pycache__", ignore_errors=True)
+    subprocess.run([sys.executable, "-c", "import engine.errors"], cwd=tmp_path, env=env,
+                   check=True, timeout=60)
+    assert not list((tmp_path / "engine" / "__pycache__").glob("errors.*.pyc"))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -33,6 +33,10 @@ from engine.validation import build, did_you_mean
 from engine.yamlio import line_of, parse_yaml, read_text
 
 CATALOG_FILES = ("sources", "gpus", "clouds", "models", "policy", "questions")
+DERIVED_LIMIT = 20_000
+"""Values remembered per catalog by :meth:`Catalog.derived` before it starts over."""
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,33 @@ class Catalog:
     def hash(self) -> str:
         """sha256 over the exact content of every catalog file (and price override)."""
         return content_hash(self.texts)
+
+    @cached_property
+    def _derived(self) -> dict[Hashable, Any]:
+        return {}
+
+    def derived(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)``, remembered under ``key`` for this catalog (bounded).
+
+        For values that depend on the catalog and ``key`` alone (the GPU counts that hold a
+        job, a configuration's purchase price), which every request would otherwise redo.
+        Callers must not mutate what they get.
+        """
+        memo = self._derived
+        try:
+            found: T = memo[key]
+        except KeyError:
+            if len(memo) >= DERIVED_LIMIT:
+                memo.clear()
+            found = memo[key] = compute(*args)
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled (the policy cache) without what was derived in this process."""
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id; a CatalogError with did-you-mean otherwise."""
