@@ -94,3 +94,14 @@ def test_content_key_tracks_bytes(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("x: 2\n")
     os.utime(tmp_path / "a.yaml", (0, 0))
     assert cache.content_key(tmp_path) != before
+
+
+def test_what_a_catalog_derived_in_this_process_is_not_pickled() -> None:
+    catalog = load_engine().catalog
+    assert catalog.derived(("test", 1), lambda x: [x], 7) == [7]
+    assert catalog.derived(("test", 1), lambda x: [x, x], 8) == [7]   # remembered
+    assert "_derived" in catalog.__dict__
+    copy = pickle.loads(pickle.dumps(catalog))
+    assert "_derived" not in copy.__dict__
+    assert copy.hash == catalog.hash
+    assert copy.derived(("test", 1), lambda x: [x], 9) == [9]
