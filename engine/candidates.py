@@ -42,6 +42,10 @@ class Cost(BaseModel):
 
 def newest_architecture(catalog: Catalog) -> str:
     """The architecture of the most recently released GPU in the catalog."""
+    return catalog.derived(("newest_architecture",), _newest_architecture, catalog)
+
+
+def _newest_architecture(catalog: Catalog) -> str:
     return max(catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture
 
 

@@ -6,6 +6,7 @@ value of a named fact and format it as a number; it cannot reach any Python obje
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections.abc import Iterable, Mapping
@@ -51,12 +52,18 @@ def check(template: str, known: Iterable[str]) -> list[str]:
 def render(template: str, facts: Mapping[str, Any]) -> str:
     """Fill a checked template from facts; unknown values show as 'unknown'."""
     out = []
-    for literal, name, spec, _ in string.Formatter().parse(template):
+    for literal, name, spec in _parsed(template):
         out.append(literal)
-        if name is None:
-            continue
-        out.append(_format(facts.get(name), spec or ""))
+        if name is not None:
+            out.append(_format(facts.get(name), spec))
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(template: str) -> tuple[tuple[str, str | None, str], ...]:
+    """(literal text, field name or None, format spec) parts of a template, parsed once."""
+    return tuple((literal, name, spec or "")
+                 for literal, name, spec, _ in string.Formatter().parse(template))
 
 
 def _format(value: Any, spec: str) -> str:
