@@ -60,6 +60,7 @@ class Evaluator:
             ruleset.name: {} for ruleset in compiled.rulesets}
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
+        self._memo_lock = threading.Lock()
         definitions = {}
         for ruleset in compiled.rulesets:
             defs = copy.deepcopy(ruleset.definitions)
@@ -97,26 +98,41 @@ class Evaluator:
         memo = self._verdicts[ruleset.name]
         sign = ruleset.signer.sign
         keys = [sign(fact) for fact in facts]
+        # read the memo once per key: another thread may evict entries meanwhile
+        verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
         for key, fact in zip(keys, facts, strict=True):
-            if key not in memo and key not in new:
+            if key in verdicts or key in new:
+                continue
+            found = memo.get(key)
+            if found is None:
                 new[key] = fact
+            else:
+                verdicts[key] = found
         if new:
-            if len(memo) + len(new) > MEMO_LIMIT:  # forget the older half (insertion order)
-                for old in list(itertools.islice(memo, len(memo) // 2 + len(new))):
-                    del memo[old]
-            unseen = list(new)
-            fired = self.run_session(ruleset, [
-                {**new[key], "fact_id": str(index)} for index, key in enumerate(unseen)],
-                checked=True)
-            on: dict[str, list[str]] = {}
-            for rule_id, fact_id in fired:
-                on.setdefault(fact_id, []).append(rule_id)
-            order = ruleset.rule_ids
-            for position, key in enumerate(unseen):
-                memo[key] = tuple(sorted(set(on.get(str(position), ())), key=order.index))
+            decided = self._decide(ruleset, new)
+            verdicts.update(decided)
+            with self._memo_lock:
+                if len(memo) + len(decided) > MEMO_LIMIT:  # forget the older half
+                    for old in list(itertools.islice(memo, len(memo) // 2 + len(decided))):
+                        memo.pop(old, None)
+                memo.update(decided)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
-                for rule_id in memo[key]]
+                for rule_id in verdicts[key]]
+
+    def _decide(self, ruleset: CompiledRuleset, new: Mapping[tuple[Any, ...], Mapping[str, Any]]
+                ) -> dict[tuple[Any, ...], tuple[str, ...]]:
+        """durable_rules' verdict on one fact per unseen signature, in one session."""
+        unseen = list(new)
+        fired = self.run_session(ruleset, [
+            {**new[key], "fact_id": str(index)} for index, key in enumerate(unseen)],
+            checked=True)
+        on: dict[str, set[str]] = {}
+        for rule_id, fact_id in fired:
+            on.setdefault(fact_id, set()).add(rule_id)
+        order = ruleset.rule_ids
+        return {key: tuple(sorted(on.get(str(position), ()), key=order.index))
+                for position, key in enumerate(unseen)}
 
     def run_session(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
                     checked: bool = False) -> list[Firing]:

@@ -350,3 +350,42 @@ def test_direct_session_reads_fact_ids_that_need_escaping() -> None:
     odd = 'a "quoted", \\ back\\slashed "fact_id": "x" id é'
     assert sorted(ev.run_session(rs, [fact(odd, x=10), fact("b", x=1)])) == [
         ("t.big", odd), ("t.no-y", odd), ("t.no-y", "b"), ("t.small", "b")]
+
+
+def test_remembered_verdicts_are_thread_safe_while_evicting(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Four threads, a memo of 3 signatures and 12 fact classes: constant eviction, and
+    every answer still what durable_rules says."""
+    import engine.evaluate as evaluate
+    from engine.signature import signer_for
+
+    monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
+    rules = [make_rule("t.big", Leaf("x", "gt", 5)), make_rule("t.small", Leaf("x", "lte", 5)),
+             make_rule("t.x-above-y", Leaf("x", "gt", FactRef("y")))]
+    ruleset = CompiledRuleset("test_threads", "request", 0,
+                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
+                              signer_for(r.condition for r in rules))
+    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
+    expected = {case: sorted(ev.run_session(ruleset, [fact(x=case[0], y=case[1])]))
+                for case in cases}
+    errors: list[str] = []
+
+    def worker(offset: int) -> None:
+        try:
+            for i in range(400):
+                x, y = cases[(i * 7 + offset) % len(cases)]
+                got = sorted(ev.run(ruleset, [fact(x=x, y=y)]))
+                if got != expected[(x, y)]:
+                    errors.append(f"{x},{y}: {got}")
+                    return
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert errors == []
+    assert len(ev._verdicts["test_threads"]) <= 3
