@@ -127,7 +127,7 @@ class Engine:
             warnings=warnings,
             strategies=strategies,
             estimates=_estimates(facts),
-            fired=[Firing(rule=r, fact=f) for r, f in fired],
+            fired=[{"rule": r, "fact": f} for r, f in fired],  # validated in pydantic-core
         )
         return Evaluation(decision, values, candidates)
 
