@@ -30,6 +30,8 @@ from engine.conditions import Condition, FactRef, leaves
 _MISSING = ("missing",)
 _NUMBER_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in"})
 _EQUALITY_OPS = frozenset({"eq", "ne", "in", "not_in", "is"})
+_EXACT_INT = 2**53
+"""durable_rules compares numbers as doubles: beyond this, integers are classed by value."""
 _OTHER = -1
 """The class of a value equal to none of a field's literals."""
 _TYPES = (type, "types")
@@ -69,10 +71,10 @@ class Signer:
         for name, cuts in self.cuts:
             value = get(name, _MISSING)
             kind = value.__class__
-            if kind is int or kind is float:
+            if kind is float or (kind is int and -_EXACT_INT <= value <= _EXACT_INT):
                 at = bisect_left(cuts, value)
                 append(2 * at + (at < len(cuts) and cuts[at] == value))
-            else:  # missing, or not a number after all: the exact value is a safe class
+            else:  # missing, not a number after all, or an integer durable_rules would round
                 append(value if value is _MISSING else (kind, value))
         for name, classes in self.literals:
             value = get(name, _MISSING)
@@ -93,11 +95,12 @@ class Signer:
             a, b = get(left, _MISSING), get(right, _MISSING)
             if a is _MISSING or b is _MISSING:
                 append((a is _MISSING, b is _MISSING))
-            elif _is_number(a) and _is_number(b):
+            elif (_is_number(a) and _is_number(b) and abs(a) <= _EXACT_INT
+                  and abs(b) <= _EXACT_INT):
                 append((a > b) - (a < b))
-            elif not ordered:
+            elif not ordered and not (_is_number(a) and _is_number(b)):
                 append(a == b)
-            else:  # strings ordered against each other: both exact values
+            else:  # strings ordered, or integers beyond doubles: both exact values
                 append((_typed(a), _typed(b)))
         return tuple(key)
 

@@ -376,6 +376,10 @@ def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
                  {**base, "s1": 1}, {**base, "s1": True}]
     # "b" and "c" both equal none of the literals: one class
     assert signer.sign({**base, "s1": "b"}) == signer.sign({**base, "s1": "c"})
+    # integers a double cannot hold are classed by value (durable_rules would round them)
+    big = 2**53
+    assert signer.sign({**base, "n1": big + 1}) != signer.sign({**base, "n1": big + 3})
+    assert signer.sign({**base, "n1": big - 1}) == signer.sign({**base, "n1": big - 3})
     # a pair compared only for equality: equal or not, whatever the values
     eq = signer_for([Leaf("s1", "eq", FactRef("s2"))])
     assert eq.pairs == (("s1", "s2", False),)
