@@ -22,6 +22,7 @@ from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
 from engine.estimates.cost import break_even_hours
 from engine.estimates.shape import shape_for_params
+from engine.evaluate import Evaluator
 from engine.facts import build_facts
 from engine.recommend import Decision, Engine, load_engine
 from engine.schema import schemas
@@ -101,6 +102,23 @@ def decision_schema() -> dict[str, Any]:
 
 
 # -- no crash, deterministic, valid JSON --------------------------------------------------------
+FRESH = Engine(ENGINE.catalog, ENGINE.rulebook, ENGINE.compiled,
+               Evaluator(ENGINE.compiled, memo=False, host_actions=True))
+"""Asks durable_rules about every fact through its own Host API: the reference."""
+
+
+@SETTINGS
+@given(raw=raw_answers())
+def test_reused_verdicts_and_direct_sessions_decide_like_durable_rules_host(
+        raw: dict[str, Any]) -> None:
+    """The shared engine (verdicts reused by signature, sessions driven through the C core,
+    memos filled by every other property test) decides byte for byte like an engine that
+    hands every fact to durable_rules' Host."""
+    answers = answers_of(raw)
+    assert (ENGINE.recommend(answers, decision_id="same").to_json()
+            == FRESH.recommend(answers, decision_id="same").to_json())
+
+
 @SETTINGS
 @given(raw=raw_answers())
 def test_valid_answers_never_crash_and_are_deterministic(raw: dict[str, Any]) -> None:
