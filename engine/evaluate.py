@@ -29,6 +29,7 @@ from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
 from engine.errors import EvaluationError
+from engine.signature import Signer
 
 MEMO_LIMIT = 20_000
 """Signatures remembered per ruleset (~0.3 KB each); past it the older half is forgotten."""
@@ -61,6 +62,7 @@ class Evaluator:
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
         self._memo_lock = threading.Lock()
+        self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
         definitions = {}
         for ruleset in compiled.rulesets:
             defs = copy.deepcopy(ruleset.definitions)
@@ -82,12 +84,14 @@ class Evaluator:
         return act
 
     def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
-            checked: bool = False) -> list[Firing]:
+            checked: bool = False, common: Mapping[str, Any] | None = None) -> list[Firing]:
         """The rules of ``ruleset`` that hold on each of ``facts`` (order not significant).
 
         Facts of a signature seen before get the remembered verdict; the others are asserted
         together into one fresh durable_rules session (see :meth:`run_session`).
         ``checked`` skips the per-value check for facts built by ``engine.facts.durable_fact``.
+        ``common``: items every one of ``facts`` contains, so their part of the signature is
+        computed once.
         """
         facts = list(facts)
         if not self._memo or ruleset.signer is None:
@@ -96,8 +100,16 @@ class Evaluator:
             for fact in facts:
                 _check_fact(fact)
         memo = self._verdicts[ruleset.name]
-        sign = ruleset.signer.sign
-        keys = [sign(fact) for fact in facts]
+        keys: list[Any]
+        if common is None:
+            sign = ruleset.signer.sign
+            keys = [sign(fact) for fact in facts]
+        else:
+            # the split is part of the key: two splits can give equal-looking tuples
+            split, head, tail = self._split(ruleset.signer, frozenset(common))
+            prefix = (split, head.sign(common))
+            sign = tail.sign
+            keys = [(prefix, sign(fact)) for fact in facts]
         # read the memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
@@ -119,6 +131,15 @@ class Evaluator:
                 memo.update(decided)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
                 for rule_id in verdicts[key]]
+
+    def _split(self, signer: Signer, names: frozenset[str]) -> tuple[int, Signer, Signer]:
+        """(an id of the split, ``signer`` on ``names``, on the rest), remembered."""
+        key = (id(signer), names)
+        found = self._splits.get(key)
+        if found is None:
+            with self._memo_lock:
+                found = self._splits.setdefault(key, (len(self._splits), *signer.split(names)))
+        return found
 
     def _decide(self, ruleset: CompiledRuleset, new: Mapping[tuple[Any, ...], Mapping[str, Any]]
                 ) -> dict[tuple[Any, ...], tuple[str, ...]]:

@@ -98,12 +98,17 @@ class Engine:
         values = {**facts.values, **set_values}
         axes, warnings, strategies = decide_axes(self.rulebook, request_firings, values)
         choices = {axis: d.choice for axis, d in axes.items() if d.choice is not None}
-        candidates = self._candidates(facts, answers, values, choices)
+        shared, own = self._candidates(facts, answers, values, choices)
+        candidates = [{**shared, **c} for c in own]
+        reads = self.compiled.reads["candidate"]
+        # the request's part is the same in every candidate fact: converted and signed once
+        own_names = {name for c in own for name in c}
+        common = {k: v for k, v in durable_fact(shared, reads).items() if k not in own_names}
         candidate_firings = self._run("candidate", 0, [
-            {**durable_fact(c, self.compiled.reads["candidate"]), "kind": "candidate",
+            {**common, **durable_fact(c, reads), "kind": "candidate",
              "fact_id": c["candidate_id"]}
-            for c in candidates
-        ])
+            for c in own
+        ], common)
         scored = score_candidates(self.rulebook, candidate_firings, candidates)
         hardware = choose_hardware(scored)
         if hardware.choice is not None:
@@ -148,21 +153,24 @@ class Engine:
                         set_values[effect.set.fact] = effect.set.value
         return set_values, firings
 
-    def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]],
+             common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
         for ruleset in self.compiled.stratum(kind, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common))
         return fired
 
     def _candidates(self, facts: Facts, answers: Answers, values: dict[str, Any],
-                    choices: dict[str, str]) -> list[dict[str, Any]]:
+                    choices: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        """The request facts every candidate carries (copies and decisions), and the
+        candidates' own facts."""
         candidates = build_candidates(facts, answers, self.catalog, choices)
         shared = {name: values.get(name) for name in self.compiled.candidate_copies}
         shared.update({f"{axis}_choice": option for axis, option in choices.items()})
-        return [{**shared, **c} for c in candidates]
+        return shared, candidates
 
 
 def _estimates(facts: Facts) -> dict[str, Any]:

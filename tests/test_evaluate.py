@@ -389,3 +389,17 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
         t.join(timeout=120)
     assert errors == []
     assert len(ev._verdicts["test_threads"]) <= 3
+
+
+def test_facts_signed_with_different_common_parts_never_share_a_verdict() -> None:
+    """x=10 (y unknown) with x common, then y=10 (x unknown) with y common: head and tail
+    tuples look alike, the verdicts differ."""
+    from engine.signature import signer_for
+
+    rules = [make_rule("t.x-big", Leaf("x", "gt", 5)), make_rule("t.y-big", Leaf("y", "gt", 5))]
+    ruleset = CompiledRuleset("test_split", "request", 0,
+                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
+                              signer_for(r.condition for r in rules))
+    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    assert ev.run(ruleset, [fact("a", x=10)], common={"x": 10}) == [("t.x-big", "a")]
+    assert ev.run(ruleset, [fact("b", y=10)], common={"y": 10}) == [("t.y-big", "b")]
