@@ -16,16 +16,18 @@ from pydantic import BaseModel, ConfigDict
 from engine.answers import Answers
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer
-from engine.estimates.cost import cloud_cost, purchase_cost, running_cost_per_hour
-from engine.estimates.memory import Method, estimate_memory, peak_on
+from engine.estimates.cost import cloud_cost, running_cost_per_hour
+from engine.estimates.memory import Method, peak_on
 from engine.estimates.trace import tidy
 from engine.facts import (
     Facts,
     cloud_configs,
     cloud_count,
     local_configs,
+    memory_of,
     memory_request,
     offer_allowed,
+    purchase_of,
     scratch_reasons,
 )
 
@@ -64,15 +66,13 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
     req = memory_request(answers, facts.shape, method)
     pricing = choices.get("pricing", "on-demand")
     newest = facts.values["newest_release_year"]
-    single_gpu_need = catalog.derived(("estimate_memory", req, 1), estimate_memory, req,
-                                      catalog.policy, 1).total_gb
+    single_gpu_need = memory_of(catalog, req).total_gb
     out: list[dict[str, Any]] = []
     # A run's length matters for the run we advise: not for pretraining we advise against.
     advised_run = answers.workload == "fine-tune" or scratch_reasons(answers) > 0
     flops = facts.training.flops if facts.training is not None and advised_run else None
     for gpu, n in local_configs(catalog, req):
-        buy = catalog.derived(("purchase_cost", gpu.id, n), purchase_cost, gpu, n,
-                              catalog.policy)
+        buy = purchase_of(catalog, gpu, n)
         kwh = answers.electricity_usd_per_kwh
         run = catalog.derived(("running_cost", gpu.id, n, kwh), running_cost_per_hour, gpu, n,
                               kwh, catalog.policy)

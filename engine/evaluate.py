@@ -192,7 +192,6 @@ class Evaluator:
                 with contextlib.suppress(Exception):
                     self._host.delete_state(ruleset.name, sid)
 
-
     def _session(self, ruleset: CompiledRuleset, sid: str,
                  batch: list[dict[str, Any]]) -> list[Firing]:
         """One session driven through the C core directly.

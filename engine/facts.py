@@ -148,7 +148,7 @@ def _memory_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape
     methods: tuple[Method, ...] = ("full", "lora", "qlora", "pretrain", "inference")
     for method in methods:
         req = memory_request(answers, shape, method)
-        estimate = catalog.derived(("estimate_memory", req, 1), estimate_memory, req, policy, 1)
+        estimate = memory_of(catalog, req)
         facts.memory[method] = estimate
         facts.put(f"vram_{method}_gb", estimate.total_gb,
                   catalog.derived(("memory_trace", req), _memory_trace, estimate))
@@ -230,6 +230,17 @@ def needed_on(catalog: Catalog, req: MemoryRequest, gpu: Gpu) -> int | None:
     return catalog.derived(("gpus_needed", req, gpu.id), gpus_needed, req, gpu, catalog.policy)
 
 
+def memory_of(catalog: Catalog, req: MemoryRequest) -> MemoryEstimate:
+    """:func:`estimate_memory` on one GPU with the catalog's policy, remembered per catalog."""
+    return catalog.derived(("estimate_memory", req), estimate_memory, req, catalog.policy, 1)
+
+
+def purchase_of(catalog: Catalog, gpu: Gpu, count: int) -> Figure:
+    """:func:`purchase_cost` with the catalog's policy, remembered per catalog."""
+    return catalog.derived(("purchase_cost", gpu.id, count), purchase_cost, gpu, count,
+                           catalog.policy)
+
+
 def offer_allowed(offer: Offer, answers: Answers) -> bool:
     """Whether data residency lets the team use this offer."""
     if answers.data_residency == "on-premises":
@@ -262,7 +273,7 @@ def cheapest_local(catalog: Catalog, req: MemoryRequest) -> LocalOption | None:
 
 def _cheapest_local(catalog: Catalog, req: MemoryRequest) -> LocalOption | None:
     options = [
-        LocalOption(gpu, n, purchase_cost(gpu, n, catalog.policy))
+        LocalOption(gpu, n, purchase_of(catalog, gpu, n))
         for gpu, n in local_configs(catalog, req)
     ]
     return min(options, key=lambda o: (o.purchase.value, o.gpu.id)) if options else None

@@ -46,6 +46,20 @@ def small_compiled() -> Compiled:
     return Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})})
 
 
+def signed(name: str, rules: list[Rule]) -> tuple[CompiledRuleset, Evaluator]:
+    """A one-ruleset policy over facts x and y whose verdicts are reused by signature."""
+    from engine.signature import signer_for
+
+    ruleset = CompiledRuleset(name, "request", 0, {r.id: compile_rule(r) for r in rules},
+                              tuple(r.id for r in rules), signer_for(r.condition for r in rules))
+    return ruleset, Evaluator(Compiled((ruleset,), frozenset(),
+                                       {"request": frozenset({"x", "y"})}))
+
+
+XY_RULES = [("t.big", Leaf("x", "gt", 5)), ("t.small", Leaf("x", "lte", 5)),
+            ("t.x-above-y", Leaf("x", "gt", FactRef("y")))]
+
+
 def fact(fact_id: str = "f", **values: Any) -> dict[str, Any]:
     return {"kind": "request", "fact_id": fact_id, **values}
 
@@ -304,15 +318,9 @@ def test_a_seen_fact_class_needs_no_session(engine: Engine) -> None:
 
 def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     import engine.evaluate as evaluate
-    from engine.signature import signer_for
 
     monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
-    rules = [make_rule("t.big", Leaf("x", "gt", 5)), make_rule("t.small", Leaf("x", "lte", 5)),
-             make_rule("t.x-above-y", Leaf("x", "gt", FactRef("y")))]
-    ruleset = CompiledRuleset("test_bounded", "request", 0,
-                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
-                              signer_for(r.condition for r in rules))
-    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    ruleset, ev = signed("test_bounded", [make_rule(i, c) for i, c in XY_RULES])
     cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
     for x, y in cases * 2:
         got = {r for r, _ in ev.run(ruleset, [fact(x=x, y=y)])}
@@ -357,15 +365,9 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
     """Four threads, a memo of 3 signatures and 12 fact classes: constant eviction, and
     every answer still what durable_rules says."""
     import engine.evaluate as evaluate
-    from engine.signature import signer_for
 
     monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
-    rules = [make_rule("t.big", Leaf("x", "gt", 5)), make_rule("t.small", Leaf("x", "lte", 5)),
-             make_rule("t.x-above-y", Leaf("x", "gt", FactRef("y")))]
-    ruleset = CompiledRuleset("test_threads", "request", 0,
-                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
-                              signer_for(r.condition for r in rules))
-    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    ruleset, ev = signed("test_threads", [make_rule(i, c) for i, c in XY_RULES])
     cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
     expected = {case: sorted(ev.run_session(ruleset, [fact(x=case[0], y=case[1])]))
                 for case in cases}
@@ -394,12 +396,7 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
 def test_facts_signed_with_different_common_parts_never_share_a_verdict() -> None:
     """x=10 (y unknown) with x common, then y=10 (x unknown) with y common: head and tail
     tuples look alike, the verdicts differ."""
-    from engine.signature import signer_for
-
-    rules = [make_rule("t.x-big", Leaf("x", "gt", 5)), make_rule("t.y-big", Leaf("y", "gt", 5))]
-    ruleset = CompiledRuleset("test_split", "request", 0,
-                              {r.id: compile_rule(r) for r in rules}, tuple(r.id for r in rules),
-                              signer_for(r.condition for r in rules))
-    ev = Evaluator(Compiled((ruleset,), frozenset(), {"request": frozenset({"x", "y"})}))
+    ruleset, ev = signed("test_split", [make_rule("t.x-big", Leaf("x", "gt", 5)),
+                                         make_rule("t.y-big", Leaf("y", "gt", 5))])
     assert ev.run(ruleset, [fact("a", x=10)], common={"x": 10}) == [("t.x-big", "a")]
     assert ev.run(ruleset, [fact("b", y=10)], common={"y": 10}) == [("t.y-big", "b")]
