@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -12,6 +12,7 @@ from engine.rulebook import Rule, Rulebook
 from engine.templates import render
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+_T = TypeVar("_T")
 
 
 class _Out(BaseModel):
@@ -104,11 +105,48 @@ def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
     return render(rule.model.because, facts)
 
 
+_INTERNED: dict[tuple[Any, ...], Any] = {}
+_INTERN_LIMIT = 50_000
+"""Distinct reasons, notes and firings kept; cleared when full (they are cheap to redo)."""
+
+
+def _interned(key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
+    """One shared (frozen) output object per distinct content: most recur across requests,
+    and building a validated pydantic object costs more than looking one up."""
+    found = _INTERNED.get(key)
+    if found is None:
+        if len(_INTERNED) >= _INTERN_LIMIT:
+            _INTERNED.clear()
+        found = _INTERNED[key] = make()
+    return found
+
+
+def reason(rule: Rule, kind: str, weight: float, text: str) -> Reason:
+    """The reason ``rule`` gives for an option or candidate (shared when equal)."""
+    sources = rule.model.sources
+    return _interned(("reason", rule.id, kind, weight, text, *sources), lambda: Reason(
+        rule=rule.id, effect=kind, weight=weight, text=text, sources=list(sources)))
+
+
+def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
+    """A warning (with severity) or strategy raised by ``rule`` (shared when equal)."""
+    sources = rule.model.sources
+    return _interned(("note", rule.id, note_id, severity, text, *sources), lambda: Note(
+        id=note_id, severity=severity, rule=rule.id, text=text, sources=list(sources)))
+
+
+def firing(rule_id: str, fact_id: str) -> Firing:
+    """The record that ``rule_id`` fired on ``fact_id`` (shared when equal)."""
+    return _interned(("firing", rule_id, fact_id),
+                     lambda: Firing(rule=rule_id, fact=fact_id))
+
+
 def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rule, str]]:
     """Firings in a deterministic order: priority (high first), then file order, then fact."""
-    unique = sorted(set(firings))
-    pairs = [(book.rule(rule_id), fact) for rule_id, fact in unique]
-    return sorted(pairs, key=lambda p: (*p[0].rank, p[1]))
+    precedence = book.precedence
+    rule = book.rule
+    return [(rule(rule_id), fact) for rule_id, fact in
+            sorted(set(firings), key=lambda p: (precedence[p[0]], p[1]))]
 
 
 def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
@@ -123,7 +161,6 @@ def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
     strategies: list[Note] = []
     for rule, _ in _order(book, firings):
         text = text_of(rule, facts)
-        sources = list(rule.model.sources)
         for effect in rule.model.then:
             kind, body = effect.kind, effect.body
             if kind in ("prefer", "avoid", "exclude"):
@@ -133,13 +170,11 @@ def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
                     excluded[axis].add(option)
                 else:
                     scores[axis][option] += weight if kind == "prefer" else -weight
-                reasons.setdefault((axis, option), []).append(
-                    Reason(rule=rule.id, effect=kind, weight=weight, text=text, sources=sources))
+                reasons.setdefault((axis, option), []).append(reason(rule, kind, weight, text))
             elif kind == "warn":
-                warnings.append(Note(id=body.id, severity=body.severity, rule=rule.id,
-                                     text=text, sources=sources))
+                warnings.append(note(rule, body.id, body.severity, text))
             elif kind == "suggest":
-                strategies.append(Note(id=body.id, rule=rule.id, text=text, sources=sources))
+                strategies.append(note(rule, body.id, None, text))
     axes = {}
     for axis, options in book.decisions.items():
         ranking = [
@@ -209,16 +244,13 @@ def _materialise(entry: Scored) -> Candidate:
     notes: list[Note] = []
     for rule in entry.rules:
         text = text_of(rule, entry.facts)
-        sources = list(rule.model.sources)
         for effect in rule.model.then:
             kind, body = effect.kind, effect.body
             if kind in ("prefer", "avoid", "exclude"):
                 weight = 0.0 if kind == "exclude" else body.weight
-                reasons.append(Reason(rule=rule.id, effect=kind, weight=weight, text=text,
-                                      sources=sources))
+                reasons.append(reason(rule, kind, weight, text))
             elif kind in ("warn", "suggest"):
-                notes.append(Note(id=body.id, severity=getattr(body, "severity", None),
-                                  rule=rule.id, text=text, sources=sources))
+                notes.append(note(rule, body.id, getattr(body, "severity", None), text))
     f = entry.facts
     return Candidate(
         id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], count=f["count"],

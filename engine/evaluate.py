@@ -21,7 +21,7 @@ import math
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import durable_rules_engine
@@ -63,6 +63,7 @@ class Evaluator:
         self._lock = threading.Lock()
         self._memo_lock = threading.Lock()
         self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
+        self._fixed_signs: dict[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = {}
         definitions = {}
         for ruleset in compiled.rulesets:
             defs = copy.deepcopy(ruleset.definitions)
@@ -84,14 +85,18 @@ class Evaluator:
         return act
 
     def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
-            checked: bool = False, common: Mapping[str, Any] | None = None) -> list[Firing]:
+            checked: bool = False, common: Mapping[str, Any] | None = None,
+            fixed: Sequence[Mapping[str, Any]] | None = None) -> list[Firing]:
         """The rules of ``ruleset`` that hold on each of ``facts`` (order not significant).
 
         Facts of a signature seen before get the remembered verdict; the others are asserted
         together into one fresh durable_rules session (see :meth:`run_session`).
         ``checked`` skips the per-value check for facts built by ``engine.facts.durable_fact``.
         ``common``: items every one of ``facts`` contains, so their part of the signature is
-        computed once.
+        computed once. ``fixed`` (with ``common``): per fact, a part of its items that recurs
+        across calls as the same, never mutated, object; that part's signature is remembered
+        by identity. Each fact must hold exactly its own part's items for every name any
+        part of the call has.
         """
         facts = list(facts)
         if not self._memo or ruleset.signer is None:
@@ -104,12 +109,14 @@ class Evaluator:
         if common is None:
             sign = ruleset.signer.sign
             keys = [sign(fact) for fact in facts]
-        else:
+        elif fixed is None:
             # the split is part of the key: two splits can give equal-looking tuples
             split, head, tail = self._split(ruleset.signer, frozenset(common))
             prefix = (split, head.sign(common))
             sign = tail.sign
             keys = [(prefix, sign(fact)) for fact in facts]
+        else:
+            keys = self._three_part_keys(ruleset.signer, facts, common, fixed)
         # read the memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
@@ -131,6 +138,33 @@ class Evaluator:
                 memo.update(decided)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
                 for rule_id in verdicts[key]]
+
+    def _three_part_keys(self, signer: Signer, facts: Sequence[Mapping[str, Any]],
+                         common: Mapping[str, Any], fixed: Sequence[Mapping[str, Any]]
+                         ) -> list[Any]:
+        """Signatures in three parts: ``common`` once, each fixed part once per object (ever),
+        and the rest (with every pair) per fact."""
+        if len(fixed) != len(facts):
+            raise ValueError(f"{len(fixed)} fixed parts for {len(facts)} facts")
+        names = frozenset(common)
+        fixed_names = frozenset(itertools.chain.from_iterable(
+            {id(part): part for part in fixed}.values())) - names
+        split, head, rest = self._split(signer, names)
+        split2, mid, tail = self._split(rest, fixed_names)
+        prefix = (split, split2, head.sign(common))
+        known = self._fixed_signs
+        sign_mid, sign_tail = mid.sign, tail.sign
+        keys = []
+        for fact, part in zip(facts, fixed, strict=True):
+            found = known.get((split2, id(part)))
+            if found is None or found[0] is not part:
+                found = (part, sign_mid(part))
+                with self._memo_lock:
+                    if len(known) >= MEMO_LIMIT:
+                        known.clear()
+                    known[(split2, id(part))] = found
+            keys.append((prefix, found[1], sign_tail(fact)))
+        return keys
 
     def _split(self, signer: Signer, names: frozenset[str]) -> tuple[int, Signer, Signer]:
         """(an id of the split, ``signer`` on ``names``, on the rest), remembered."""

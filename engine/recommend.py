@@ -5,6 +5,7 @@ from __future__ import annotations
 import secrets
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine import __version__
 from engine.answers import Answers
-from engine.candidates import build_candidates
+from engine.candidates import CandidateFacts, build_candidates
 from engine.catalog.load import Catalog, load_catalog
 from engine.compiler import Compiled, compile_rulebook
 from engine.decision import (
@@ -23,6 +24,7 @@ from engine.decision import (
     Note,
     choose_hardware,
     decide_axes,
+    firing,
     score_candidates,
     sort_warnings,
 )
@@ -99,16 +101,20 @@ class Engine:
         axes, warnings, strategies = decide_axes(self.rulebook, request_firings, values)
         choices = {axis: d.choice for axis, d in axes.items() if d.choice is not None}
         shared, own = self._candidates(facts, answers, values, choices)
-        candidates = [{**shared, **c} for c in own]
+        candidates = [{**shared, **c.fixed, **c.varying} for c in own]
         reads = self.compiled.reads["candidate"]
-        # the request's part is the same in every candidate fact: converted and signed once
-        own_names = {name for c in own for name in c}
-        common = {k: v for k, v in durable_fact(shared, reads).items() if k not in own_names}
+        # Each candidate fact in three parts: the request's (converted and signed once per
+        # request), its configuration's (converted once per catalog, signed once per
+        # process), and the rest.
+        own_names = {name for c in own for part in (c.fixed, c.varying) for name in part}
+        common = {**{k: v for k, v in durable_fact(shared, reads).items()
+                     if k not in own_names}, "kind": "candidate"}
+        varying_reads = [name for name in own[0].varying if name in reads] if own else []
+        fixed = [c.fixed_durable for c in own]
         candidate_firings = self._run("candidate", 0, [
-            {**common, **durable_fact(c, reads), "kind": "candidate",
-             "fact_id": c["candidate_id"]}
-            for c in own
-        ], common)
+            {**common, **part, **durable_fact(c.varying, varying_reads)}
+            for c, part in zip(own, fixed, strict=True)
+        ], common, fixed)
         scored = score_candidates(self.rulebook, candidate_firings, candidates)
         hardware = choose_hardware(scored)
         if hardware.choice is not None:
@@ -117,8 +123,9 @@ class Engine:
             strategies = [*strategies, *(
                 n for n in hardware.choice.warnings if n.severity is None
                 and n.id not in {s.id for s in strategies})]
-        fired = sorted({(r, f) for r, f in [*request_firings, *candidate_firings]},
-                       key=lambda p: (self.rulebook.rule(p[0]).order, p[1]))
+        file_order = self.rulebook.file_order
+        fired = sorted({*request_firings, *candidate_firings},
+                       key=lambda p: (file_order[p[0]], p[1]))
         decision = Decision(
             schema_version=SCHEMA_VERSION,
             decision_id=decision_id or new_decision_id(),
@@ -132,7 +139,7 @@ class Engine:
             warnings=warnings,
             strategies=strategies,
             estimates=_estimates(facts),
-            fired=[{"rule": r, "fact": f} for r, f in fired],  # validated in pydantic-core
+            fired=[firing(r, f) for r, f in fired],
         )
         return Evaluation(decision, values, candidates)
 
@@ -140,31 +147,33 @@ class Engine:
         """Run the request strata in order, feeding each one the facts the last one set."""
         set_values: dict[str, Any] = {}
         firings: list[tuple[str, str]] = []
+        precedence = self.rulebook.precedence
         for stratum in range(self.rulebook.strata):
             fact = {**durable_fact({**facts.values, **set_values},
                                    self.compiled.reads["request"]), "kind": "request",
                     "fact_id": "request"}
             fired = self._run("request", stratum, [fact])
             firings.extend(fired)
-            for rule_id, _ in sorted(set(fired),
-                                     key=lambda p: self.rulebook.rule(p[0]).rank):
+            for rule_id, _ in sorted(set(fired), key=lambda p: precedence[p[0]]):
                 for effect in self.rulebook.rule(rule_id).model.then:
                     if effect.set is not None and effect.set.fact not in set_values:
                         set_values[effect.set.fact] = effect.set.value
         return set_values, firings
 
     def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]],
-             common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+             common: dict[str, Any] | None = None,
+             fixed: list[Mapping[str, Any]] | None = None) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
         for ruleset in self.compiled.stratum(kind, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common))
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common,
+                                            fixed=fixed))
         return fired
 
     def _candidates(self, facts: Facts, answers: Answers, values: dict[str, Any],
-                    choices: dict[str, str]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+                    choices: dict[str, str]) -> tuple[dict[str, Any], list[CandidateFacts]]:
         """The request facts every candidate carries (copies and decisions), and the
         candidates' own facts."""
         candidates = build_candidates(facts, answers, self.catalog, choices)

@@ -96,6 +96,17 @@ class Rulebook:
         """The rule with this id (KeyError if none)."""
         return self._by_id[rule_id]
 
+    @cached_property
+    def precedence(self) -> dict[str, int]:
+        """Rule id → its position in evaluation precedence (``Rule.rank``), for sorting."""
+        ranked = sorted(self.rules, key=lambda r: r.rank)
+        return {rule.id: position for position, rule in enumerate(ranked)}
+
+    @cached_property
+    def file_order(self) -> dict[str, int]:
+        """Rule id → its position in file order (``Rule.order``), for sorting."""
+        return {rule.id: rule.order for rule in self.rules}
+
     @property
     def strata(self) -> int:
         """How many forward-chaining layers the request rules form."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -57,18 +58,23 @@ class MemoryRequest:
     checkpointing: bool | None = None
     """True/False as asked; None = auto (on only when it lowers the peak noticeably)."""
 
+    @cached_property
     def _key(self) -> tuple[Any, ...]:
+        # Hashing/comparing the pydantic Shape field by field is slow on the hot path; its
+        # identifying numbers are enough. Computed once per request object.
         s = self.shape
         return (s.label, s.params_b, s.layers, s.hidden, s.vocab, self.method, self.seq_len,
                 self.micro_batch, self.checkpointing)
 
+    @cached_property
+    def _hash(self) -> int:
+        return hash(self._key)
+
     def __hash__(self) -> int:
-        # Hashing/comparing the pydantic Shape field by field is slow on the hot path; its
-        # identifying numbers are enough.
-        return hash(self._key())
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, MemoryRequest) and self._key() == other._key()
+        return self is other or (isinstance(other, MemoryRequest) and self._key == other._key)
 
 
 class MemoryEstimate(BaseModel):
