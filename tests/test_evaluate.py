@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from engine.answers import load_answers
 from engine.compiler import Compiled, CompiledRuleset, compile_rule
@@ -400,3 +402,50 @@ def test_facts_signed_with_different_common_parts_never_share_a_verdict() -> Non
                                          make_rule("t.y-big", Leaf("y", "gt", 5))])
     assert ev.run(ruleset, [fact("a", x=10)], common={"x": 10}) == [("t.x-big", "a")]
     assert ev.run(ruleset, [fact("b", y=10)], common={"y": 10}) == [("t.y-big", "b")]
+
+
+PART_RULES = [("t.w-a", Leaf("w", "eq", "a")), ("t.x-big", Leaf("x", "gt", 5)),
+              ("t.y-small", Leaf("y", "lte", 3)), ("t.y-above-x", Leaf("y", "gt", FactRef("x"))),
+              ("t.z-known", Leaf("z", "exists", True))]
+_PARTS = signed("test_parts", [make_rule(i, c) for i, c in PART_RULES])
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(w=st.sampled_from(["a", "b"]),
+       parts=st.lists(st.fixed_dictionaries({"x": st.integers(0, 10)},
+                                            optional={"z": st.just(1)}), min_size=1, max_size=3),
+       rows=st.lists(st.tuples(st.integers(0, 2), st.one_of(st.none(), st.integers(0, 10))),
+                     min_size=1, max_size=5))
+def test_facts_in_three_parts_get_what_durable_rules_decides(
+        w: str, parts: list[dict[str, Any]], rows: list[tuple[int, int | None]]) -> None:
+    """A request part, a recurring fixed part (reused by identity across examples, since one
+    evaluator serves them all) and the rest, with a comparison across parts: the verdicts are
+    durable_rules' own on every fact."""
+    ruleset, ev = _PARTS
+    common = {"kind": "request", "w": w}
+    fixed, facts = [], []
+    for i, (which, y) in enumerate(rows):
+        part = parts[which % len(parts)]
+        fixed.append(part)
+        facts.append({**common, **part, **({} if y is None else {"y": y}), "fact_id": f"f{i}"})
+    got = ev.run(ruleset, facts, checked=True, common=common, fixed=fixed)
+    assert sorted(got) == sorted(ev.run_session(ruleset, facts, checked=True))
+
+
+def test_a_fixed_part_is_signed_once_per_object() -> None:
+    ruleset, ev = signed("test_fixed_once", [make_rule(i, c) for i, c in PART_RULES])
+    common, part = {"kind": "request", "w": "a"}, {"x": 7}
+    for y in (1, 9):
+        ev.run(ruleset, [{**common, **part, "y": y, "fact_id": "f"}], common=common,
+               fixed=[part])
+    assert len(ev._fixed_signs) == 1
+    ev.run(ruleset, [{**common, "x": 7, "y": 2, "fact_id": "g"}], common=common,
+           fixed=[{"x": 7}])  # equal content, another object: signed again, same verdict
+    assert len(ev._fixed_signs) == 2
+
+
+def test_fixed_parts_must_match_the_facts_one_to_one() -> None:
+    ruleset, ev = signed("test_fixed_count", [make_rule(i, c) for i, c in PART_RULES])
+    with pytest.raises(ValueError, match="1 fixed parts for 2 facts"):
+        ev.run(ruleset, [fact("a", x=1), fact("b", x=2)], common={"kind": "request"},
+               fixed=[{"x": 1}])

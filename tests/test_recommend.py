@@ -236,3 +236,23 @@ def test_pretrain_training_estimate(stem: str) -> None:
         assert 0 < band["low"] <= band["expected"] <= band["high"], band
     assert training["gpu_hours"]["expected"] == pytest.approx(
         data["facts"]["training_gpu_hours"], rel=1e-3)
+
+
+def test_a_configurations_fixed_facts_are_one_object_whatever_the_request(
+        engine: Engine) -> None:
+    """Candidate facts fixed by the configuration are built once per catalog (their
+    signatures are remembered by identity), never overlap the request-dependent ones, and
+    equal what the configuration alone gives."""
+    from engine.candidates import build_candidates
+    from engine.facts import build_facts
+
+    seen: dict[str, Any] = {}
+    for path in SCENARIOS:
+        answers = answers_of(engine, path)
+        facts = build_facts(answers, engine.catalog)
+        for cand in build_candidates(facts, answers, engine.catalog, {}):
+            assert cand.fixed.keys().isdisjoint(cand.varying)
+            assert cand.fixed_durable["fact_id"] == cand.fixed["candidate_id"]
+            first = seen.setdefault(cand.fixed["candidate_id"], cand)
+            assert cand.fixed is first.fixed and cand.fixed_durable is first.fixed_durable
+    assert len(seen) > 20
