@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from engine.answers import Answers
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer
-from engine.estimates.cost import cloud_cost, running_cost_per_hour
+from engine.estimates.cost import cloud_cost_usd, running_cost_per_hour
 from engine.estimates.memory import Method, peak_on
 from engine.estimates.trace import tidy
 from engine.facts import (
@@ -103,8 +103,9 @@ def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
         price = offer.price(pricing)
         available = price is not None
         hourly = price if price is not None else offer.on_demand_usd_per_gpu_hour
-        year = cloud_cost(hourly, n, answers.hours_per_year, catalog.policy)
-        cost = Cost(0.0, tidy(hourly * n, 4), tidy(year.value, 0))
+        # the rounding of cloud_cost's Figure, then to whole dollars
+        year = tidy(cloud_cost_usd(hourly, n, answers.hours_per_year, catalog.policy))
+        cost = Cost(0.0, tidy(hourly * n, 4), tidy(year, 0))
         fixed = _fixed(catalog, f"cloud:{offer.id}x{n}", gpu, n, offer.provider, offer)
         varying = _varying(gpu, n, catalog, req, cost, pricing if available else "on-demand",
                            available, offer_allowed(offer, answers), single_gpu_need, answers,

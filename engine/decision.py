@@ -228,13 +228,11 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
     for rule, cid in _order(book, firings):
         entry = scored[cid]
         entry.rules.append(rule)
-        for effect in rule.model.then:
-            kind = effect.kind
-            if kind == "exclude":
-                entry.excluded = True
-            elif kind in ("prefer", "avoid"):
-                weight = effect.body.weight
-                entry.score += weight if kind == "prefer" else -weight
+        excludes, deltas = rule.scoring
+        if excludes:
+            entry.excluded = True
+        for delta in deltas:  # one by one, in effect order: the same float sums every time
+            entry.score += delta
     return list(scored.values())
 
 

@@ -106,9 +106,8 @@ class Engine:
         # Each candidate fact in three parts: the request's (converted and signed once per
         # request), its configuration's (converted once per catalog, signed once per
         # process), and the rest.
-        own_names = {name for c in own for part in (c.fixed, c.varying) for name in part}
         common = {**{k: v for k, v in durable_fact(shared, reads).items()
-                     if k not in own_names}, "kind": "candidate"}
+                     if k not in _CANDIDATE_FIELDS}, "kind": "candidate"}
         varying_reads = [name for name in own[0].varying if name in reads] if own else []
         fixed = [c.fixed_durable for c in own]
         candidate_firings = self._run("candidate", 0, [

@@ -245,6 +245,9 @@ def test_a_configurations_fixed_facts_are_one_object_whatever_the_request(
     equal what the configuration alone gives."""
     from engine.candidates import build_candidates
     from engine.facts import build_facts
+    from engine.factspec import CANDIDATE
+
+    known = {spec.name for spec in CANDIDATE}
 
     seen: dict[str, Any] = {}
     for path in SCENARIOS:
@@ -252,6 +255,7 @@ def test_a_configurations_fixed_facts_are_one_object_whatever_the_request(
         facts = build_facts(answers, engine.catalog)
         for cand in build_candidates(facts, answers, engine.catalog, {}):
             assert cand.fixed.keys().isdisjoint(cand.varying)
+            assert set(cand.facts) <= known  # what recommend keeps off the request part
             assert cand.fixed_durable["fact_id"] == cand.fixed["candidate_id"]
             first = seen.setdefault(cand.fixed["candidate_id"], cand)
             assert cand.fixed is first.fixed and cand.fixed_durable is first.fixed_durable

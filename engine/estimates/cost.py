@@ -74,11 +74,18 @@ def cloud_cost(usd_per_gpu_hour: float, gpus: int, hours: float, policy: Policy,
     """Rental cost of ``gpus`` GPUs for ``hours`` busy hours, with hidden costs added."""
     over = getattr(policy.hidden_cloud_overhead, level)
     return figure(
-        usd_per_gpu_hour * gpus * hours * (1 + over), "USD",
+        cloud_cost_usd(usd_per_gpu_hour, gpus, hours, policy, level=level), "USD",
         "$/GPU-hour × GPUs × hours × (1 + hidden overhead)",
         policy.hidden_cloud_overhead.sources,
         usd_per_gpu_hour=usd_per_gpu_hour, gpus=gpus, hours=hours, hidden_overhead=over,
     )
+
+
+def cloud_cost_usd(usd_per_gpu_hour: float, gpus: int, hours: float, policy: Policy,
+                   *, level: str = "expected") -> float:
+    """The value of :func:`cloud_cost` (unrounded), without building its explanation."""
+    over: float = getattr(policy.hidden_cloud_overhead, level)
+    return usd_per_gpu_hour * gpus * hours * (1 + over)
 
 
 def break_even_hours(local_gpu: Gpu, local_count: int, cloud_gpu: Gpu,
