@@ -50,13 +50,44 @@ def check(template: str, known: Iterable[str]) -> list[str]:
 
 
 def render(template: str, facts: Mapping[str, Any]) -> str:
-    """Fill a checked template from facts; unknown values show as 'unknown'."""
+    """Fill a checked template from facts; unknown values show as 'unknown'.
+
+    Texts are remembered by template and the values (with their types) they show: most
+    recur across requests, and formatting numbers costs more than looking a text up.
+    """
+    values = tuple(map(facts.get, _names(template)))
+    if 0 in values:  # 0.0 and -0.0 (and False and 0) are equal keys that print apart
+        return _render(template, values)
+    try:
+        key = (template, tuple(map(type, values)), values)
+        found = _RENDERED.get(key)
+    except TypeError:  # a list value: not hashable, not remembered
+        return _render(template, values)
+    if found is None:
+        if len(_RENDERED) >= _RENDERED_LIMIT:
+            _RENDERED.clear()
+        found = _RENDERED[key] = _render(template, values)
+    return found
+
+
+_RENDERED: dict[tuple[Any, ...], str] = {}
+_RENDERED_LIMIT = 50_000
+
+
+def _render(template: str, values: tuple[Any, ...]) -> str:
     out = []
+    it = iter(values)
     for literal, name, spec in _parsed(template):
         out.append(literal)
         if name is not None:
-            out.append(_format(facts.get(name), spec))
+            out.append(_format(next(it), spec))
     return "".join(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def _names(template: str) -> tuple[str, ...]:
+    """The fact names a template shows, in order (repeats included)."""
+    return tuple(name for _, name, _ in _parsed(template) if name is not None)
 
 
 @functools.lru_cache(maxsize=4096)
