@@ -135,10 +135,21 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
         id=note_id, severity=severity, rule=rule.id, text=text, sources=list(sources)))
 
 
-def firing(rule_id: str, fact_id: str) -> Firing:
-    """The record that ``rule_id`` fired on ``fact_id`` (shared when equal)."""
-    return _interned(("firing", rule_id, fact_id),
-                     lambda: Firing(rule=rule_id, fact=fact_id))
+_FIRINGS: dict[tuple[str, str], Firing] = {}
+
+
+def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
+    """The records that rule ``r`` fired on fact ``f``, per ``(r, f)`` (shared when equal)."""
+    found = _FIRINGS.get
+    out = []
+    for pair in pairs:
+        record = found(pair)
+        if record is None:
+            if len(_FIRINGS) >= _INTERN_LIMIT:
+                _FIRINGS.clear()
+            record = _FIRINGS[pair] = Firing(rule=pair[0], fact=pair[1])
+        out.append(record)
+    return out
 
 
 def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rule, str]]:

@@ -24,7 +24,7 @@ from engine.decision import (
     Note,
     choose_hardware,
     decide_axes,
-    firing,
+    firings,
     score_candidates,
     sort_warnings,
 )
@@ -138,7 +138,7 @@ class Engine:
             warnings=warnings,
             strategies=strategies,
             estimates=_estimates(facts),
-            fired=[firing(r, f) for r, f in fired],
+            fired=firings(fired),
         )
         return Evaluation(decision, values, candidates)
 

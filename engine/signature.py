@@ -95,6 +95,8 @@ class Signer:
             a, b = get(left, _MISSING), get(right, _MISSING)
             if a is _MISSING or b is _MISSING:
                 append((a is _MISSING, b is _MISSING))
+            elif not ordered and a.__class__ is str and b.__class__ is str:  # the usual case
+                append(a == b)
             elif (_is_number(a) and _is_number(b) and abs(a) <= _EXACT_INT
                   and abs(b) <= _EXACT_INT):
                 append((a > b) - (a < b))
