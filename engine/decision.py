@@ -8,6 +8,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from engine.memo import Memo
 from engine.rulebook import Rule, Rulebook
 from engine.templates import render
 
@@ -105,19 +106,14 @@ def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
     return render(rule.model.because, facts)
 
 
-_INTERNED: dict[tuple[Any, ...], Any] = {}
-_INTERN_LIMIT = 50_000
-"""Distinct reasons, notes and firings kept; cleared when full (they are cheap to redo)."""
+_INTERNED: Memo[tuple[Any, ...], Any] = Memo(50_000)
+"""Distinct reasons and notes, shared: most recur across requests, and building a validated
+pydantic object costs more than looking one up."""
 
 
 def _interned(key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
-    """One shared (frozen) output object per distinct content: most recur across requests,
-    and building a validated pydantic object costs more than looking one up."""
-    found = _INTERNED.get(key)
-    if found is None:
-        if len(_INTERNED) >= _INTERN_LIMIT:
-            _INTERNED.clear()
-        found = _INTERNED[key] = make()
+    """The one shared (frozen) output object with this content."""
+    found: _T = _INTERNED.remember(key, make)
     return found
 
 
@@ -135,7 +131,7 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
         id=note_id, severity=severity, rule=rule.id, text=text, sources=list(sources)))
 
 
-_FIRINGS: dict[tuple[str, str], Firing] = {}
+_FIRINGS: Memo[tuple[str, str], Firing] = Memo(50_000)
 
 
 def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
@@ -145,9 +141,7 @@ def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
     for pair in pairs:
         record = found(pair)
         if record is None:
-            if len(_FIRINGS) >= _INTERN_LIMIT:
-                _FIRINGS.clear()
-            record = _FIRINGS[pair] = Firing(rule=pair[0], fact=pair[1])
+            record = _FIRINGS.put(pair, Firing(rule=pair[0], fact=pair[1]))
         out.append(record)
     return out
 

@@ -29,6 +29,7 @@ from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
 from engine.errors import EvaluationError
+from engine.memo import Memo
 from engine.signature import Signer
 
 MEMO_LIMIT = 20_000
@@ -63,7 +64,8 @@ class Evaluator:
         self._lock = threading.Lock()
         self._memo_lock = threading.Lock()
         self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
-        self._fixed_signs: dict[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = {}
+        self._fixed_signs: Memo[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = (
+            Memo(MEMO_LIMIT))
         definitions = {}
         for ruleset in compiled.rulesets:
             defs = copy.deepcopy(ruleset.definitions)
@@ -157,12 +159,8 @@ class Evaluator:
         keys = []
         for fact, part in zip(facts, fixed, strict=True):
             found = known.get((split2, id(part)))
-            if found is None or found[0] is not part:
-                found = (part, sign_mid(part))
-                with self._memo_lock:
-                    if len(known) >= MEMO_LIMIT:
-                        known.clear()
-                    known[(split2, id(part))] = found
+            if found is None or found[0] is not part:  # the entry keeps its part's id unique
+                found = known.put((split2, id(part)), (part, sign_mid(part)))
             keys.append((prefix, found[1], sign_tail(fact)))
         return keys
 

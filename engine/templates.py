@@ -12,6 +12,8 @@ import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.memo import Memo
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SPEC = re.compile(r"^[,_]?(\.\d{1,2})?[f%]?$")
 
@@ -63,15 +65,10 @@ def render(template: str, facts: Mapping[str, Any]) -> str:
         found = _RENDERED.get(key)
     except TypeError:  # a list value: not hashable, not remembered
         return _render(template, values)
-    if found is None:
-        if len(_RENDERED) >= _RENDERED_LIMIT:
-            _RENDERED.clear()
-        found = _RENDERED[key] = _render(template, values)
-    return found
+    return found if found is not None else _RENDERED.put(key, _render(template, values))
 
 
-_RENDERED: dict[tuple[Any, ...], str] = {}
-_RENDERED_LIMIT = 50_000
+_RENDERED: Memo[tuple[Any, ...], str] = Memo(50_000)
 
 
 def _render(template: str, values: tuple[Any, ...]) -> str:

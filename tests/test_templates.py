@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from engine import templates
+from engine.memo import Memo
 from engine.templates import TemplateError, fields, render
 
 TEMPLATE = "{x} then {x:,.0f} and {y:.1%}"
@@ -33,8 +34,7 @@ def test_equal_values_that_print_apart_never_share_a_text(first: Any, second: An
 
 
 def test_remembered_texts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(templates, "_RENDERED", {})
-    monkeypatch.setattr(templates, "_RENDERED_LIMIT", 10)
+    monkeypatch.setattr(templates, "_RENDERED", Memo(10))
     for i in range(1, 40):
         assert render("{n} GB", {"n": i}) == f"{i} GB"
         assert len(templates._RENDERED) <= 10

@@ -28,6 +28,7 @@ from engine.catalog.models import (
     SourceFile,
 )
 from engine.errors import CatalogError, InputError
+from engine.memo import Memo
 from engine.resources import bundled_dir
 from engine.validation import build, did_you_mean
 from engine.yamlio import line_of, parse_yaml, read_text
@@ -60,8 +61,8 @@ class Catalog:
         return content_hash(self.texts)
 
     @cached_property
-    def _derived(self) -> dict[Hashable, Any]:
-        return {}
+    def _derived(self) -> Memo[Hashable, Any]:
+        return Memo(DERIVED_LIMIT)
 
     def derived(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
         """``compute(*args)``, remembered under ``key`` for this catalog (bounded).
@@ -70,13 +71,7 @@ class Catalog:
         job, a configuration's purchase price), which every request would otherwise redo.
         Callers must not mutate what they get.
         """
-        memo = self._derived
-        try:
-            found: T = memo[key]
-        except KeyError:
-            if len(memo) >= DERIVED_LIMIT:
-                memo.clear()
-            found = memo[key] = compute(*args)
+        found: T = self._derived.remember(key, compute, *args)
         return found
 
     def __getstate__(self) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from engine.catalog.models import Gpu, Policy
 from engine.estimates.shape import Shape
 from engine.estimates.trace import GB, Figure, figure, tidy
+from engine.memo import Memo
 
 Method = Literal["full", "lora", "qlora", "pretrain", "inference"]
 METHODS: tuple[Method, ...] = ("full", "lora", "qlora", "pretrain", "inference")
@@ -99,9 +100,8 @@ class MemoryEstimate(BaseModel):
     formula: str
 
 
-_CACHE: dict[tuple[int, MemoryRequest, bool], dict[str, Figure]] = {}
+_CACHE: Memo[tuple[int, MemoryRequest, bool], dict[str, Figure]] = Memo(20_000)
 _CACHE_POLICIES: dict[int, Policy] = {}
-_CACHE_LIMIT = 20_000
 
 
 def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
@@ -109,14 +109,9 @@ def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[
 
     Pure in its arguments, so results are memoised (per policy object, bounded).
     """
-    key = (id(policy), req, checkpointing)
-    cached = _CACHE.get(key)
-    if cached is None:
-        if len(_CACHE) >= _CACHE_LIMIT:
-            _CACHE.clear()
-        _CACHE_POLICIES[id(policy)] = policy  # keeps the id from being reused
-        cached = _CACHE[key] = _components(req, policy, checkpointing)
-    return cached
+    _CACHE_POLICIES.setdefault(id(policy), policy)  # keeps the id from being reused
+    return _CACHE.remember((id(policy), req, checkpointing), _components, req, policy,
+                           checkpointing)
 
 
 def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
@@ -296,18 +291,14 @@ def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> Memory
     )
 
 
-_SPLITS: dict[tuple[int, MemoryRequest, bool], dict[str, tuple[float, float]]] = {}
+_SPLITS: Memo[tuple[int, MemoryRequest, bool], dict[str, tuple[float, float]]] = Memo(20_000)
 
 
 def _split(req: MemoryRequest, policy: Policy, ckpt: bool) -> dict[str, tuple[float, float]]:
     """Memoised :func:`phase_split` of the job's components."""
-    key = (id(policy), req, ckpt)
-    found = _SPLITS.get(key)
-    if found is None:
-        if len(_SPLITS) >= _CACHE_LIMIT:
-            _SPLITS.clear()
-        found = _SPLITS[key] = phase_split(req.method, components(req, policy, ckpt))
-    return found
+    # components() has kept the policy (and so its id) alive
+    return _SPLITS.remember((id(policy), req, ckpt), lambda: phase_split(
+        req.method, components(req, policy, ckpt)))
 
 
 def _peak(req: MemoryRequest, policy: Policy, ckpt: bool, gpus: int) -> float:
