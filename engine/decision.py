@@ -106,7 +106,7 @@ def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
     return render(rule.model.because, facts)
 
 
-_INTERNED: Memo[tuple[Any, ...], Any] = Memo(50_000)
+_INTERNED: Memo[tuple[Any, ...], Any] = Memo(8_000)
 """Distinct reasons and notes, shared: most recur across requests, and building a validated
 pydantic object costs more than looking one up."""
 

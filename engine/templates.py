@@ -68,7 +68,7 @@ def render(template: str, facts: Mapping[str, Any]) -> str:
     return found if found is not None else _RENDERED.put(key, _render(template, values))
 
 
-_RENDERED: Memo[tuple[Any, ...], str] = Memo(50_000)
+_RENDERED: Memo[tuple[Any, ...], str] = Memo(10_000)
 
 
 def _render(template: str, values: tuple[Any, ...]) -> str:
