@@ -26,7 +26,7 @@ from typing import Any
 from engine.answers import validate_answers
 from engine.errors import EngineError
 from engine.recommend import Engine, load_engine
-from engine.render.jsonout import to_data
+from engine.render.jsonout import compact
 
 DEFAULT_CHUNK_SIZE = 200
 """Lines per unit of work sent to a worker: large enough to amortise IPC and scheduling."""
@@ -68,7 +68,8 @@ def evaluate_line(engine: Engine, number: int, text: str) -> str:
     try:
         answers = validate_answers(data, engine.catalog)
         decision = engine.recommend(answers, decision_id=decision_id_for(number))
-        payload = _compact({"line": number, "decision": to_data(decision)})
+        # the record's bytes are _compact({"line": number, "decision": <decision data>})'s
+        payload = f'{{"line":{number:d},"decision":{compact(decision)}}}'
     except EngineError as exc:
         return error_record(number, str(exc))
     except Exception as exc:  # a bug on one line must not stop the other lines

@@ -17,7 +17,8 @@ _T = TypeVar("_T")
 
 
 class _Out(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
+    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
 
 
 class Reason(_Out):

@@ -42,7 +42,8 @@ _CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)
 class Decision(BaseModel):
     """A recommendation: the JSON contract of DESIGN.md."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
+    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
 
     schema_version: int
     decision_id: str
