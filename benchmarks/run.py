@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 WHATIF_EXAMPLE = ROOT / "examples" / "research-70b-intermittent.yaml"
 FLOOR = "import pydantic, yaml, click, durable.engine"
-PARTS = ("cold", "warm", "raw", "batch", "cli", "audit", "memory")
+PARTS = ("cold", "warm", "raw", "json", "batch", "cli", "audit", "memory")
 
 Row = tuple[str, str, str]
 """(measure, value, target or note)."""
@@ -321,6 +321,37 @@ def bench_cli(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
     ]
 
 
+def bench_json(args: argparse.Namespace) -> list[Row]:
+    """A decision to JSON text: indented (the CLI's ``--format json``, every audit record) and
+    compact (each ``batch`` record), through pydantic's compiled serializer as shipped, and
+    through the exact Python path that it falls back to (``json.dumps`` of ``model_dump``)."""
+    from engine.render import jsonout
+
+    engine, scenarios = load_scenarios(min(args.warm_calls, 500), args.seed)
+    decisions = [engine.recommend(answers, decision_id="bench") for answers in scenarios]
+    compiled = sum(jsonout._compiled(d, indent=None) is not None for d in decisions)
+
+    def per_call(serialise: Callable[[Any], str]) -> float:
+        start = time.perf_counter()
+        for decision in decisions:
+            serialise(decision)
+        return (time.perf_counter() - start) / len(decisions)
+
+    exact_indented = per_call(lambda d: json.dumps(jsonout.to_data(d), indent=2,
+                                                   ensure_ascii=False, allow_nan=False))
+    exact_compact = per_call(lambda d: json.dumps(jsonout.to_data(d), ensure_ascii=False,
+                                                  allow_nan=False, separators=(",", ":")))
+    indented, compact = per_call(jsonout.dumps), per_call(jsonout.compact)
+    size = sum(len(jsonout.compact(d).encode()) for d in decisions) / len(decisions) / 1024
+    return [
+        ("decision → JSON, indented (`--format json`, audit record)", ms(indented),
+         f"exact Python path {ms(exact_indented)}: {exact_indented / indented:.1f}× slower"),
+        ("decision → JSON, compact (`batch` record)", ms(compact),
+         f"exact Python path {ms(exact_compact)}: {exact_compact / compact:.1f}× slower; "
+         f"{size:,.0f} KiB; compiled path taken for {compiled}/{len(decisions)}"),
+    ]
+
+
 def bench_audit(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> list[Row]:
     from engine.answers import load_answers
     from engine.audit import AuditStore
@@ -461,6 +492,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             "cold": lambda: bench_cold(args, env),
             "warm": lambda: bench_warm(args, state),
             "raw": lambda: bench_raw(args, state),
+            "json": lambda: bench_json(args),
             "batch": lambda: bench_batch(args, env, tmp),
             "cli": lambda: bench_cli(args, env),
             "audit": lambda: bench_audit(args, env, tmp),

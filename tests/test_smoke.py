@@ -16,9 +16,10 @@ def test_benchmark_script_runs_its_in_process_parts() -> None:
 
     repo = Path(__file__).parent.parent
     done = subprocess.run(
-        [sys.executable, "benchmarks/run.py", "--quick", "--only", "warm,raw",
+        [sys.executable, "benchmarks/run.py", "--quick", "--only", "warm,raw,json",
          "--warm-calls", "4", "--distinct", "3"],
         cwd=repo, capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     assert "raw durable_rules per recommendation, Host API" in done.stdout
     assert "warm recommendations/s" in done.stdout
+    assert "decision → JSON, compact" in done.stdout
