@@ -1,15 +1,19 @@
-"""A cache of the loaded, validated policy (catalog + rulebook), keyed by content.
+"""A cache of the loaded, validated and compiled policy (catalog, rulebook, durable_rules
+rulesets), keyed by content.
 
 Parsing and validating ~20 YAML files dominates a cold start; the cache stores the result
-keyed by a hash of every file's bytes (and the engine version), so any edit invalidates it.
-It lives in the user cache directory (mode 0700/0600); a corrupt, foreign or unreadable
-cache entry is ignored and rebuilt, never trusted. ``GPU_ADVISOR_NO_CACHE=1`` disables it;
+keyed by a hash of every file's bytes, the engine version and the engine's own modules
+(names, sizes, modification times: an edited engine never reads what other code pickled),
+so any edit invalidates it. It lives in the user cache directory (mode 0700/0600) and keeps
+the ``KEEP`` most recently used entries; a corrupt, foreign or unreadable cache entry is
+ignored and rebuilt, never trusted. ``GPU_ADVISOR_NO_CACHE=1`` disables it;
 ``GPU_ADVISOR_CACHE_DIR`` moves it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import pickle
@@ -21,6 +25,8 @@ from typing import Any
 from engine import __version__
 
 _MAGIC = b"gpu-advisor-policy-cache-1\n"
+KEEP = 16
+"""Entries kept: one per policy in use, and what-if and replay runs write one per variant."""
 
 
 def cache_dir() -> Path:
@@ -36,6 +42,7 @@ def cache_dir() -> Path:
 def content_key(*paths: Path | None) -> str:
     """sha256 over the engine version and the bytes of every file under the given paths."""
     digest = hashlib.sha256(__version__.encode())
+    digest.update(_code_fingerprint())
     for path in paths:
         digest.update(b"\x01" + str(path).encode())
         if path is None:
@@ -45,6 +52,22 @@ def content_key(*paths: Path | None) -> str:
             if entry.is_file():
                 digest.update(entry.name.encode() + b"\x00" + _fingerprint(entry) + b"\x00")
     return digest.hexdigest()
+
+
+@functools.cache
+def _code_fingerprint() -> bytes:
+    """Path, size and modification time of every module of this package (~0.4 ms)."""
+    found: list[str] = []
+    folders: list[str | Path] = [Path(__file__).resolve().parent]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                if entry.name.endswith(".py"):
+                    info = entry.stat()
+                    found.append(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}")
+                elif entry.name != "__pycache__" and entry.is_dir():
+                    folders.append(entry.path)
+    return "\n".join(sorted(found)).encode()
 
 
 def _fingerprint(path: Path) -> bytes:
@@ -72,10 +95,13 @@ def cached(key: str, build: Callable[[], Any], check: Callable[[Any], bool]) -> 
     path = cache_dir() / f"policy-{key[:32]}.pickle"
     value = _read(path)
     if value is not None and check(value):
+        with contextlib.suppress(OSError):
+            os.utime(path)  # recently used: the last to be pruned
         return value
     value = build()
     with contextlib.suppress(OSError, pickle.PicklingError):
         _write(path, value)
+        _prune(path.parent)
     return value
 
 
@@ -90,6 +116,17 @@ def _read(path: Path) -> Any:
         return pickle.loads(data[len(_MAGIC):])
     except Exception:
         return None
+
+
+def _prune(folder: Path) -> None:
+    """Delete all but the ``KEEP`` most recently used entries (best effort)."""
+    entries = []
+    for entry in folder.glob("policy-*.pickle"):
+        with contextlib.suppress(OSError):
+            entries.append((entry.stat().st_mtime_ns, entry.name, entry))
+    for _, _, stale in sorted(entries, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            stale.unlink()
 
 
 def _write(path: Path, value: Any) -> None:

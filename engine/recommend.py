@@ -85,9 +85,10 @@ class Engine:
     evaluator: Evaluator
 
     @classmethod
-    def build(cls, catalog: Catalog, rulebook: Rulebook) -> Engine:
-        """Compile the rulebook and create its durable_rules host."""
-        compiled = compile_rulebook(rulebook, _CANDIDATE_FIELDS)
+    def build(cls, catalog: Catalog, rulebook: Rulebook,
+              compiled: Compiled | None = None) -> Engine:
+        """Compile the rulebook (unless given compiled) and create its durable_rules host."""
+        compiled = compiled or compile_policy(rulebook)
         return cls(catalog, rulebook, compiled, Evaluator(compiled))
 
     def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:
@@ -228,8 +229,8 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 prices: Path | None = None) -> Engine:
     """Load, check and compile a policy once per process (keyed by path and content).
 
-    Across processes the validated catalog and rulebook come from the user cache when no
-    file changed (see ``engine.cache``).
+    Across processes the validated catalog and rulebook and their compiled rulesets come
+    from the user cache when no file changed (see ``engine.cache``).
     """
     from engine.cache import cached, content_key
 
@@ -238,18 +239,24 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
     key = content_key(rules_dir, catalog_dir, prices)
     with _ENGINES_LOCK:
         if key not in _ENGINES:
-            def build() -> tuple[Catalog, Rulebook]:
+            def build() -> tuple[Catalog, Rulebook, Compiled]:
                 cat = load_catalog(catalog, prices=prices)
-                return cat, load_rulebook(rules, cat)
+                book = load_rulebook(rules, cat)
+                return cat, book, compile_policy(book)
 
-            cat, book = cached(key, build, _sane)
-            _ENGINES[key] = Engine.build(cat, book)
+            cat, book, compiled = cached(key, build, _sane)
+            _ENGINES[key] = Engine.build(cat, book, compiled)
         return _ENGINES[key]
 
 
+def compile_policy(rulebook: Rulebook) -> Compiled:
+    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts."""
+    return compile_rulebook(rulebook, _CANDIDATE_FIELDS)
+
+
 def _sane(value: Any) -> bool:
-    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], Catalog)
-            and isinstance(value[1], Rulebook))
+    return (isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Catalog)
+            and isinstance(value[1], Rulebook) and isinstance(value[2], Compiled))
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,

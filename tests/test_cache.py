@@ -105,3 +105,57 @@ def test_what_a_catalog_derived_in_this_process_is_not_pickled() -> None:
     assert "_derived" not in copy.__dict__
     assert copy.hash == catalog.hash
     assert copy.derived(("test", 1), lambda x: [x], 9) == [9]
+
+
+def test_the_compiled_rulesets_come_from_the_cache_too(
+        policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules, catalog, _ = policy
+    first = load_engine(rules, catalog)
+    _ENGINES.clear()
+
+    def fail(*args: object) -> None:
+        raise AssertionError("the rulebook was compiled despite a valid cache entry")
+
+    monkeypatch.setattr("engine.recommend.compile_rulebook", fail)
+    again = load_engine(rules, catalog)
+    assert again.compiled == first.compiled
+    assert again.compiled is not first.compiled
+
+
+def test_an_edited_engine_module_makes_a_new_key(tmp_path: Path) -> None:
+    """An editable install whose code changed must not unpickle what other code wrote."""
+    module = Path(cache.__file__)
+    before_key = cache.content_key(tmp_path)
+    info = module.stat()
+    try:
+        os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+        assert cache._code_fingerprint.__wrapped__() != cache._code_fingerprint()
+        cache._code_fingerprint.cache_clear()
+        assert cache.content_key(tmp_path) != before_key
+    finally:
+        os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns))
+        cache._code_fingerprint.cache_clear()
+    assert cache.content_key(tmp_path) == before_key
+
+
+def test_only_the_most_recently_used_entries_are_kept(
+        policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    rules, catalog, store = policy
+    load_engine(rules, catalog)
+    (used,) = _entries(store)
+    store.joinpath("unrelated.txt").write_text("not ours to delete")
+    for n in range(cache.KEEP + 4):  # older than anything written or read from now on
+        stale = store / f"policy-{n:032d}.pickle"
+        stale.write_bytes(b"old")
+        os.utime(stale, ns=(n, n))
+    os.utime(used, ns=(0, 0))
+    _ENGINES.clear()
+    load_engine(rules, catalog)  # a cache hit: marks the entry used
+    usage = rules / "usage.yaml"
+    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    load_engine(rules, catalog)  # a new entry, written: prunes
+    kept = _entries(store)
+    assert len(kept) == cache.KEEP
+    assert used in kept
+    assert store.joinpath("policy-00000000000000000000000000000000.pickle") not in kept
+    assert store.joinpath("unrelated.txt").exists()
