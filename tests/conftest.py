@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -41,11 +43,11 @@ def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
     return path
 
 
-@pytest.fixture(autouse=True, scope="session")
-def isolated_policy_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The policy cache (engine/cache.py) goes to a temporary directory, not the user's."""
-    import os
+def pytest_configure(config: pytest.Config) -> None:
+    """The policy cache (engine/cache.py) goes to a temporary directory, not the user's.
 
-    path = tmp_path_factory.mktemp("policy-cache")
+    Set before collection: some test modules load the engine when they are imported.
+    """
+    path = Path(tempfile.mkdtemp(prefix="gpu-advisor-policy-cache-"))
     os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path)
-    return path
+    config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
