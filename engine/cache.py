@@ -40,7 +40,8 @@ def cache_dir() -> Path:
 
 
 def content_key(*paths: Path | None) -> str:
-    """sha256 over the engine version and the bytes of every file under the given paths."""
+    """sha256 over the engine version and modules and the bytes of every file under the
+    given paths."""
     digest = hashlib.sha256(__version__.encode())
     digest.update(_code_fingerprint())
     for path in paths:

@@ -88,7 +88,7 @@ class Engine:
     def build(cls, catalog: Catalog, rulebook: Rulebook,
               compiled: Compiled | None = None) -> Engine:
         """Compile the rulebook (unless given compiled) and create its durable_rules host."""
-        compiled = compiled or compile_policy(rulebook)
+        compiled = compiled if compiled is not None else compile_policy(rulebook)
         return cls(catalog, rulebook, compiled, Evaluator(compiled))
 
     def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:

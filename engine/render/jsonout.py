@@ -2,12 +2,13 @@
 
 The bytes are those of Python's :func:`json.dumps` over :func:`to_data` (the format every
 recorded decision in an audit store has, and replay compares byte for byte). An output
-model (``ser_json_inf_nan="constants"`` in its config, as the decision models have) is
-serialised by pydantic's compiled serializer instead, 3–4× faster, whenever that gives the
-same bytes, which is always except for a float that Python writes in exponent form with a
-negative exponent of one digit (``1e-05`` against ``0.00001``, ``1e-07`` against ``1e-7``)
-or a non-finite float (which Python refuses). :func:`_python_would_differ` recognises both
-in the compiled output, and the Python path then writes (or refuses) the text.
+model (``ser_json_inf_nan="constants"`` in its config and in every model inside it, as the
+decision models have) is serialised by pydantic's compiled serializer instead, 2–5× faster,
+whenever that gives the same bytes, which is always except for a float that Python writes
+in exponent form with a negative exponent of one digit (``1e-05`` against ``0.00001``,
+``1e-07`` against ``1e-7``) or a non-finite float (which Python refuses).
+:func:`_python_would_differ` recognises both in the compiled output, and the Python path
+then writes (or refuses) the text.
 """
 
 from __future__ import annotations
