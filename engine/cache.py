@@ -120,11 +120,14 @@ def _read(path: Path) -> Any:
 
 
 def _prune(folder: Path) -> None:
-    """Delete all but the ``KEEP`` most recently used entries (best effort)."""
+    """Delete all but the ``KEEP`` most recently used of our entries (best effort); another
+    user's entries in a shared directory are left alone."""
     entries = []
     for entry in folder.glob("policy-*.pickle"):
         with contextlib.suppress(OSError):
-            entries.append((entry.stat().st_mtime_ns, entry.name, entry))
+            info = entry.stat()
+            if info.st_uid == os.getuid():
+                entries.append((info.st_mtime_ns, entry.name, entry))
     for _, _, stale in sorted(entries, reverse=True)[KEEP:]:
         with contextlib.suppress(OSError):
             stale.unlink()

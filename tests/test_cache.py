@@ -159,3 +159,22 @@ def test_only_the_most_recently_used_entries_are_kept(
     assert used in kept
     assert store.joinpath("policy-00000000000000000000000000000000.pickle") not in kept
     assert store.joinpath("unrelated.txt").exists()
+
+
+def test_pruning_leaves_another_users_entries_alone(policy: tuple[Path, Path, Path]) -> None:
+    rules, catalog, store = policy
+    load_engine(rules, catalog)
+    theirs = store / f"policy-{'f' * 32}.pickle"
+    theirs.write_bytes(b"not ours")
+    os.utime(theirs, ns=(0, 0))  # the oldest: the first to go, were it ours
+    try:
+        os.chown(theirs, os.getuid() + 1, -1)
+    except PermissionError:
+        pytest.skip("changing a file's owner needs root")
+    for n in range(cache.KEEP + 2):
+        (store / f"policy-{n:032d}.pickle").write_bytes(b"old")
+    usage = rules / "usage.yaml"
+    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    load_engine(rules, catalog)  # writes a new entry, then prunes
+    assert theirs.exists()
+    assert len([e for e in _entries(store) if e != theirs]) == cache.KEEP
