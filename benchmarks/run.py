@@ -30,6 +30,10 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 WHATIF_EXAMPLE = ROOT / "examples" / "research-70b-intermittent.yaml"
 FLOOR = "import pydantic, yaml, click, durable.engine"
+FLOOR_WITH_MODELS = FLOOR + "; from pydantic import BaseModel"
+"""What any program defining a pydantic model loads on top of the floor (informational)."""
+FLOOR_WITHOUT_PYDANTIC = "import yaml, click, durable.engine"
+"""The floor without pydantic (informational: what a pydantic-free recommend path starts at)."""
 PARTS = ("cold", "warm", "raw", "json", "batch", "cli", "audit", "memory")
 
 Row = tuple[str, str, str]
@@ -158,10 +162,14 @@ def bench_cold(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
     floor_cmd = [sys.executable, "-c", FLOOR]
     timed_run(command, env)  # warm the page cache and .pyc files
     timed_run(floor_cmd, env)
-    colds, floors = [], []
+    with_models = [sys.executable, "-c", FLOOR_WITH_MODELS]
+    without = [sys.executable, "-c", FLOOR_WITHOUT_PYDANTIC]
+    colds, floors, models, bare = [], [], [], []
     for _ in range(args.runs):
         colds.append(timed_run(command, env))
         floors.append(timed_run(floor_cmd, env))
+        models.append(timed_run(with_models, env))
+        bare.append(timed_run(without, env))
     cold, floor = statistics.median(colds), statistics.median(floors)
     ratio = cold / floor
     return [
@@ -170,6 +178,10 @@ def bench_cold(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
         (f"import floor `python -c \"{FLOOR}\"` (median, runs alternating)", ms(floor),
          f"range {ms(min(floors))}–{ms(max(floors))}"),
         ("cold / floor", f"{ratio:.2f}×", verdict(ratio <= 1.5, "≤ 1.5×")),
+        ("floor + pydantic's model machinery (`from pydantic import BaseModel`)",
+         ms(statistics.median(models)), "informational: loaded by any pydantic model"),
+        (f"floor without pydantic `python -c \"{FLOOR_WITHOUT_PYDANTIC}\"`",
+         ms(statistics.median(bare)), "informational: where a pydantic-free path would start"),
     ]
 
 
