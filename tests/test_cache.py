@@ -122,20 +122,26 @@ def test_the_compiled_rulesets_come_from_the_cache_too(
     assert again.compiled is not first.compiled
 
 
-def test_an_edited_engine_module_makes_a_new_key(tmp_path: Path) -> None:
+def test_an_edited_engine_module_makes_a_new_key(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """An editable install whose code changed must not unpickle what other code wrote."""
-    module = Path(cache.__file__)
-    before_key = cache.content_key(tmp_path)
-    info = module.stat()
-    try:
-        os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
-        assert cache._code_fingerprint.__wrapped__() != cache._code_fingerprint()
-        cache._code_fingerprint.cache_clear()
-        assert cache.content_key(tmp_path) != before_key
-    finally:
-        os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns))
-        cache._code_fingerprint.cache_clear()
-    assert cache.content_key(tmp_path) == before_key
+    package = tmp_path / "engine"
+    (package / "sub").mkdir(parents=True)
+    (package / "__pycache__").mkdir()
+    for name in ("cache.py", "sub/model.py", "__pycache__/cache.cpython-311.pyc", "notes.txt"):
+        (package / name).write_text("x = 1\n")
+    monkeypatch.setattr(cache, "__file__", str(package / "cache.py"))
+    fingerprint = cache._code_fingerprint.__wrapped__
+    before = fingerprint()
+    assert b"model.py" in before and b"__pycache__" not in before and b"notes" not in before
+    (package / "notes.txt").write_text("not code")
+    (package / "__pycache__" / "cache.cpython-311.pyc").write_text("recompiled")
+    assert fingerprint() == before
+    os.utime(package / "sub" / "model.py", ns=(0, 10**18))
+    assert fingerprint() != before
+    key = cache.content_key(tmp_path)
+    monkeypatch.setattr(cache, "_code_fingerprint", lambda: b"other code")
+    assert cache.content_key(tmp_path) != key
 
 
 def test_only_the_most_recently_used_entries_are_kept(
