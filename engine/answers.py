@@ -32,7 +32,10 @@ class Answers(BaseModel):
     micro_batch: int
     gradient_checkpointing: Tristate
     training_tokens_b: float | None
-    hours_per_year: float
+    runs_per_year: float | None
+    hours_per_year: float | None
+    hours_gpu: str | None
+    max_days_per_run: float | None
     usage_pattern: Literal["continuous", "intermittent", "bursty"]
     budget_usd: float
     upfront_capex: bool
@@ -287,6 +290,13 @@ def _cross_check(values: dict[str, Any], where: _Where, set_keys: set[str]) -> N
         raise fail("model_params_b", "give either model or model_params_b, not both")
     if values.get("model") is None and values.get("model_params_b") is None:
         raise fail("model", "a catalog model id or model_params_b is required")
+    if values.get("training_tokens_b") is not None and values.get("hours_per_year") is not None:
+        raise fail("hours_per_year", "give the work as training_tokens_b (with runs_per_year) "
+                                     "or as hours_per_year (with hours_gpu), not both")
+    if values.get("runs_per_year") is not None and values.get("training_tokens_b") is None:
+        raise fail("runs_per_year", "only applies with training_tokens_b (tokens per run)")
+    if values.get("hours_gpu") is not None and values.get("hours_per_year") is None:
+        raise fail("hours_gpu", "only applies with hours_per_year")
     regions = values.get("allowed_regions") or ()
     residency = values.get("data_residency")
     if residency == "region" and not regions:

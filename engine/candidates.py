@@ -1,205 +1,336 @@
-"""Hardware candidates: one fact per feasible configuration, sized for the decided method.
+"""Hardware candidates: every configuration a team could buy or rent, priced for the same work.
 
-Local: every buyable GPU with the fewest cards that hold the job (consumer boxes capped by
-policy). Cloud: every offer with the GPU count that holds the job, priced with the decided
-pricing (on-demand when the offer lacks it). Offers outside the residency rules are still
-candidates: the residency rules exclude them, so the output can say which and why.
+Built once the rules have decided the method. For each buyable GPU (on the platform of its
+form) and each training offer (at each pricing it is sold at), the smallest count that holds
+the job in memory, does the year's work with no GPU busier than the hours in a year, and
+finishes one run within the team's deadline; its busy hours, days per run and cost for the
+year's work. A configuration that cannot meet one of these keeps its best attempt and says
+which failed, so that the rules can exclude it with a reason the user can read.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
-from engine.answers import Answers
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Offer
-from engine.estimates.cost import cloud_cost_usd, running_cost_per_hour
-from engine.estimates.memory import Method, peak_on
-from engine.estimates.trace import tidy
-from engine.facts import (
-    Facts,
-    cloud_configs,
-    cloud_count,
-    durable_fact,
-    local_configs,
-    memory_of,
-    memory_request,
-    offer_allowed,
-    purchase_of,
-    scratch_reasons,
+from engine.catalog.models import Gpu, MethodGroup, Offer, Platform
+from engine.estimates.cost import (
+    owning_cost,
+    owning_fixed_per_year,
+    platform_for,
+    purchase_cost,
+    renting_cost,
+    running_cost_per_hour,
 )
+from engine.estimates.memory import MemoryRequest, checkpointing_on, peak_on, usable_gib
+from engine.estimates.throughput import effective_tflops, hours_for
+from engine.estimates.trace import Figure, tidy
+from engine.estimates.workload import Workload
+
+MAX_RATIO = 1e12
+"""Largest ratio reported (far beyond any rule threshold, still a plain number)."""
 
 
-class Cost(NamedTuple):
-    """What a configuration costs: up front, per busy hour, per year at the team's hours."""
+@dataclass(frozen=True)
+class Sizing:
+    """What every candidate is sized and priced for."""
 
-    upfront_usd: float
-    per_hour_usd: float
-    per_year_usd: float
-
-
-def newest_architecture(catalog: Catalog) -> str:
-    """The architecture of the most recently released GPU in the catalog."""
-    return catalog.derived(("newest_architecture",), _newest_architecture, catalog)
-
-
-def _newest_architecture(catalog: Catalog) -> str:
-    return max(catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture
-
-
-def candidate_method(answers: Answers, method_choice: str) -> Method:
-    """The method candidates are sized for: pretraining only when it is what we advise."""
-    if answers.workload == "pretrain" and scratch_reasons(answers):
-        return "pretrain"
-    return method_choice  # type: ignore[return-value]
+    request: MemoryRequest
+    method: MethodGroup
+    work: Workload
+    deadline_days: float | None
+    """Longest acceptable run (None when the work is given in hours: no run length known)."""
+    electricity_usd_per_kwh: float
+    budget_usd: float
+    allowed_regions: frozenset[str] | None
+    """Regions the team allows (None: any region, but no restricted market)."""
+    single_gpu_gib: float
+    """What the job needs on one GPU: the base of ``vram_ratio``."""
 
 
-class CandidateFacts(NamedTuple):
-    """One candidate's facts in two parts: those its configuration fixes, and those that
-    vary with the request (fit, cost, budget, residency, run length)."""
+@dataclass(frozen=True)
+class Candidate:
+    """One priced configuration: its facts for the rules and the figures behind its cost."""
 
-    fixed: Mapping[str, Any]
-    """The same object whenever this catalog builds this configuration; never mutated."""
-    fixed_durable: Mapping[str, Any]
-    """``fixed`` as durable_rules sees it (``facts.durable_fact``), with its ``fact_id``;
-    also the same object every time."""
-    varying: dict[str, Any]
+    facts: dict[str, Any]
+    cost: Figure
+    speed: Figure
+    purchase: Figure | None = None
 
     @property
-    def facts(self) -> dict[str, Any]:
-        """Every fact of the candidate."""
-        return {**self.fixed, **self.varying}
+    def id(self) -> str:
+        """The candidate id."""
+        return str(self.facts["candidate_id"])
 
 
-def build_candidates(facts: Facts, answers: Answers, catalog: Catalog,
-                     choices: dict[str, str]) -> list[CandidateFacts]:
-    """Every candidate configuration, its facts flat (JSON-ready, durable-safe)."""
-    assert facts.shape is not None
-    method = candidate_method(answers, choices.get("method", "qlora"))
-    req = memory_request(answers, facts.shape, method)
-    pricing = choices.get("pricing", "on-demand")
-    single_gpu_need = memory_of(catalog, req).total_gb
-    out: list[CandidateFacts] = []
-    # A run's length matters for the run we advise: not for pretraining we advise against.
-    advised_run = answers.workload == "fine-tune" or scratch_reasons(answers) > 0
-    flops = facts.training.flops if facts.training is not None and advised_run else None
-    kwh = answers.electricity_usd_per_kwh
-    years = catalog.policy.amortisation_years.value
-    upkeep = catalog.policy.maintenance_fraction_per_year.value
-    for gpu, n in local_configs(catalog, req):
-        buy = purchase_of(catalog, gpu, n)
-        run = catalog.derived(("running_cost", gpu.id, n, kwh), running_cost_per_hour, gpu, n,
-                              kwh, catalog.policy)
-        per_year = buy.value / years + buy.value * upkeep + run.value * answers.hours_per_year
-        cost = Cost(tidy(buy.value, 0), tidy(run.value, 4), tidy(per_year, 0))
-        fixed = _fixed(catalog, f"local:{gpu.id}x{n}", gpu, n, None, None)
-        varying = _varying(gpu, n, catalog, req, cost, "purchase", True, True,
-                           single_gpu_need, answers, flops, local=True)
-        out.append(CandidateFacts(*fixed, varying))
-    for offer, gpu, n in _cloud_counts(catalog, req, flops):
-        price = offer.price(pricing)
-        available = price is not None
-        hourly = price if price is not None else offer.on_demand_usd_per_gpu_hour
-        # the rounding of cloud_cost's Figure, then to whole dollars
-        year = tidy(cloud_cost_usd(hourly, n, answers.hours_per_year, catalog.policy))
-        cost = Cost(0.0, tidy(hourly * n, 4), tidy(year, 0))
-        fixed = _fixed(catalog, f"cloud:{offer.id}x{n}", gpu, n, offer.provider, offer)
-        varying = _varying(gpu, n, catalog, req, cost, pricing if available else "on-demand",
-                           available, offer_allowed(offer, answers), single_gpu_need, answers,
-                           flops, local=False)
-        out.append(CandidateFacts(*fixed, varying))
+@dataclass(frozen=True)
+class _Trial:
+    """A count tried for one placement."""
+
+    count: int
+    nodes: int
+    peak: float
+    fits: bool
+    checkpointing: bool
+    speed: Figure
+    busy_hours: float
+    days_per_run: float | None
+    within_year: bool
+    meets_deadline: bool
+
+    @property
+    def ok(self) -> bool:
+        return self.fits and self.within_year and self.meets_deadline
+
+
+def build_candidates(catalog: Catalog, sizing: Sizing) -> list[Candidate]:
+    """Every local and cloud candidate for this sizing, local first, in catalog order."""
+    out: list[Candidate] = []
+    for gpu in catalog.gpus.values():
+        if gpu.buyable:
+            found = _local(catalog, sizing, gpu)
+            if found is not None:
+                out.append(found)
+    for offer in catalog.offers:
+        out.extend(_cloud(catalog, sizing, offer))
     return out
 
 
-def run_gpu_hours(flops: float, gpu: Gpu, catalog: Catalog) -> float:
-    """Expected GPU-hours of a run of ``flops`` on this GPU (expected MFU)."""
-    return flops / (gpu.training_tflops * 1e12 * catalog.policy.mfu.expected) / 3600
-
-
-def _cloud_counts(catalog: Catalog, req: Any,
-                  flops: float | None) -> list[tuple[Offer, Gpu, int]]:
-    """Each offer at the count that holds the job and, for training runs, also at the count
-    that finishes one run within the policy's target days."""
-    out = []
+# -- counts ------------------------------------------------------------------------------
+def _local_counts(catalog: Catalog, gpu: Gpu) -> Iterator[tuple[int, Platform, int]]:
+    """(cards, platform, boxes) an owned configuration of this card can have."""
     limit = int(catalog.policy.max_gpus_considered.value)
-    days = catalog.policy.target_run_days.value
-    for offer, gpu, n in cloud_configs(catalog, req, catalog.offers):
-        out.append((offer, gpu, n))
-        if flops is None:
-            continue
-        wanted = cloud_count(offer, math.ceil(run_gpu_hours(flops, gpu, catalog) / (days * 24)))
-        if n < wanted <= limit:
-            out.append((offer, gpu, wanted))
-    return out
+    homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    if not homes:
+        return
+    single = max(p.max_gpus for p in homes)
+    if gpu.form == "consumer":
+        single = min(single, int(catalog.policy.max_consumer_gpus_per_box.value))
+    step = single if gpu.socket != "pcie" else 1  # SXM/OAM come as whole baseboards
+    for count in range(step, single + 1, step):
+        home = platform_for(gpu, count, catalog.platforms)
+        if home is not None:
+            yield count, *home
+    if any(p.multi_node for p in homes):
+        for count in range(2 * single, limit + 1, single):
+            home = platform_for(gpu, count, catalog.platforms)
+            if home is not None:
+                yield count, *home
 
 
-def _fixed(catalog: Catalog, cid: str, gpu: Gpu, count: int, provider_id: str | None,
-           offer: Offer | None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    """The facts a configuration fixes, and their durable_rules form: built once per
-    catalog, so that every request gets the same two objects for the same configuration."""
-    return catalog.derived(("candidate", cid), _make_fixed, catalog, cid, gpu, count,
-                           provider_id, offer)
+def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
+    """(GPUs, instances) an offer can be rented at: each shape, then whole multi-node sets."""
+    limit = int(catalog.policy.max_gpus_considered.value)
+    for shape in offer.shapes:
+        yield shape, 1
+    if offer.multi_node:
+        largest = offer.shapes[-1]
+        for instances in range(2, limit // largest + 1):
+            yield largest * instances, instances
 
 
-def _make_fixed(catalog: Catalog, cid: str, gpu: Gpu, count: int, provider_id: str | None,
-                offer: Offer | None) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    provider = catalog.providers[provider_id] if provider_id else None
-    fixed: dict[str, Any] = {
-        "candidate_id": cid,
+# -- trying a count -----------------------------------------------------------------------
+def _trial(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
+           network: Any) -> _Trial:
+    policy = catalog.policy
+    peak = catalog.derived(("peak_on", sizing.request, gpu.id, count), peak_on,
+                           sizing.request, gpu, policy, count)
+    ckpt = checkpointing_on(sizing.request, gpu, policy, count)
+    speed = effective_tflops(gpu, count, nodes, network, sizing.method, ckpt, policy)
+    work = sizing.work
+    busy = hours_for(work.flops_per_year, speed.value)
+    days = None if work.flops_per_run is None else hours_for(work.flops_per_run,
+                                                             speed.value) / 24
+    return _Trial(
+        count=count, nodes=nodes, peak=peak, fits=peak <= usable_gib(gpu, policy),
+        checkpointing=ckpt, speed=speed, busy_hours=busy, days_per_run=days,
+        within_year=busy <= policy.hours_per_year_max.value,
+        meets_deadline=(days is None or sizing.deadline_days is None
+                        or days <= sizing.deadline_days),
+    )
+
+
+def _best_trial(trials: Iterator[_Trial]) -> _Trial | None:
+    """The first trial that meets every requirement, else the best attempt: the fastest one
+    that fits, else the first."""
+    first: _Trial | None = None
+    fastest: _Trial | None = None
+    for trial in trials:
+        if trial.ok:
+            return trial
+        first = first or trial
+        if trial.fits and (fastest is None or trial.speed.value > fastest.speed.value):
+            fastest = trial
+    return fastest or first
+
+
+# -- local ----------------------------------------------------------------------------------
+def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
+    homes = {count: (platform, boxes) for count, platform, boxes in _local_counts(catalog, gpu)}
+    trial = _best_trial(_trial(catalog, sizing, gpu, count, boxes, "infiniband")
+                        for count, (_, boxes) in homes.items())
+    if trial is None:
+        return None
+    platform, boxes = homes[trial.count]
+    policy = catalog.policy
+    buy = purchase_cost(gpu, trial.count, platform, boxes, policy)
+    fixed = owning_fixed_per_year(buy, gpu, policy)
+    running = running_cost_per_hour(gpu, trial.count, platform, boxes,
+                                    sizing.electricity_usd_per_kwh, policy)
+    cost = owning_cost(fixed, running, trial.busy_hours)
+    facts = {
+        **_config_facts(catalog, gpu, trial.count, None),
+        "candidate_id": f"local:{gpu.id}x{trial.count}",
+        "nodes": boxes,
+        "platform": platform.id,
+        "platform_name": platform.name,
+        "condition": gpu.purchase.condition if gpu.purchase else "new",
+        "pricing": "purchase",
+        "in_allowed_region": True,
+        "market_allowed": True,
+        "upfront_usd": tidy(buy.value, 0),
+        "usd_per_gpu_hour": tidy(running.value / trial.count, 4),
+        "per_hour_usd": tidy(running.value, 4),
+        "fixed_usd_year": tidy(fixed.value, 0),
+        **_sized_facts(sizing, gpu, trial, cost.value, first_year=buy.value),
+    }
+    return Candidate(facts, cost, trial.speed, buy)
+
+
+# -- cloud ----------------------------------------------------------------------------------
+def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[Candidate]:
+    gpu = catalog.gpus[offer.gpu]
+    counts = dict(_cloud_counts(catalog, offer))
+    trial = _best_trial(_trial(catalog, sizing, gpu, count, instances, offer.network)
+                        for count, instances in counts.items())
+    if trial is None:
+        return []
+    instances = counts[trial.count]
+    prices: list[tuple[str, int | None, float]] = [
+        ("on-demand", None, offer.on_demand_usd_per_gpu_hour)]
+    if offer.spot_usd_per_gpu_hour is not None:
+        prices.append(("spot", None, offer.spot_usd_per_gpu_hour))
+    prices += [("reserved", t.term_months, t.usd_per_gpu_hour) for t in offer.reserved_terms]
+    return [_priced(catalog, sizing, offer, gpu, trial, instances, pricing, months, rate)
+            for pricing, months, rate in prices]
+
+
+def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Trial,
+            instances: int, pricing: str, months: int | None, rate: float) -> Candidate:
+    vm = offer.vm_usd_per_instance_hour or 0.0
+    cost = renting_cost(rate, trial.count, instances, vm, trial.busy_hours, pricing,
+                        catalog.policy, sources=offer.sources)
+    provider = catalog.providers[offer.provider]
+    allowed = sizing.allowed_regions
+    suffix = pricing if months is None else f"reserved-{months}m"
+    facts = {
+        **_config_facts(catalog, gpu, trial.count, offer),
+        "candidate_id": f"cloud:{offer.id}:{suffix}x{trial.count}",
+        "nodes": instances,
+        "provider": provider.id,
+        "provider_name": provider.name,
+        "provider_label": provider.short_name or provider.id,
+        "provider_kind": provider.kind,
+        "provider_ecosystem": provider.ecosystem or "none",
+        "pricing": pricing,
+        "condition": "rented",
+        "reserved_months": months or 0,
+        "in_allowed_region": allowed is None or any(r in allowed for r in offer.regions),
+        "market_allowed": offer.market is None or (allowed is not None
+                                                   and offer.market in allowed),
+        "upfront_usd": 0.0,
+        "usd_per_gpu_hour": tidy(rate + vm * instances / trial.count, 4),
+        "per_hour_usd": tidy(rate * trial.count + vm * instances, 4),
+        "fixed_usd_year": tidy(cost.value, 0) if pricing == "reserved" else 0.0,
+        **_sized_facts(sizing, gpu, trial, cost.value, first_year=cost.value),
+    }
+    return Candidate(facts, cost, trial.speed)
+
+
+# -- facts ----------------------------------------------------------------------------------
+def _config_facts(catalog: Catalog, gpu: Gpu, count: int, offer: Offer | None) -> dict[str, Any]:
+    """What the configuration is, independent of the work."""
+    return {
         "gpu": gpu.id,
         "gpu_name": gpu.name,
+        "gpu_label": gpu.label,
+        "vendor": gpu.vendor,
         "count": count,
         "where": "local" if offer is None else "cloud",
-        "provider": provider.id if provider else "none",
-        "provider_name": provider.name if provider else "owned",
-        "provider_kind": provider.kind if provider else "local",
-        "provider_ecosystem": (provider.ecosystem or "none") if provider else "none",
+        "provider": "none",
+        "provider_name": "owned",
+        "provider_label": "owned",
+        "provider_kind": "local",
+        "provider_ecosystem": "none",
+        "offer": "none" if offer is None else offer.id,
+        "instance": "" if offer is None or offer.instance is None else offer.instance,
         "regions": "" if offer is None else ",".join(offer.regions),
+        "market": "" if offer is None or offer.market is None else offer.market,
+        "smallest_shape": count if offer is None else offer.shapes[0],
+        "multi_node": offer is not None and offer.multi_node,
         "form": gpu.form,
-        "vram_gb": gpu.vram_gb,
-        "vram_total_gb": tidy(gpu.vram_gb * count, 2),
+        "socket": gpu.socket,
+        "vram_gib": tidy(gpu.vram_gib, 2),
+        "vram_total_gib": tidy(gpu.vram_gib * count, 2),
         "nvlink": gpu.nvlink,
         "bf16": gpu.bf16,
+        "ecc": gpu.ecc,
+        "datacenter_licence": gpu.datacenter_licence,
+        "mig": gpu.mig,
         "tdp_w": gpu.tdp_w,
         "total_tdp_w": gpu.tdp_w * count,
         "release_year": gpu.release_year,
         "is_newest_generation": gpu.architecture == newest_architecture(catalog),
         "tflops_total": tidy(gpu.training_tflops * count, 1),
-        "gpus_per_instance": count if offer is None else offer.gpus_per_instance,
     }
-    if offer is not None:
-        fixed["offer"] = offer.id
-    return MappingProxyType(fixed), MappingProxyType({**durable_fact(fixed), "fact_id": cid})
 
 
-def _varying(gpu: Gpu, count: int, catalog: Catalog, req: Any, cost: Cost, pricing: str,
-             pricing_available: bool, allowed: bool, single_gpu_need: float,
-             answers: Answers, flops: float | None, *, local: bool) -> dict[str, Any]:
-    per_gpu_need = catalog.derived(("peak_on", req, gpu.id, count), peak_on, req, gpu,
-                                   catalog.policy, count)
-    # what the first year costs: the purchase, or a year of rent
-    first_year = cost.upfront_usd if local else cost.per_year_usd
+def _sized_facts(sizing: Sizing, gpu: Gpu, trial: _Trial, cost: float,
+                 first_year: float) -> dict[str, Any]:
+    """What the configuration does for this work and what it costs."""
+    single = sizing.single_gpu_gib
     return {
-        "in_allowed_region": allowed,
-        "vram_needed_gb": per_gpu_need,
-        "vram_ratio": tidy(gpu.vram_gb * count / single_gpu_need, 3) if single_gpu_need else 0.0,
-        "vram_headroom_ratio": tidy(gpu.vram_gb / per_gpu_need, 3) if per_gpu_need else 0.0,
-        "upfront_usd": cost.upfront_usd,
-        "per_hour_usd": cost.per_hour_usd,
-        "per_year_usd": cost.per_year_usd,
-        "pricing": pricing,
-        "pricing_available": pricing_available,
-        "over_budget": first_year > answers.budget_usd,
-        # capped: a (valid) budget of $5e-324 would make the ratio overflow to Infinity
-        "budget_ratio": tidy(min(first_year / answers.budget_usd, MAX_RATIO), 3)
-        if answers.budget_usd > 0 else 1000.0,
-        "run_days": None if flops is None
-        else tidy(run_gpu_hours(flops, gpu, catalog) / count / 24, 2),
+        "vram_needed_gib": trial.peak,
+        "fits": trial.fits,
+        "gradient_checkpointing_on": trial.checkpointing,
+        "effective_tflops": tidy(trial.speed.value, 1),
+        "busy_hours_per_year": tidy(trial.busy_hours, 1),
+        "gpu_hours_per_year": tidy(trial.busy_hours * trial.count, 1),
+        "utilisation": tidy(min(trial.busy_hours / 8760, MAX_RATIO), 4),
+        "within_year": trial.within_year,
+        "days_per_run": None if trial.days_per_run is None else tidy(trial.days_per_run, 2),
+        "meets_deadline": trial.meets_deadline,
+        "cost_usd_year": tidy(cost, 0),
+        "over_budget": first_year > sizing.budget_usd,
+        "budget_ratio": tidy(min(first_year / sizing.budget_usd, MAX_RATIO), 3)
+        if sizing.budget_usd > 0 else 1000.0,
+        "vram_headroom_ratio": tidy(gpu.vram_gib / trial.peak, 3) if trial.peak else 0.0,
+        "vram_ratio": tidy(gpu.vram_gib * trial.count / single, 3) if single else 0.0,
     }
 
 
-MAX_RATIO = 1e12
-"""Largest budget_ratio reported (far beyond any rule threshold, still a plain number)."""
+def newest_architecture(catalog: Catalog) -> str:
+    """The architecture of the most recently released GPU in the catalog."""
+    return catalog.derived(("newest_architecture",), lambda: max(
+        catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture)
+
+
+def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
+    """Add each candidate's cost relative to the cheapest eligible one, overall and on its
+    side (local or cloud): what the rules compare a preference against."""
+    cheapest: dict[str, float] = {}
+    for cand in candidates:
+        if not eligible.get(cand.id, False):
+            continue
+        cost = float(cand.facts["cost_usd_year"])
+        for key in ("all", str(cand.facts["where"])):
+            cheapest[key] = min(cheapest.get(key, math.inf), cost)
+    for cand in candidates:
+        cost = float(cand.facts["cost_usd_year"])
+        for name, key in (("cost_vs_cheapest", "all"),
+                          ("cost_vs_cheapest_same_side", str(cand.facts["where"]))):
+            base = cheapest.get(key)
+            cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)

@@ -30,6 +30,7 @@ class CompiledRuleset:
 
     name: str
     kind: str
+    phase: int
     stratum: int
     definitions: dict[str, Any]
     rule_ids: tuple[str, ...]
@@ -48,23 +49,24 @@ class Compiled:
     reads: dict[str, frozenset[str]]
     """Per fact kind, every fact name a condition reads: all durable_rules needs to see."""
 
-    def stratum(self, kind: str, stratum: int) -> tuple[CompiledRuleset, ...]:
-        """The rulesets of one stratum of one fact kind."""
-        return tuple(r for r in self.rulesets if r.kind == kind and r.stratum == stratum)
+    def stratum(self, kind: str, phase: int, stratum: int = 0) -> tuple[CompiledRuleset, ...]:
+        """The rulesets of one layer of one phase of one fact kind."""
+        return tuple(r for r in self.rulesets
+                     if r.kind == kind and r.phase == phase and r.stratum == stratum)
 
 
 def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compiled:
     """Compile every rule; ``candidate_fields`` are the names a candidate fact has itself."""
     rulesets: list[CompiledRuleset] = []
-    groups: dict[tuple[str, int], list[Rule]] = {}
+    groups: dict[tuple[str, int, int], list[Rule]] = {}
     for rule in book.rules:
-        groups.setdefault((rule.match, rule.stratum), []).append(rule)
-    for (kind, stratum), rules in sorted(groups.items(), key=lambda kv: (kv[0][0] != "request",
-                                                                          kv[0][1])):
+        groups.setdefault((rule.match, rule.phase, rule.stratum), []).append(rule)
+    for (kind, phase, stratum), rules in sorted(
+            groups.items(), key=lambda kv: (kv[0][0] != "request", kv[0][1], kv[0][2])):
         for index, chunk in enumerate(_chunks(rules)):
-            name = f"gpu_advisor_{kind}_{stratum}_{index}"
+            name = f"gpu_advisor_{kind}_{phase}_{stratum}_{index}"
             defs = {rule.id: compile_rule(rule) for rule in chunk}
-            rulesets.append(CompiledRuleset(name, kind, stratum, defs,
+            rulesets.append(CompiledRuleset(name, kind, phase, stratum, defs,
                                             tuple(r.id for r in chunk),
                                             signer_for(r.condition for r in chunk)))
     copies = frozenset(

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Union
 
 from engine.rules_model import OPERATORS
@@ -15,6 +15,14 @@ Value = Union[str, bool, int, float, None, tuple[Any, ...], "FactRef"]
 @dataclass(frozen=True)
 class FactRef:
     """A value that is another fact of the same fact (``{fact: other}``)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class PolicyRef:
+    """A value that is a policy constant (``{policy: NAME}``), replaced by its value when the
+    rules are loaded: a threshold written once, in catalog/policy.yaml."""
 
     name: str
 
@@ -103,13 +111,19 @@ def _leaf(data: Mapping[str, Any], line: int | None) -> Leaf:
     fact = data["fact"]
     if not isinstance(fact, str):
         raise ConditionSyntaxError("'fact' must be a fact name", line)
-    return Leaf(fact, op, _value(op, data[op], line), line)
+    return Leaf(fact, op, _value(op, data[op], line), line)  # type: ignore[arg-type]
 
 
-def _value(op: str, raw: Any, line: int | None) -> Value:
+def _value(op: str, raw: Any, line: int | None) -> Value | PolicyRef:
+    if isinstance(raw, Mapping) and set(raw) == {"policy"}:
+        if not isinstance(raw["policy"], str) or op in ("in", "not_in", "is", "exists"):
+            raise ConditionSyntaxError(f"'{op}' takes {{policy: NAME}} only with eq, ne, lt, "
+                                       "lte, gt or gte and a constant's name", line)
+        return PolicyRef(raw["policy"])
     if isinstance(raw, Mapping):
         if set(raw) != {"fact"} or not isinstance(raw["fact"], str):
-            raise ConditionSyntaxError("a value is a literal or {fact: NAME}", line)
+            raise ConditionSyntaxError("a value is a literal, {fact: NAME} or {policy: NAME}",
+                                       line)
         if op in ("in", "not_in", "is", "exists"):
             raise ConditionSyntaxError(f"'{op}' takes a literal, not {{fact: ...}}", line)
         return FactRef(raw["fact"])
@@ -137,6 +151,17 @@ def _scalar(raw: Any, line: int | None) -> str | bool | int | float | None:
     if raw is None or isinstance(raw, (str, bool, int, float)):
         return raw
     raise ConditionSyntaxError(f"expected a string, number, boolean or null, got {raw!r}", line)
+
+
+def resolve_policy(cond: Condition, lookup: Callable[[str, int | None], Any]) -> Condition:
+    """The condition with every ``{policy: NAME}`` replaced by ``lookup(NAME, line)``."""
+    if isinstance(cond, Leaf):
+        if isinstance(cond.value, PolicyRef):
+            return replace(cond, value=_scalar(lookup(cond.value.name, cond.line), cond.line))
+        return cond
+    if isinstance(cond, Not):
+        return replace(cond, child=resolve_policy(cond.child, lookup))
+    return replace(cond, children=tuple(resolve_policy(c, lookup) for c in cond.children))
 
 
 def leaves(cond: Condition) -> Iterator[Leaf]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,10 +40,18 @@ class OptionScore(_Out):
 
 
 class AxisDecision(_Out):
-    """The chosen option of an axis and the full ranking."""
+    """The chosen option of an axis and the full ranking.
+
+    ``revised_from``/``revision``: the rules chose another option, but no configuration that
+    holds the job offers it, so the decision became ``choice`` for the reason given.
+    """
 
     choice: str | None
     ranking: list[OptionScore]
+    applies: bool = True
+    """False when another decision makes this one moot (pricing when buying)."""
+    revised_from: str | None = None
+    revision: str | None = None
 
 
 class Note(_Out):
@@ -58,10 +65,11 @@ class Note(_Out):
 
 
 class CandidateCost(_Out):
-    """What a configuration costs."""
+    """What a configuration costs for the year's work."""
 
     upfront_usd: float
     per_hour_usd: float
+    fixed_usd_year: float
     per_year_usd: float
 
 
@@ -71,28 +79,57 @@ class Candidate(_Out):
     id: str
     gpu: str
     gpu_name: str
+    gpu_label: str
     count: int
+    nodes: int
     where: Literal["local", "cloud"]
     provider: str | None
-    provider_kind: Literal["local", "hyperscaler", "specialised"]
+    provider_name: str
+    provider_label: str
+    provider_kind: Literal["local", "hyperscaler", "specialised", "marketplace"]
+    offer: str | None
+    instance: str | None
+    platform: str | None
     region: str | None
     pricing: str
-    vram_needed_gb: float
-    vram_total_gb: float
+    reserved_months: int | None
+    vram_needed_gib: float
+    vram_total_gib: float
+    usd_per_gpu_hour: float
+    busy_hours_per_year: float
+    days_per_run: float | None
     cost: CandidateCost
     score: float
-    excluded: bool
     reasons: list[Reason]
     warnings: list[Note] = Field(default_factory=list)
 
 
+class Excluded(_Out):
+    """A configuration a rule excluded, with the rule and its reason."""
+
+    id: str
+    rule: str
+    reason: str
+
+
+class Cheaper(_Out):
+    """A configuration that costs less for the work than the pick, and why the pick won."""
+
+    id: str
+    per_year_usd: float
+    rule: str
+    reason: str
+
+
 class Hardware(_Out):
-    """The chosen configuration, alternatives, and how many candidates rules excluded."""
+    """The chosen configuration, alternatives, and what rules excluded."""
 
     choice: Candidate | None
     alternatives: list[Candidate]
     considered: int
-    excluded: list[Candidate]
+    excluded: list[Excluded]
+    cheaper: Cheaper | None = None
+    """The cheapest configuration the pick beat despite costing more, if any, and why."""
 
 
 class Firing(_Out):
@@ -211,78 +248,3 @@ def _dedupe(notes: Sequence[Note], key: Any = None) -> list[Note]:
     return out
 
 
-@dataclass
-class Scored:
-    """A candidate's facts with its summed score, exclusion and the rules that fired on it."""
-
-    facts: Mapping[str, Any]
-    score: float = 0.0
-    excluded: bool = False
-    rules: list[Rule] = field(default_factory=list)
-
-    @property
-    def sort_key(self) -> tuple[float, float, float, str]:
-        """Best score first, then lowest yearly cost, lowest up-front cost, id."""
-        f = self.facts
-        return (-self.score, f["per_year_usd"], f["upfront_usd"], f["candidate_id"])
-
-
-def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
-                     candidates: Sequence[Mapping[str, Any]]) -> list[Scored]:
-    """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
-    scored = {c["candidate_id"]: Scored(c) for c in candidates}
-    for rule, cid in _order(book, firings):
-        entry = scored[cid]
-        entry.rules.append(rule)
-        excludes, deltas = rule.scoring
-        if excludes:
-            entry.excluded = True
-        for delta in deltas:  # one by one, in effect order: the same float sums every time
-            entry.score += delta
-    return list(scored.values())
-
-
-def _materialise(entry: Scored) -> Candidate:
-    """The output form of a candidate, with its reasons and notes rendered."""
-    reasons: list[Reason] = []
-    notes: list[Note] = []
-    for rule in entry.rules:
-        text = text_of(rule, entry.facts)
-        for effect in rule.model.then:
-            kind, body = effect.kind, effect.body
-            if kind in ("prefer", "avoid", "exclude"):
-                weight = 0.0 if kind == "exclude" else body.weight
-                reasons.append(reason(rule, kind, weight, text))
-            elif kind in ("warn", "suggest"):
-                notes.append(note(rule, body.id, getattr(body, "severity", None), text))
-    f = entry.facts
-    return Candidate(
-        id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], count=f["count"],
-        where=f["where"], provider=None if f["where"] == "local" else f["provider"],
-        provider_kind=f["provider_kind"],
-        region=f["regions"] or None, pricing=f["pricing"],
-        vram_needed_gb=f["vram_needed_gb"], vram_total_gb=f["vram_total_gb"],
-        cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
-                           per_year_usd=f["per_year_usd"]),
-        score=entry.score, excluded=entry.excluded, reasons=reasons, warnings=notes,
-    )
-
-
-def choose_hardware(candidates: Sequence[Scored], alternatives: int = 3) -> Hardware:
-    """Best score wins, ties by lowest yearly cost; alternatives differ in GPU or place."""
-    feasible = sorted((c for c in candidates if not c.excluded), key=lambda c: c.sort_key)
-    choice = feasible[0] if feasible else None
-    seen = {(choice.facts["gpu"], choice.facts["where"])} if choice else set()
-    alts: list[Scored] = []
-    for cand in feasible[1:]:
-        if len(alts) == alternatives:
-            break
-        key = (cand.facts["gpu"], cand.facts["where"])
-        if key not in seen:
-            seen.add(key)
-            alts.append(cand)
-    excluded = sorted((c for c in candidates if c.excluded),
-                      key=lambda c: c.facts["candidate_id"])
-    return Hardware(choice=_materialise(choice) if choice else None,
-                    alternatives=[_materialise(c) for c in alts], considered=len(candidates),
-                    excluded=[_materialise(c) for c in excluded])

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine import __version__
 from engine.answers import Answers
-from engine.candidates import CandidateFacts, build_candidates
+from engine.candidates import Candidate, build_candidates, with_ratios
 from engine.catalog.load import Catalog, load_catalog
 from engine.compiler import Compiled, compile_rulebook
 from engine.decision import (
@@ -22,21 +22,29 @@ from engine.decision import (
     Firing,
     Hardware,
     Note,
-    choose_hardware,
     decide_axes,
     firings,
-    score_candidates,
     sort_warnings,
 )
 from engine.errors import EngineError
 from engine.evaluate import Evaluator
-from engine.facts import Facts, build_facts, durable_fact
+from engine.facts import Facts, build_facts, durable_fact, method_sized, size
 from engine.factspec import CANDIDATE
+from engine.pick import hardware, score_candidates
 from engine.resources import bundled_dir
 from engine.rulebook import Rulebook, load_rulebook
+from engine.sides import (
+    Revision,
+    Scored,
+    best,
+    deployment_facts,
+    resolve_cloud,
+    summary_facts,
+)
 
-SCHEMA_VERSION = 1
-_CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)
+SCHEMA_VERSION = 2
+_CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE) | {
+    "cost_vs_cheapest", "cost_vs_cheapest_same_side"}
 
 
 class Decision(BaseModel):
@@ -75,6 +83,20 @@ class Evaluation:
     candidate_facts: list[dict[str, Any]]
 
 
+@dataclass
+class _Run:
+    """One request on its way through the phases."""
+
+    answers: Answers
+    facts: Facts
+    set_values: dict[str, Any]
+    fired: list[tuple[str, str]]
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return {**self.facts.values, **self.set_values}
+
+
 @dataclass(frozen=True)
 class Engine:
     """A loaded, compiled policy (rules + catalog) ready to evaluate many requests."""
@@ -96,37 +118,49 @@ class Engine:
         return self.evaluate(answers, decision_id=decision_id).decision
 
     def evaluate(self, answers: Answers, *, decision_id: str | None = None) -> Evaluation:
-        """The decision plus the facts it was made on (request and candidates), for tracing."""
-        facts = build_facts(answers, self.catalog)
-        set_values, request_firings = self._request_rules(facts)
-        values = {**facts.values, **set_values}
-        axes, warnings, strategies = decide_axes(self.rulebook, request_firings, values)
-        choices = {axis: d.choice for axis, d in axes.items() if d.choice is not None}
-        shared, own = self._candidates(facts, answers, values, choices)
-        candidates = [{**shared, **c.fixed, **c.varying} for c in own]
-        reads = self.compiled.reads["candidate"]
-        # Each candidate fact in three parts: the request's (converted and signed once per
-        # request), its configuration's (converted once per catalog, signed once per
-        # process), and the rest.
-        common = {**{k: v for k, v in durable_fact(shared, reads).items()
-                     if k not in _CANDIDATE_FIELDS}, "kind": "candidate"}
-        varying_reads = [name for name in own[0].varying if name in reads] if own else []
-        fixed = [c.fixed_durable for c in own]
-        candidate_firings = self._run("candidate", 0, [
-            {**common, **part, **durable_fact(c.varying, varying_reads)}
-            for c, part in zip(own, fixed, strict=True)
-        ], common, fixed)
-        scored = score_candidates(self.rulebook, candidate_firings, candidates)
-        hardware = choose_hardware(scored)
-        if hardware.choice is not None:
+        """The decision plus the facts it was made on (request and candidates), for tracing.
+
+        Phase 1: request rules decide approach and method. The job is sized for them and every
+        candidate built and scored. Phase 2: rules decide cloud kind, pricing and sharing from
+        how the candidates compare; the cloud side is resolved. Phase 3: rules decide
+        deployment from owning vs renting the same work. The pick follows the decisions.
+        """
+        run = _Run(answers, build_facts(answers, self.catalog), {}, [])
+        self._phase(run, 1)
+        axes = self._decide(run)
+        method = method_sized(axes["approach"].choice, axes["method"].choice)
+        sizing = size(run.facts, answers, self.catalog, method)
+        candidates = build_candidates(self.catalog, sizing)
+        choices = {"approach_choice": axes["approach"].choice,
+                   "method_choice": axes["method"].choice}
+        scored = self._score(run, candidates, choices)
+        run.facts.values.update(summary_facts(scored))
+        self._phase(run, 2)
+        axes = self._decide(run)
+        cloud, revisions = resolve_cloud(scored, _ranked(axes["cloud_kind"]),
+                                         _ranked(axes["pricing"]))
+        local = best(scored, where="local")
+        assert run.facts.work is not None
+        deployment, line = deployment_facts(local, cloud, run.facts.work, self.catalog.policy)
+        run.facts.values.update(deployment)
+        if line is not None:
+            run.facts.traces["break_even_hours"] = line
+        self._phase(run, 3)
+        axes = self._decide(run)
+        choice, revision = _pick(axes["deployment"], local, cloud)
+        axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
+        hw = hardware(choice, scored, axes)
+        warnings, strategies = axes_notes = self._notes(run)
+        del axes_notes
+        if hw.choice is not None:
             warnings = sort_warnings([*warnings, *(
-                n for n in hardware.choice.warnings if n.severity is not None)])
+                n for n in hw.choice.warnings if n.severity is not None)])
             strategies = [*strategies, *(
-                n for n in hardware.choice.warnings if n.severity is None
+                n for n in hw.choice.warnings if n.severity is None
                 and n.id not in {s.id for s in strategies})]
         file_order = self.rulebook.file_order
-        fired = sorted({*request_firings, *candidate_firings},
-                       key=lambda p: (file_order[p[0]], p[1]))
+        fired = sorted(set(run.fired), key=lambda p: (file_order[p[0]], p[1]))
+        values = run.values
         decision = Decision(
             schema_version=SCHEMA_VERSION,
             decision_id=decision_id or new_decision_id(),
@@ -136,83 +170,187 @@ class Engine:
             answers=answers.model_dump(mode="json"),
             facts=values,
             decisions=axes,
-            hardware=hardware,
+            hardware=hw,
             warnings=warnings,
             strategies=strategies,
-            estimates=_estimates(facts),
+            estimates=_estimates(run.facts, method, choice, local, cloud, self.catalog),
             fired=firings(fired),
         )
-        return Evaluation(decision, values, candidates)
+        return Evaluation(decision, values, [c.facts for c in candidates])
 
-    def _request_rules(self, facts: Facts) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        """Run the request strata in order, feeding each one the facts the last one set."""
-        set_values: dict[str, Any] = {}
-        firings: list[tuple[str, str]] = []
+    def _phase(self, run: _Run, phase: int) -> None:
+        """Run the request rules of one phase, layer by layer, feeding each the facts the
+        layers before it set."""
         precedence = self.rulebook.precedence
-        for stratum in range(self.rulebook.strata):
-            fact = {**durable_fact({**facts.values, **set_values},
-                                   self.compiled.reads["request"]), "kind": "request",
-                    "fact_id": "request"}
-            fired = self._run("request", stratum, [fact])
-            firings.extend(fired)
+        for stratum in range(self.rulebook.strata(phase)):
+            fact = {**durable_fact(run.values, self.compiled.reads["request"]),
+                    "kind": "request", "fact_id": "request"}
+            fired = self._run("request", phase, stratum, [fact])
+            run.fired.extend(fired)
             for rule_id, _ in sorted(set(fired), key=lambda p: precedence[p[0]]):
                 for effect in self.rulebook.rule(rule_id).model.then:
-                    if effect.set is not None and effect.set.fact not in set_values:
-                        set_values[effect.set.fact] = effect.set.value
-        return set_values, firings
+                    if effect.set is not None and effect.set.fact not in run.set_values:
+                        run.set_values[effect.set.fact] = effect.set.value
 
-    def _run(self, kind: str, stratum: int, facts: list[dict[str, Any]],
-             common: dict[str, Any] | None = None,
-             fixed: list[Mapping[str, Any]] | None = None) -> list[tuple[str, str]]:
+    def _decide(self, run: _Run) -> dict[str, AxisDecision]:
+        axes, _, _ = decide_axes(self.rulebook, _request_only(run.fired), run.values)
+        return _applicable(axes, self.rulebook)
+
+    def _notes(self, run: _Run) -> tuple[list[Note], list[Note]]:
+        _, warnings, strategies = decide_axes(self.rulebook, _request_only(run.fired),
+                                              run.values)
+        return warnings, strategies
+
+    def _score(self, run: _Run, candidates: list[Candidate],
+               choices: dict[str, Any]) -> list[Scored]:
+        """Candidate rules in two rounds: the second sees costs relative to the cheapest
+        configuration the first left eligible."""
+        values = run.values
+        shared = {name: values.get(name) for name in self.compiled.candidate_copies}
+        shared.update(choices)
+        for cand in candidates:
+            cand.facts.update({k: v for k, v in shared.items() if k not in cand.facts})
+        fired = self._candidate_round(run, candidates, 1)
+        scored = score_candidates(self.rulebook, fired, candidates)
+        with_ratios(candidates, {s.id: not s.excluded for s in scored})
+        fired += self._candidate_round(run, candidates, 2)
+        return score_candidates(self.rulebook, fired, candidates)
+
+    def _candidate_round(self, run: _Run, candidates: list[Candidate],
+                         phase: int) -> list[tuple[str, str]]:
+        reads = self.compiled.reads["candidate"]
+        facts = [{**durable_fact(c.facts, reads), "kind": "candidate", "fact_id": c.id}
+                 for c in candidates]
+        fired = self._run("candidate", phase, 0, facts)
+        run.fired.extend(fired)
+        return fired
+
+    def _run(self, kind: str, phase: int, stratum: int,
+             facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
-        for ruleset in self.compiled.stratum(kind, stratum):
+        for ruleset in self.compiled.stratum(kind, phase, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common,
-                                            fixed=fixed))
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
         return fired
 
-    def _candidates(self, facts: Facts, answers: Answers, values: dict[str, Any],
-                    choices: dict[str, str]) -> tuple[dict[str, Any], list[CandidateFacts]]:
-        """The request facts every candidate carries (copies and decisions), and the
-        candidates' own facts."""
-        candidates = build_candidates(facts, answers, self.catalog, choices)
-        shared = {name: values.get(name) for name in self.compiled.candidate_copies}
-        shared.update({f"{axis}_choice": option for axis, option in choices.items()})
-        return shared, candidates
+
+def _request_only(fired: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [f for f in fired if f[1] == "request"]
 
 
-def _estimates(facts: Facts) -> dict[str, Any]:
-    sizing = facts.values["sizing_method"]
-    memory = facts.memory[sizing]
+def _ranked(axis: AxisDecision) -> list[str]:
+    """The options of an axis, best first, without the excluded ones."""
+    return [o.option for o in axis.ranking if not o.excluded]
+
+
+def _applicable(axes: dict[str, AxisDecision], book: Rulebook) -> dict[str, AxisDecision]:
+    """Mark the axes another decision makes moot (decisions.yaml ``applies_when``)."""
+    out = {}
+    for name, axis in axes.items():
+        when = book.applies_when.get(name, {})
+        applies = all(axes[other].choice in options for other, options in when.items())
+        out[name] = axis if applies else axis.model_copy(update={"applies": False})
+    return out
+
+
+def _pick(deployment: AxisDecision, local: Scored | None,
+          cloud: Scored | None) -> tuple[Scored | None, Revision | None]:
+    """The configuration the deployment decision points at; the other side, said why, when
+    that side has no eligible configuration."""
+    ranked = _ranked(deployment)
+    wanted = deployment.choice
+    side = local if wanted == "local" else cloud
+    if side is not None or wanted is None:
+        return side, None
+    other, option = (cloud, "cloud") if wanted == "local" else (local, "local")
+    if other is None or option not in ranked:
+        return None, None
+    what = "owned configuration" if wanted == "local" else "rented configuration"
+    return other, Revision("deployment", wanted, option,
+                           f"no {what} that holds this job is eligible: {option}")
+
+
+def _revised(axes: dict[str, AxisDecision], revisions: list[Revision],
+             book: Rulebook) -> dict[str, AxisDecision]:
+    out = dict(axes)
+    for rev in revisions:
+        out[rev.axis] = out[rev.axis].model_copy(update={
+            "choice": rev.after, "revised_from": rev.before, "revision": rev.text})
+    return _applicable(out, book) if revisions else out
+
+
+def _estimates(facts: Facts, method: str, choice: Scored | None, local: Scored | None,
+               cloud: Scored | None, catalog: Catalog) -> dict[str, Any]:
+    memory = facts.memory[method]
+    work = facts.work
+    assert work is not None
+    traces = {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())}
+    for label, entry in (("pick", choice), ("local", local), ("cloud", cloud)):
+        if entry is not None:
+            traces[f"{label}_cost_usd_year"] = entry.candidate.cost.model_dump(mode="json")
+            traces[f"{label}_effective_tflops"] = entry.candidate.speed.model_dump(mode="json")
+            if entry.candidate.purchase is not None:
+                traces[f"{label}_purchase_usd"] = entry.candidate.purchase.model_dump(
+                    mode="json")
     return {
         "memory": {
-            "method": sizing,
-            "total_gb": memory.total_gb,
-            "range_gb": memory.range_gb,
+            "method": method,
+            "total_gib": memory.total_gib,
+            "range_gib": memory.range_gib,
             "binding_phase": memory.binding_phase,
             "gradient_checkpointing": memory.gradient_checkpointing,
             "breakdown": memory.breakdown,
-            "by_method_gb": {m: e.total_gb for m, e in facts.memory.items()},
+            "by_method_gib": {m: e.total_gib for m, e in facts.memory.items()},
         },
-        "break_even_hours": facts.values.get("break_even_hours"),
-        "training": _training(facts),
-        "traces": {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())},
+        "work": {
+            "mode": work.mode,
+            "tokens_per_run_b": work.tokens_per_run_b,
+            "tokens_from": work.tokens_from,
+            "runs_per_year": work.runs_per_year,
+            "hours_per_year": work.hours_per_year,
+            "hours_assumed": work.hours_assumed,
+            "hours_gpu": work.hours_gpu,
+            "flops_per_run": None if work.flops_per_run is None
+            else float(f"{work.flops_per_run:.4g}"),
+            "flops_per_year": float(f"{work.flops_per_year:.4g}"),
+            "reference_gpu_hours": round(work.reference_gpu_hours, 1),
+        },
+        "break_even": _break_even(facts),
+        "training": _training(facts, choice),
+        "traces": traces,
     }
 
 
-def _training(facts: Facts) -> dict[str, Any] | None:
-    run = facts.training
-    if run is None:
+def _break_even(facts: Facts) -> dict[str, Any] | None:
+    line = facts.traces.get("break_even_hours")
+    if line is None:
         return None
+    return {"hours_per_year": round(line.value), "unit": line.unit,
+            "own": line.inputs["own"], "rent": line.inputs["rent"],
+            "payback_years": facts.values.get("payback_years")}
+
+
+def _training(facts: Facts, choice: Scored | None) -> dict[str, Any] | None:
+    """One training run on the pick: GPU-hours, days and what it costs."""
+    work = facts.work
+    if choice is None or work is None or work.flops_per_run is None:
+        return None
+    f = choice.facts
+    runs = work.runs_per_year or 1
+    share = work.flops_per_run / work.flops_per_year if work.flops_per_year else 0.0
     return {
-        "tokens_b": run.tokens_b,
-        "tokens_from": run.tokens_from,
-        "on": f"{run.gpus} × {run.gpu} ({facts.values.get('cloud_offer')})",
-        "gpu_hours": run.gpu_hours.model_dump(),
-        "days": run.days.model_dump(),
-        "cost_usd": None if run.cost_usd is None else run.cost_usd.model_dump(),
+        "tokens_b": work.tokens_per_run_b,
+        "tokens_from": work.tokens_from,
+        "on": f["candidate_id"],
+        "gpus": f["count"],
+        "gpu": f["gpu"],
+        "flops": float(f"{work.flops_per_run:.4g}"),
+        "gpu_hours": round(float(f["gpu_hours_per_year"]) / runs, 1),
+        "days": f["days_per_run"],
+        "cost_usd": round(float(f["cost_usd_year"]) * share) if f["where"] == "cloud"
+        and f["pricing"] != "reserved" else None,
     }
 
 

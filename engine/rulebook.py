@@ -5,6 +5,7 @@ A bad rule file fails here, before anything is evaluated, with ``file:line: rule
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,16 +22,18 @@ from engine.conditions import (
     facts_read,
     leaves,
     parse_condition,
+    resolve_policy,
 )
 from engine.errors import InputError, RuleError
 from engine.factspec import FactSpec, FactType, candidate_registry, registry
 from engine.resources import bundled_dir
 from engine.rules_model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
-from engine.templates import TemplateError, check
+from engine.templates import TemplateError, check, format_value
 from engine.validation import build, did_you_mean, located
 from engine.yamlio import line_of, parse_yaml, read_text
 
 DECLARATIONS = "decisions.yaml"
+_POLICY_FIELD = re.compile(r"\{policy\.([a-z][a-z0-9_.\-]*)(:[^{}]*)?\}")
 MAX_RULE_FILES = 200
 
 
@@ -44,6 +47,10 @@ class Rule:
     line: int | None
     order: int
     stratum: int = 0
+    phase: int = 1
+    """Request rules: 1 before sizing (may decide approach and method), 2 once candidates are
+    scored (may decide cloud kind, pricing, sharing), 3 once the cloud side is resolved
+    (deployment). Candidate rules: 1, or 2 when they compare costs between candidates."""
 
     @property
     def id(self) -> str:
@@ -87,6 +94,7 @@ class Rulebook:
     rules: tuple[Rule, ...]
     decisions: Mapping[str, tuple[str, ...]]
     decision_descriptions: Mapping[str, str]
+    applies_when: Mapping[str, Mapping[str, tuple[str, ...]]]
     warnings: Mapping[str, Declared]
     strategies: Mapping[str, Declared]
     set_facts: Mapping[str, FactSpec]
@@ -116,10 +124,10 @@ class Rulebook:
         """Rule id → its position in file order (``Rule.order``), for sorting."""
         return {rule.id: rule.order for rule in self.rules}
 
-    @property
-    def strata(self) -> int:
-        """How many forward-chaining layers the request rules form."""
-        return 1 + max((r.stratum for r in self.rules if r.match == "request"), default=0)
+    def strata(self, phase: int) -> int:
+        """How many forward-chaining layers the request rules of ``phase`` form."""
+        return 1 + max((r.stratum for r in self.rules
+                        if r.match == "request" and r.phase == phase), default=0)
 
 
 def load_rulebook(directory: Path | None, catalog: Catalog,
@@ -172,6 +180,8 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         rules=rules,
         decisions={k: tuple(v.options) for k, v in decl.decisions.items()},
         decision_descriptions={k: v.description for k, v in decl.decisions.items()},
+        applies_when={k: {a: tuple(o) for a, o in v.applies_when.items()}
+                      for k, v in decl.decisions.items()},
         warnings={w.id: w for w in decl.warnings},
         strategies={s.id: s for s in decl.strategies},
         set_facts=checker.set_facts,
@@ -248,6 +258,7 @@ class _Checker:
                     self._fail(where, f"duplicate rule id (first defined at {seen[model.id]})")
                 seen[model.id] = f"{path.name}:{where[1]}"
                 condition = self._condition(model, raw, where)
+                model = self._with_policy_text(model, raw, where)
                 rule = Rule(model, condition, str(path), where[1], order)
                 self._check_rule(rule, raw, where)
                 rules.append(rule)
@@ -294,10 +305,37 @@ class _Checker:
                    where: tuple[str, int | None, str]) -> Condition:
         line = line_of(raw, ("when",))
         try:
-            return parse_condition(raw.get("when") if isinstance(raw, Mapping) else None, line)
+            parsed = parse_condition(raw.get("when") if isinstance(raw, Mapping) else None, line)
+            return resolve_policy(parsed, lambda name, at: self._policy_value(name, where, at))
         except ConditionSyntaxError as exc:
             self._fail(where, str(exc), exc.line)
             raise  # pragma: no cover
+
+    def _with_policy_text(self, model: RuleModel, raw: Any,
+                          where: tuple[str, int | None, str]) -> RuleModel:
+        """The rule with each ``{policy.NAME}`` of its ``because`` text filled in."""
+        def fill(match: re.Match[str]) -> str:
+            value = self._policy_value(match.group(1), where, line_of(raw, ("because",)))
+            spec = match.group(2) or ""
+            try:
+                return format_value(value, spec[1:])
+            except (TemplateError, ValueError) as exc:
+                self._fail(where, f"because: {{policy.{match.group(1)}{spec}}}: {exc}",
+                           line_of(raw, ("because",)))
+                raise  # pragma: no cover
+
+        text = _POLICY_FIELD.sub(fill, model.because)
+        return model if text == model.because else model.model_copy(update={"because": text})
+
+    def _policy_value(self, name: str, where: tuple[str, int | None, str],
+                      line: int | None) -> Any:
+        """The value of a policy constant a rule names (``{policy: NAME}``)."""
+        found = policy_constants(self.catalog.policy).get(name)
+        if found is None:
+            self._fail(where, f"unknown policy constant '{name}'"
+                              f"{did_you_mean(name, policy_constants(self.catalog.policy))}",
+                       line)
+        return found
 
     def _check_rule(self, rule: Rule, raw: Any, where: tuple[str, int | None, str]) -> None:
         known = self._known(rule.match)
@@ -405,32 +443,93 @@ class _Checker:
                               f"source id or declare it in {DECLARATIONS}")
 
     def _stratify(self, rules: list[Rule]) -> tuple[Rule, ...]:
-        """Layer request rules so a rule runs after every rule that sets a fact it reads."""
+        """Give each rule its phase (the first in which everything it reads exists) and, among
+        request rules of one phase, its layer (after every rule that sets a fact it reads)."""
         setters: dict[str, list[Rule]] = {}
         for rule in rules:
             for name in rule.sets:
                 setters.setdefault(name, []).append(rule)
-        depth: dict[str, int] = {}
+        known = {**registry(self.catalog), **candidate_registry(self.catalog)}
+        placed: dict[str, tuple[int, int]] = {}
         visiting: list[str] = []
 
-        def level(rule: Rule) -> int:
-            if rule.id in depth:
-                return depth[rule.id]
+        def place(rule: Rule) -> tuple[int, int]:
+            if rule.id in placed:
+                return placed[rule.id]
             if rule.id in visiting:
                 cycle = " → ".join([*visiting[visiting.index(rule.id):], rule.id])
                 self._fail((rule.path, rule.line, rule.id), f"set cycle: {cycle}")
             visiting.append(rule.id)
-            deps = [level(s) + 1 for name in rule.reads for s in setters.get(name, [])]
+            names = {*rule.reads, *_template_names(rule)}
+            phase = max((_PHASE_OF[known[n].phase] for n in names
+                         if n in known and n not in self.set_facts), default=1)
+            if rule.match == "candidate":
+                phase = 2 if any(known[n].phase == "summary" for n in names
+                                 if known.get(n) and known[n].origin == "candidate") else 1
+            deps = [place(setter) for n in names for setter in setters.get(n, [])]
+            if rule.match == "request":
+                phase = max([phase, *(p for p, _ in deps)])
+            depth = max((d + 1 for p, d in deps if p == phase), default=0)
             visiting.pop()
-            depth[rule.id] = max(deps, default=0)
-            return depth[rule.id]
+            placed[rule.id] = (phase, depth if rule.match == "request" else 0)
+            return placed[rule.id]
 
         out = []
         for rule in rules:
-            stratum = level(rule) if rule.match == "request" else 0
-            out.append(Rule(rule.model, rule.condition, rule.path, rule.line, rule.order,
-                            stratum))
+            with self.collect:
+                phase, depth = place(rule)
+                placed_rule = Rule(rule.model, rule.condition, rule.path, rule.line, rule.order,
+                                   depth, phase)
+                self._check_phase(placed_rule, setters, placed)
+                out.append(placed_rule)
         return tuple(out)
+
+    def _check_phase(self, rule: Rule, setters: Mapping[str, list[Rule]],
+                     placed: Mapping[str, tuple[int, int]]) -> None:
+        """A rule may only decide what is still undecided when it runs."""
+        where = (rule.path, rule.line, rule.id)
+        if rule.match == "candidate":
+            late = sorted(n for n in rule.reads for s in setters.get(n, [])
+                          if placed[s.id][0] > 1)
+            if late:
+                self._fail(where, f"reads '{late[0]}', which a rule sets after the candidates "
+                                  "are scored; candidate rules can read facts set by rules that "
+                                  "read only request facts")
+            return
+        for effect in rule.model.then:
+            axis = getattr(effect.body, "decision", None)
+            latest = _AXIS_PHASE.get(axis or "", 3)
+            if rule.phase > latest:
+                self._fail(where, f"decides {axis} but reads facts known only after "
+                                  f"{_PHASE_NAMES[latest]}; {_AXIS_HINT[latest]}")
+
+
+_PHASE_OF = {"request": 1, "sized": 2, "summary": 2, "deployment": 3}
+_AXIS_PHASE = {"approach": 1, "method": 1, "cloud_kind": 2, "pricing": 2, "sharing": 2}
+_PHASE_NAMES = {1: "approach and method are decided",
+                2: "cloud kind, pricing and sharing are decided"}
+_AXIS_HINT = {1: "rules deciding approach or method can read only request facts (answers, "
+                 "memory per method, consumer cards per method, the API comparison)",
+              2: "rules deciding cloud kind, pricing or sharing cannot read the deployment "
+                 "comparison (local_*, cloud_*, own_to_rent_cost_ratio, break_even_hours)"}
+
+
+def policy_constants(policy: Any) -> dict[str, Any]:
+    """Every single-valued policy constant by name (``a`` or ``a.b`` for a table entry)."""
+    out: dict[str, Any] = {}
+    for name in type(policy).model_fields:
+        value = getattr(policy, name)
+        items = value.items() if isinstance(value, dict) else [(None, value)]
+        for key, constant in items:
+            if hasattr(constant, "value"):
+                out[name if key is None else f"{name}.{key}"] = constant.value
+    return out
+
+
+def _template_names(rule: Rule) -> list[str]:
+    from engine.templates import fields
+
+    return [name for name, _ in fields(rule.model.because)]
 
 
 __all__ = ["Rule", "Rulebook", "load_rulebook", "located"]

@@ -106,6 +106,9 @@ class Decision(_Strict):
 
     description: str
     options: list[str] = Field(min_length=2)
+    applies_when: dict[str, list[str]] = Field(
+        default_factory=dict, description="the axis matters only when these other axes chose "
+        "one of these options (pricing: only when renting)")
 
 
 class Declared(_Strict):

@@ -94,6 +94,13 @@ def _parsed(template: str) -> tuple[tuple[str, str | None, str], ...]:
                  for literal, name, spec, _ in string.Formatter().parse(template))
 
 
+def format_value(value: Any, spec: str = "") -> str:
+    """A value as a template shows it (``spec`` checked like a template's)."""
+    if spec and not _SPEC.match(spec):
+        raise TemplateError(f"format '{spec}' is not allowed; use e.g. ,.0f or .1%")
+    return _format(value, spec)
+
+
 def _format(value: Any, spec: str) -> str:
     if value is None:
         return "unknown"

@@ -53,9 +53,9 @@ def test_estimate_memory_json(runner: CliRunner, catalog: Catalog) -> None:
     data = ok_json(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "full")
     assert data["model"] == "llama-2-7b" and data["method"] == "full"
     assert data["binding_phase"] == "optimizer_step"
-    assert sum(data["breakdown"].values()) == pytest.approx(data["total_gb"], abs=0.05)
-    assert data["total_gb"] == pytest.approx(16 * 6.74 + 1.05 + 1.0, abs=0.05)
-    assert data["range_gb"]["low"] < data["total_gb"] < data["range_gb"]["high"]
+    assert sum(data["breakdown"].values()) == pytest.approx(data["total_gib"], abs=0.05)
+    assert data["total_gib"] == pytest.approx(16 * 6.74 + 1.05 + 1.0, abs=0.05)
+    assert data["range_gib"]["low"] < data["total_gib"] < data["range_gib"]["high"]
     assert set(data["fits"]) == set(catalog.gpus)
     assert data["fits"]["rtx-4090"] > 1
     assert data["fits"]["h200"] == 1
@@ -67,7 +67,7 @@ def test_estimate_memory_params_b_qlora(runner: CliRunner) -> None:
     data = ok_json(runner, "estimate", "memory", "--params-b", "13", "--method", "qlora")
     assert data["params_b"] == 13
     assert data["method"] == "qlora"
-    assert 6 < data["total_gb"] < 16  # mem.qlora-13b: ~9 GB; fits a 16 GB card
+    assert 6 < data["total_gib"] < 16  # mem.qlora-13b: ~9 GB; fits a 16 GB card
     assert data["fits"]["rtx-4060-ti-16gb"] == 1
 
 
@@ -76,7 +76,7 @@ def test_estimate_memory_sharded_json(runner: CliRunner) -> None:
     four = ok_json(runner, "estimate", "memory", "--model", "llama-2-13b", "--method", "full",
                    "--gpus", "4")
     assert four["gpus"] == 4
-    assert four["total_gb"] < one["total_gb"] / 2
+    assert four["total_gib"] < one["total_gib"] / 2
     assert "ZeRO-3" in four["formula"]
 
 

@@ -29,7 +29,7 @@ from engine.estimates.memory import (
     components,
     estimate_memory,
     gpus_needed,
-    usable_gb,
+    usable_gib,
 )
 from engine.estimates.shape import Shape, resolve_shape, shape_for_params
 from engine.estimates.training import estimate_training
@@ -82,8 +82,8 @@ def test_full_fine_tuning_peak_is_the_optimizer_step_at_short_sequence(catalog: 
     est = mem(catalog, shape, "full", seq_len=512)
     assert est.binding_phase == "optimizer_step"
     expected = (16 * shape.params + 2 * shape.vocab * shape.hidden * 4) / GB + 1.0
-    assert est.total_gb == pytest.approx(expected, abs=0.01)
-    assert sum(est.breakdown.values()) == pytest.approx(est.total_gb, abs=0.03)
+    assert est.total_gib == pytest.approx(expected, abs=0.01)
+    assert sum(est.breakdown.values()) == pytest.approx(est.total_gib, abs=0.03)
     assert "activations" not in est.breakdown
 
 
@@ -157,7 +157,7 @@ def test_qlora_65b_fits_one_48gb_gpu(catalog: Catalog) -> None:
     assert gpus_needed(req, catalog.gpu("l40s"), catalog.policy) == 1
     assert gpus_needed(req, catalog.gpu("rtx-6000-ada"), catalog.policy) == 1
     assert gpus_needed(req, catalog.gpu("rtx-4090"), catalog.policy) == 2
-    total = estimate_memory(req, catalog.policy).total_gb
+    total = estimate_memory(req, catalog.policy).total_gib
     assert 30 < total <= 48 * 0.95
 
 
@@ -182,7 +182,7 @@ def test_lora_peak_is_two_bytes_per_param_plus_activations(catalog: Catalog) -> 
     assert est.binding_phase == "forward_backward"
     assert est.breakdown["weights"] == pytest.approx(2 * shape.params / GB, abs=0.01)
     base = 2 * shape.params / GB + est.breakdown["activations"] + est.breakdown["logits"]
-    assert base < est.total_gb < base * 1.15
+    assert base < est.total_gib < base * 1.15
     assert est.breakdown["adapters"] < 0.05 * est.breakdown["weights"]
 
 
@@ -194,7 +194,7 @@ def test_inference_is_two_bytes_per_param_plus_kv_cache(catalog: Catalog) -> Non
     kv = 2 * 32 * 4096 * 2 * 32 * 128 * 2 / GB
     assert est.breakdown == pytest.approx(
         {"weights": 2 * 6.74, "kv_cache": round(kv, 2), "framework": 1.0}, abs=0.01)
-    assert est.total_gb == pytest.approx(2 * 6.74 + kv + 1.0, abs=0.01)
+    assert est.total_gib == pytest.approx(2 * 6.74 + kv + 1.0, abs=0.01)
     assert est.gradient_checkpointing is False
 
 
@@ -231,9 +231,9 @@ def test_gpus_needed_is_the_fewest_that_fit(catalog: Catalog, model: str, method
     req = MemoryRequest(shape=shape, method=method, seq_len=2048, checkpointing=True)
     n = gpus_needed(req, card, catalog.policy)
     assert n is not None and n > 1
-    cap = usable_gb(card, catalog.policy)
-    assert estimate_memory(req, catalog.policy, n).total_gb <= cap + 0.01
-    assert estimate_memory(req, catalog.policy, n - 1).total_gb > cap
+    cap = usable_gib(card, catalog.policy)
+    assert estimate_memory(req, catalog.policy, n).total_gib <= cap + 0.01
+    assert estimate_memory(req, catalog.policy, n - 1).total_gib > cap
 
 
 def test_gpus_needed_is_none_when_per_gpu_parts_alone_overflow(catalog: Catalog) -> None:
@@ -507,7 +507,7 @@ def test_larger_model_never_needs_less_memory(
              checkpointing=checkpointing)
     mb = mem(catalog, b, method, seq_len=seq_len, micro_batch=micro_batch,
              checkpointing=checkpointing)
-    assert mb.total_gb >= ma.total_gb
+    assert mb.total_gib >= ma.total_gib
 
 
 @settings(max_examples=40, deadline=None)
@@ -527,7 +527,7 @@ def test_more_gpus_never_raise_per_gpu_memory(
     fewer = mem(catalog, shape, method, seq_len=seq_len, checkpointing=checkpointing, gpus=gpus)
     more = mem(catalog, shape, method, seq_len=seq_len, checkpointing=checkpointing,
                gpus=gpus + 1)
-    assert more.total_gb <= fewer.total_gb
+    assert more.total_gib <= fewer.total_gib
 
 
 def test_policy_constants_are_constants(catalog: Catalog) -> None:

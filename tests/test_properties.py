@@ -161,8 +161,8 @@ def test_the_chosen_hardware_always_fits(raw: dict[str, Any]) -> None:
     if choice is None:
         return
     usable = CATALOG.gpus[choice.gpu].vram_gb * POLICY.usable_vram_fraction.value
-    assert choice.vram_needed_gb <= usable + 1e-6, (choice.id, choice.vram_needed_gb, usable)
-    assert choice.vram_total_gb == pytest.approx(CATALOG.gpus[choice.gpu].vram_gb * choice.count)
+    assert choice.vram_needed_gib <= usable + 1e-6, (choice.id, choice.vram_needed_gib, usable)
+    assert choice.vram_total_gib == pytest.approx(CATALOG.gpus[choice.gpu].vram_gb * choice.count)
 
 
 # -- monotonicity --------------------------------------------------------------------------------
@@ -179,8 +179,8 @@ def test_more_hours_never_move_deployment_from_local_to_cloud(raw: dict[str, Any
     assert not (before == "local" and after == "cloud"), (low, high)
 
 
-VRAM_FACTS = ("vram_full_gb", "vram_lora_gb", "vram_qlora_gb", "vram_pretrain_gb",
-              "vram_inference_gb")
+VRAM_FACTS = ("vram_full_gib", "vram_lora_gib", "vram_qlora_gib", "vram_pretrain_gib",
+              "vram_inference_gib")
 PARAMS = QUESTIONS["model_params_b"]
 
 
@@ -216,7 +216,7 @@ def test_known_non_monotonic_vram_across_base_shapes() -> None:
     def qlora(params_b: float) -> float:
         answers = answers_of({"model": None, "model_params_b": params_b, "seq_len": 4956,
                               "gradient_checkpointing": False})
-        return float(build_facts(answers, CATALOG).values["vram_qlora_gb"])
+        return float(build_facts(answers, CATALOG).values["vram_qlora_gib"])
 
     assert qlora(6.0) >= qlora(2.0)
 

@@ -106,8 +106,8 @@ def test_hardware_choice_fits_usable_vram(engine: Engine, path: Path) -> None:
     assert 0 < fraction <= 1
     for cand in [c for c in [hardware.choice, *hardware.alternatives] if c]:
         vram_gb = engine.catalog.gpus[cand.gpu].vram_gb
-        assert cand.vram_needed_gb <= vram_gb * fraction, cand.id
-        assert cand.vram_total_gb == pytest.approx(vram_gb * cand.count)
+        assert cand.vram_needed_gib <= vram_gb * fraction, cand.id
+        assert cand.vram_total_gib == pytest.approx(vram_gb * cand.count)
         assert not cand.excluded
     if hardware.choice is not None:
         assert all(c.score <= hardware.choice.score for c in hardware.alternatives)
@@ -161,8 +161,8 @@ def test_every_rule_has_description_and_known_sources(engine: Engine) -> None:
 
 TOP_LEVEL = {"schema_version", "decision_id", "engine_version", "ruleset", "catalog", "answers",
              "facts", "decisions", "hardware", "warnings", "strategies", "estimates"}
-CANDIDATE_KEYS = {"gpu", "count", "where", "provider", "region", "pricing", "vram_needed_gb",
-                  "vram_total_gb", "cost", "score", "reasons"}
+CANDIDATE_KEYS = {"gpu", "count", "where", "provider", "region", "pricing", "vram_needed_gib",
+                  "vram_total_gib", "cost", "score", "reasons"}
 REASON_KEYS = {"rule", "effect", "weight", "text", "sources"}
 
 
@@ -213,7 +213,7 @@ def test_json_contract(engine: Engine, path: Path) -> None:
         assert {"id", "rule", "text", "sources"} <= set(strategy)
     assert {"memory", "break_even_hours", "training"} <= set(data["estimates"])
     assert data["estimates"]["break_even_hours"] == data["facts"].get("break_even_hours")
-    assert data["estimates"]["memory"]["total_gb"] > 0
+    assert data["estimates"]["memory"]["total_gib"] > 0
 
 
 def test_some_scenario_has_a_hardware_choice_of_each_place() -> None:

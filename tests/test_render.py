@@ -188,7 +188,7 @@ def test_markdown_hardware_memory_is_per_gpu_like_text() -> None:
     md = run(str(LOCAL), "--format", "markdown").stdout
     text = run(str(LOCAL)).stdout
     for cand in multi:
-        cell = f"{cand['vram_needed_gb']:.1f}/{cand['vram_total_gb'] / cand['count']:g}"
+        cell = f"{cand['vram_needed_gib']:.1f}/{cand['vram_total_gib'] / cand['count']:g}"
         assert f"| {cell} |" in md
         assert cell in text
 

@@ -19,6 +19,8 @@ from engine.catalog.models import (
     ModelFile,
     ModelPreset,
     Offer,
+    Platform,
+    PlatformFile,
     Policy,
     PolicyFile,
     Provider,
@@ -33,7 +35,7 @@ from engine.resources import bundled_dir
 from engine.validation import build, did_you_mean
 from engine.yamlio import line_of, parse_yaml, read_text
 
-CATALOG_FILES = ("sources", "gpus", "clouds", "models", "policy", "questions")
+CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "models", "policy", "questions")
 DERIVED_LIMIT = 20_000
 """Values remembered per catalog by :meth:`Catalog.derived` before it starts over."""
 
@@ -46,6 +48,7 @@ class Catalog:
 
     sources: Mapping[str, Source]
     gpus: Mapping[str, Gpu]
+    platforms: tuple[Platform, ...]
     providers: Mapping[str, Provider]
     offers: tuple[Offer, ...]
     apis: tuple[ApiOffer, ...]
@@ -143,6 +146,7 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
 
     source_file: SourceFile = parse("sources", SourceFile)
     gpu_file: GpuFile = parse("gpus", GpuFile)
+    platform_file: PlatformFile = parse("platforms", PlatformFile)
     cloud_file: CloudFile = parse("clouds", CloudFile)
     model_file: ModelFile = parse("models", ModelFile)
     policy_file: PolicyFile = parse("policy", PolicyFile)
@@ -160,6 +164,8 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     catalog = Catalog(
         sources=sources,
         gpus=_index(gpu_file.gpus, raw["gpus"], "gpus", _p(root, "gpus")),
+        platforms=tuple(_index(platform_file.platforms, raw["platforms"], "platforms",
+                               _p(root, "platforms")).values()),
         providers=_index(
             cloud_file.providers, raw["clouds"], "providers", _p(root, "clouds")
         ),
@@ -232,6 +238,19 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
     ):
         for item in items:
             checks.append((kind, item.id, "sources", item.sources, known))
+    for platform in catalog.platforms:
+        checks.append(("platforms", platform.id, "sources", platform.sources, known))
+        checks.append(("platforms", platform.id, "price.sources", platform.price.sources,
+                       known))
+    policy = catalog.policy
+    for name, ref, index in (("reference_gpu", policy.reference_gpu, catalog.gpus),
+                             ("reference_datacenter_gpu", policy.reference_datacenter_gpu,
+                              catalog.gpus),
+                             ("reference_api", policy.reference_api,
+                              {a.id: a for a in catalog.apis}),
+                             ("bare_size_family", policy.bare_size_family,
+                              {m.family: m for m in catalog.models.values()})):
+        checks.append(("policy", name, "value", [ref.value], index))
     for gpu in catalog.gpus.values():
         if gpu.purchase:
             checks.append(("gpus", gpu.id, "purchase.sources", gpu.purchase.sources, known))
@@ -262,6 +281,7 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
 
 _FILE_OF = {
     "gpus": "gpus",
+    "platforms": "platforms",
     "models": "models",
     "providers": "clouds",
     "offers": "clouds",
@@ -275,7 +295,7 @@ def _check_offer_regions(catalog: Catalog, raw: dict[str, Any], root: Path,
                          overrides: _Override | None = None) -> None:
     for offer in catalog.offers:
         allowed = catalog.providers[offer.provider].regions
-        for region in offer.regions:
+        for region in [*offer.regions, *([offer.market] if offer.market else [])]:
             if region not in allowed:
                 path, line = (overrides and overrides.locate("offers", offer.id)) or (
                     _p(root, "clouds"), _line_of_id(raw["clouds"], offer.id))

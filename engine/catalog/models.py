@@ -43,6 +43,8 @@ class PriceRange(Strict):
 
     low_usd: PositiveFloat
     high_usd: PositiveFloat
+    condition: Literal["new", "used"] = Field(
+        default="new", description="new, or a used-market price (cards no longer sold new)")
     as_of: dt.date
     sources: SourceIds
 
@@ -63,11 +65,18 @@ class Gpu(Strict):
 
     id: Id
     name: str
+    short_name: str | None = Field(default=None, max_length=24,
+                                   description="how tables name it (default: the name)")
     vendor: Literal["nvidia", "amd", "intel"] = "nvidia"
     architecture: str
     release_year: int = Field(ge=2010, le=2035)
     form: Literal["consumer", "workstation", "datacenter"]
-    vram_gb: PositiveFloat
+    socket: Literal["pcie", "sxm", "oam"] = Field(
+        default="pcie", description="pcie card, or a module on an HGX (sxm) / OAM baseboard")
+    vram_gb: PositiveFloat = Field(description="memory as the vendor states it (see vram_unit)")
+    vram_unit: Literal["GiB", "GB"] = Field(
+        default="GiB", description="what the vendor's 'GB' is: GDDR/HBM capacities are binary "
+        "(a '24 GB' card holds 24 GiB = 25.8 × 10^9 bytes)")
     memory_type: str
     bandwidth_gbps: PositiveFloat = Field(description="memory bandwidth, GB/s")
     bf16: bool = Field(description="native bf16 tensor-core support (Ampere and newer)")
@@ -81,9 +90,29 @@ class Gpu(Strict):
     nvlink: bool
     nvlink_gbps: NonNegativeFloat = 0
     pcie_gen: int = Field(ge=3, le=6)
+    ecc: bool = Field(description="ECC memory (GeForce cards have none)")
+    datacenter_licence: bool = Field(
+        description="the vendor's driver licence allows datacenter deployment (GeForce: no)")
+    mig: bool = Field(default=False, description="can be split into MIG instances")
     purchase: PriceRange | None = None
     sources: SourceIds
     note: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The short name tables and headlines use."""
+        return self.short_name or self.name.removeprefix("NVIDIA ").removeprefix(
+            "GeForce ").removeprefix("AMD ")
+
+    @property
+    def vram_bytes(self) -> float:
+        """Memory in bytes, the vendor's unit honoured."""
+        return self.vram_gb * (2**30 if self.vram_unit == "GiB" else 1e9)
+
+    @property
+    def vram_gib(self) -> float:
+        """Memory in GiB, the unit every output uses."""
+        return self.vram_bytes / 2**30
 
     @model_validator(mode="after")
     def _consistent(self) -> Gpu:
@@ -114,37 +143,89 @@ class Provider(Strict):
 
     id: Id
     name: str
-    kind: Literal["hyperscaler", "specialised"]
+    short_name: str | None = Field(default=None, max_length=16,
+                                   description="how tables name it (default: the id)")
+    kind: Literal["hyperscaler", "specialised", "marketplace"] = Field(
+        description="hyperscaler (AWS, Azure, GCP), specialised GPU cloud, or a marketplace "
+        "of third-party hosts")
     ecosystem: Literal["aws", "azure", "gcp"] | None = None
     regions: list[Id] = Field(min_length=1)
     sources: SourceIds
+    note: str | None = None
+
+
+class ReservedTerm(Strict):
+    """A committed term the provider lists: charged for every hour of the term."""
+
+    term_months: int = Field(ge=1, le=60)
+    usd_per_gpu_hour: PositiveFloat
+    product: str | None = Field(default=None,
+                                description="which commitment (e.g. a 1-year no-upfront RI)")
+
+
+Network = Literal["infiniband", "efa", "roce", "ethernet"]
 
 
 class Offer(Strict):
-    """One rentable configuration: a GPU at a provider, priced per GPU-hour."""
+    """One rentable training configuration: a GPU at a provider, priced per GPU-hour."""
 
     id: Id
     provider: Id
     gpu: Id
     instance: str | None = None
-    gpus_per_instance: int = Field(ge=1, le=16)
+    gpus_per_instance: int | list[Annotated[int, Field(ge=1, le=16)]] = Field(
+        description="GPUs per instance: one shape, or every shape sold at this per-GPU price")
+    multi_node: bool = Field(
+        default=False, description="several instances can train together over a fast fabric")
+    network: Network = Field(default="ethernet", description="fabric between instances")
     regions: list[Id] = Field(min_length=1)
+    market: Id | None = Field(
+        default=None, description="a region the offer is sold only to (e.g. cn for the "
+        "China-market A800): eligible only for teams that allow it")
     on_demand_usd_per_gpu_hour: PositiveFloat
     spot_usd_per_gpu_hour: PositiveFloat | None = None
-    reserved_usd_per_gpu_hour: PositiveFloat | None = None
+    reserved: list[ReservedTerm] = Field(default_factory=list)
+    reserved_usd_per_gpu_hour: PositiveFloat | None = Field(
+        default=None, description="shorthand for one 12-month reserved term")
     price_includes_vm: bool = Field(
-        default=True, description="false when the list price is for the GPU alone (GCP style)"
-    )
+        default=True, description="false when the list price is for the GPU alone (GCP style)")
+    vm_usd_per_instance_hour: NonNegativeFloat | None = Field(
+        default=None, description="the VM one instance needs when the price is GPU-only")
     as_of: dt.date
     sources: SourceIds
     note: str | None = None
 
+    @model_validator(mode="after")
+    def _consistent(self) -> Offer:
+        if not self.price_includes_vm and self.vm_usd_per_instance_hour is None:
+            raise ValueError("a GPU-only price (price_includes_vm: false) needs "
+                             "vm_usd_per_instance_hour, the VM the provider requires")
+        if not self.shapes:
+            raise ValueError("gpus_per_instance needs at least one shape")
+        return self
+
+    @property
+    def shapes(self) -> tuple[int, ...]:
+        """Instance sizes sold, smallest first."""
+        given = self.gpus_per_instance
+        return tuple(sorted(set([given] if isinstance(given, int) else given)))
+
+    @property
+    def reserved_terms(self) -> tuple[ReservedTerm, ...]:
+        """Every committed term listed (the 12-month shorthand included)."""
+        extra = () if self.reserved_usd_per_gpu_hour is None else (
+            ReservedTerm(term_months=12, usd_per_gpu_hour=self.reserved_usd_per_gpu_hour),)
+        return (*self.reserved, *extra)
+
     def price(self, pricing: str) -> float | None:
-        """$/GPU-hour for ``on-demand``, ``spot`` or ``reserved`` (None when not offered)."""
+        """$/GPU-hour for ``on-demand``, ``spot`` or ``reserved`` (the cheapest term; None
+        when not offered)."""
+        if pricing == "reserved":
+            terms = self.reserved_terms
+            return min(t.usd_per_gpu_hour for t in terms) if terms else None
         return {
             "on-demand": self.on_demand_usd_per_gpu_hour,
             "spot": self.spot_usd_per_gpu_hour,
-            "reserved": self.reserved_usd_per_gpu_hour,
         }[pricing]
 
 
@@ -180,11 +261,23 @@ class ModelPreset(Strict):
     kv_heads: int = Field(ge=1, le=1000)
     vocab: int = Field(ge=1000, le=1_000_000)
     experts: int = Field(default=1, ge=1, le=1024, description="MoE experts per layer")
+    experts_active: int | None = Field(
+        default=None, ge=1, le=1024, description="routed experts used per token (MoE)")
+    experts_shared: int = Field(default=0, ge=0, le=64, description="always-on shared experts")
+    dense_layers: int = Field(default=0, ge=0, le=1000,
+                              description="leading layers with a dense FFN (MoE)")
+    dense_intermediate: int | None = Field(
+        default=None, ge=64, le=400_000, description="FFN size of the dense layers (MoE)")
+    moe_layer_step: int = Field(default=1, ge=1, le=16,
+                                description="every n-th layer is MoE (MoE)")
+    head_dim: int | None = Field(default=None, ge=8, le=1024,
+                                 description="attention head size when not hidden ÷ heads")
     active_params_b: PositiveFloat | None = Field(
         default=None, description="parameters used per token (MoE); defaults to params_b"
     )
     tied_embeddings: bool = False
     sources: SourceIds
+    note: str | None = None
 
     @model_validator(mode="after")
     def _heads(self) -> ModelPreset:
@@ -229,6 +322,19 @@ class RangeConstant(Strict):
         return self
 
 
+class Reference(Strict):
+    """A catalog id the policy names (a reference GPU, a typical API)."""
+
+    value: Id
+    sources: SourceIds
+    note: str | None = None
+
+
+Form = Literal["consumer", "workstation", "datacenter"]
+MethodGroup = Literal["pretrain", "full", "lora", "qlora"]
+Link = Literal["nvlink", "pcie", "pcie-consumer", "infiniband", "efa", "roce", "ethernet"]
+
+
 class Policy(Strict):
     """Every constant the estimators use; no policy number lives in Python."""
 
@@ -249,8 +355,9 @@ class Policy(Strict):
     checkpoint_bytes_per_token_hidden: Constant
     kv_cache_bytes: Constant
     step_temporary_tensors: Constant
+    sharding_buffer_layers: Constant
     # overheads and fit
-    framework_overhead_gb: Constant
+    framework_overhead_gib: Constant
     memory_margin_fraction: Constant
     usable_vram_fraction: Constant
     checkpointing_auto_min_saving: Constant
@@ -258,22 +365,52 @@ class Policy(Strict):
     max_gpus_considered: Constant
     max_consumer_gpus_per_box: Constant
     practical_consumer_gpus_per_box: Constant
-    target_run_days: Constant
-    max_gpus_per_cloud_node: Constant
-    # compute
-    mfu: RangeConstant
+    # the work and how fast it runs
+    default_hours_per_year: Constant
+    max_days_per_run: dict[Literal["fine-tune", "pretrain"], Constant]
+    reference_gpu: Reference
+    reference_datacenter_gpu: Reference
+    bare_size_family: Reference
+    mfu: dict[MethodGroup, RangeConstant]
+    mfu_form_factor: dict[Form, Constant]
+    rocm_mfu_factor: Constant
+    scaling_efficiency: dict[Link, Constant]
     chinchilla_tokens_per_param: Constant
-    flops_per_param_token: dict[Literal["full", "pretrain", "lora", "qlora"], Constant]
+    flops_per_param_token: dict[MethodGroup, Constant]
     # cost
     hidden_cloud_overhead: RangeConstant
+    spot_rework_fraction: Constant
     amortisation_years: Constant
+    resale_fraction: dict[Form, Constant]
     electricity_usd_per_kwh: Constant
-    platform_cost_usd: dict[Literal["consumer", "workstation", "datacenter"], Constant]
-    platform_watts: Constant
     cooling_power_factor: Constant
     maintenance_fraction_per_year: Constant
+    infiniband_per_node_usd: Constant
     hours_per_year_max: Constant
+    hours_per_month: Constant
+    reference_api: Reference
     api_output_token_share: Constant
+
+
+# ---------------------------------------------------------------- platforms
+class Platform(Strict):
+    """What holds the cards of an owned configuration: a desktop, workstation or server."""
+
+    id: Id
+    name: str
+    forms: list[Form] = Field(min_length=1, description="GPU forms it takes")
+    socket: Literal["pcie", "sxm", "oam"] = "pcie"
+    max_gpus: int = Field(ge=1, le=16)
+    multi_node: bool = Field(
+        default=False, description="several can train one job together (InfiniBand)")
+    price: PriceRange = Field(description="the platform without its GPUs")
+    watts: PositiveFloat = Field(description="draw under load without the GPUs")
+    sources: SourceIds
+    note: str | None = None
+
+
+class PlatformFile(Strict):
+    platforms: list[Platform]
 
 
 # ---------------------------------------------------------------- questions

@@ -11,7 +11,7 @@ from engine.calculator import fits_table, memory_report, shape_from_flags, train
 from engine.catalog.load import Catalog, load_catalog
 from engine.cli.options import catalog_options, format_option, model_options
 from engine.render.jsonout import dumps
-from engine.render.table import fmt_gb, fmt_usd, print_table
+from engine.render.table import fmt_gib, fmt_usd, print_table
 
 
 @click.group()
@@ -58,11 +58,11 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
     ckpt += " (auto)" if report.checkpointing_auto else ""
     title = (f"{report.model}, {report.method}, seq {report.seq_len} × batch "
              f"{report.micro_batch}, checkpointing {ckpt}, {report.gpus} GPU(s)")
-    rows = [(name, fmt_gb(gb), report.components[name].formula)
+    rows = [(name, fmt_gib(gb), report.components[name].formula)
             for name, gb in report.breakdown.items()]
-    rows.append(("peak per GPU", fmt_gb(report.total_gb),
-                 f"{report.binding_phase}; range {report.range_gb['low']:.1f}–"
-                 f"{report.range_gb['high']:.1f} GB"))
+    rows.append(("peak per GPU", fmt_gib(report.total_gib),
+                 f"{report.binding_phase}; range {report.range_gib['low']:.1f}–"
+                 f"{report.range_gib['high']:.1f} GB"))
     print_table(title, ["component", "GB/GPU", "formula"], rows, right=[1])
     fit_rows = [(f.gpu, f"{f.vram_gb:g}", "—" if f.gpus_needed is None else f.gpus_needed)
                 for f in fits_table(catalog, report)]

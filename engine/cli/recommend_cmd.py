@@ -47,6 +47,10 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
       gpu-advisor recommend --answers examples/startup-7b-continuous.yaml \\
           --set hours_per_year=800 --format json
     """
+    if chart_path is not None:
+        from engine.render.chart import check_chart_path
+
+        check_chart_path(chart_path)
     engine = load_engine(rules_dir, catalog_dir, prices)
     answers = load_answers(answers_path, overrides, engine.catalog)
     evaluation = engine.evaluate(answers)
@@ -85,9 +89,9 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) 
     if chart_path is not None:
         from engine.render.chart import curves_from, write_chart
 
-        curves = curves_from(decision.facts, decision.estimates["traces"])
+        curves = curves_from(decision)
         if curves is None:
-            click.echo("No chart: owning never breaks even for this job.", err=True)
+            click.echo("No chart: owning never costs less than renting for this job.", err=True)
             return
         write_chart(curves, chart_path)
         click.echo(f"Chart written to {chart_path}", err=True)

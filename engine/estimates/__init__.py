@@ -1,11 +1,11 @@
-"""Pure estimators: memory, training compute and cost, each figure with its formula trace."""
+"""Pure estimators: memory, work, throughput and cost, each figure with its formula trace."""
 
 from engine.estimates.cost import (
     api_cost_per_month,
-    break_even_hours,
-    cloud_cost,
-    local_tco,
+    break_even,
+    owning_cost,
     purchase_cost,
+    renting_cost,
     running_cost_per_hour,
 )
 from engine.estimates.memory import (
@@ -17,6 +17,7 @@ from engine.estimates.memory import (
 from engine.estimates.shape import Shape, resolve_shape
 from engine.estimates.trace import Figure
 from engine.estimates.training import TrainingEstimate, estimate_training
+from engine.estimates.workload import Workload, workload
 
 __all__ = [
     "Figure",
@@ -24,14 +25,16 @@ __all__ = [
     "MemoryRequest",
     "Shape",
     "TrainingEstimate",
+    "Workload",
     "api_cost_per_month",
-    "break_even_hours",
-    "cloud_cost",
+    "break_even",
     "estimate_memory",
     "estimate_training",
     "gpus_needed",
-    "local_tco",
+    "owning_cost",
     "purchase_cost",
+    "renting_cost",
     "resolve_shape",
     "running_cost_per_hour",
+    "workload",
 ]

@@ -1,121 +1,147 @@
-"""Costs: local TCO, cloud cost, the break-even hours between them, and API cost."""
+"""What a configuration costs for a year's work: owning it, renting it, and where they cross.
+
+Owning: the cards and the platform that holds them (desktop, workstation, server, HGX node),
+networking for multi-node clusters, written off over the amortisation period minus their
+resale value at its end, upkeep, and electricity (cards and platform) with cooling for the busy
+hours. Renting: the busy hours at the offer's $/GPU-hour (plus the VM a GPU-only price needs,
+plus work redone after spot interruptions), or every hour of a reserved term, with the hidden
+costs of the cloud on top. Each figure carries its formula, inputs and sources.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-from engine.catalog.models import ApiOffer, Gpu, Policy
+from engine.catalog.models import ApiOffer, Gpu, Platform, Policy
 from engine.errors import CatalogError
 from engine.estimates.trace import Figure, figure
 
 
-def boxes_needed(gpu: Gpu, count: int, policy: Policy) -> int:
-    """Machines needed to house ``count`` GPUs (consumer boxes hold a limited number)."""
-    per_box = (
-        policy.max_consumer_gpus_per_box.value
-        if gpu.form == "consumer"
-        else policy.max_gpus_per_cloud_node.value
-    )
-    return max(1, math.ceil(count / per_box))
+def platform_for(gpu: Gpu, count: int,
+                 platforms: Sequence[Platform]) -> tuple[Platform, int] | None:
+    """The platform that holds ``count`` × ``gpu`` and how many of it: the smallest single box
+    of the card's form and socket, else nodes of the largest multi-node one (None: no home)."""
+    fitting = sorted((p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket),
+                     key=lambda p: (p.max_gpus, p.price.mid_usd, p.id))
+    for platform in fitting:
+        if platform.max_gpus >= count:
+            return platform, 1
+    nodes = [p for p in fitting if p.multi_node]
+    if not nodes:
+        return None
+    largest = max(nodes, key=lambda p: (p.max_gpus, -p.price.mid_usd, p.id))
+    return largest, math.ceil(count / largest.max_gpus)
 
 
-def purchase_cost(gpu: Gpu, count: int, policy: Policy) -> Figure:
-    """Up-front hardware cost: the cards plus the machines around them."""
+def purchase_cost(gpu: Gpu, count: int, platform: Platform, boxes: int,
+                  policy: Policy) -> Figure:
+    """Up-front cost: the cards, the platforms that hold them and, across nodes, InfiniBand."""
     if gpu.purchase is None:
         raise CatalogError(f"GPU '{gpu.id}' has no purchase price in the catalog")
-    platform = policy.platform_cost_usd[gpu.form]
-    boxes = boxes_needed(gpu, count, policy)
-    units = count if gpu.form == "datacenter" else boxes
-    unit_name = "GPUs" if gpu.form == "datacenter" else "boxes"
+    network = policy.infiniband_per_node_usd.value * boxes if boxes > 1 else 0.0
+    cards = gpu.purchase.mid_usd * count
     return figure(
-        gpu.purchase.mid_usd * count + platform.value * units, "USD",
-        f"card price (mid of range) × count + platform cost × {unit_name}",
-        [*gpu.purchase.sources, *platform.sources],
-        card_usd=gpu.purchase.mid_usd, count=count, platform_usd=platform.value, units=units,
+        cards + platform.price.mid_usd * boxes + network, "USD",
+        "card price (mid of range) × cards + platform price × boxes + InfiniBand × nodes "
+        "(several nodes only)",
+        [*gpu.purchase.sources, *platform.price.sources,
+         *(policy.infiniband_per_node_usd.sources if network else [])],
+        card_usd=gpu.purchase.mid_usd, cards=count, cards_usd=cards, platform=platform.id,
+        platform_usd=platform.price.mid_usd, boxes=boxes, network_usd=network,
     )
 
 
-def running_cost_per_hour(gpu: Gpu, count: int, electricity_usd_per_kwh: float,
-                          policy: Policy) -> Figure:
-    """Electricity (with cooling) per busy hour for ``count`` GPUs and their machines."""
-    boxes = boxes_needed(gpu, count, policy)
-    watts = gpu.tdp_w * count + policy.platform_watts.value * boxes
+def running_cost_per_hour(gpu: Gpu, count: int, platform: Platform, boxes: int,
+                          electricity_usd_per_kwh: float, policy: Policy) -> Figure:
+    """Electricity with cooling per busy hour: the cards and the platforms around them."""
+    watts = gpu.tdp_w * count + platform.watts * boxes
     factor = policy.cooling_power_factor.value
     return figure(
         watts / 1000 * factor * electricity_usd_per_kwh, "USD/hour",
-        "(TDP × count + platform W × boxes) ÷ 1000 × cooling factor × $/kWh",
-        [*gpu.sources, *policy.platform_watts.sources, *policy.cooling_power_factor.sources,
+        "(card TDP × cards + platform W × boxes) ÷ 1000 × cooling factor × $/kWh",
+        [*gpu.sources, *platform.sources, *policy.cooling_power_factor.sources,
          "price.electricity"],
-        tdp_w=gpu.tdp_w, count=count, platform_w=policy.platform_watts.value, boxes=boxes,
+        tdp_w=gpu.tdp_w, cards=count, platform_w=platform.watts, boxes=boxes,
         cooling_factor=factor, usd_per_kwh=electricity_usd_per_kwh,
     )
 
 
-def local_tco(gpu: Gpu, count: int, hours_per_year: float, electricity_usd_per_kwh: float,
-              policy: Policy, years: float | None = None) -> Figure:
-    """Total cost of owning over ``years`` (default: the amortisation period)."""
-    years = policy.amortisation_years.value if years is None else years
-    buy = purchase_cost(gpu, count, policy)
-    run = running_cost_per_hour(gpu, count, electricity_usd_per_kwh, policy)
-    upkeep = policy.maintenance_fraction_per_year.value
-    total = buy.value * (1 + upkeep * years) + run.value * hours_per_year * years
-    return figure(
-        total, "USD",
-        "purchase × (1 + maintenance × years) + running $/h × hours/year × years",
-        [*buy.sources, *run.sources, *policy.maintenance_fraction_per_year.sources,
-         *policy.amortisation_years.sources, "price.local-tco-parts"],
-        purchase_usd=buy.value, running_usd_per_hour=run.value, maintenance=upkeep,
-        hours_per_year=hours_per_year, years=years,
-    )
-
-
-def cloud_cost(usd_per_gpu_hour: float, gpus: int, hours: float, policy: Policy,
-               *, level: str = "expected") -> Figure:
-    """Rental cost of ``gpus`` GPUs for ``hours`` busy hours, with hidden costs added."""
-    over = getattr(policy.hidden_cloud_overhead, level)
-    return figure(
-        cloud_cost_usd(usd_per_gpu_hour, gpus, hours, policy, level=level), "USD",
-        "$/GPU-hour × GPUs × hours × (1 + hidden overhead)",
-        policy.hidden_cloud_overhead.sources,
-        usd_per_gpu_hour=usd_per_gpu_hour, gpus=gpus, hours=hours, hidden_overhead=over,
-    )
-
-
-def cloud_cost_usd(usd_per_gpu_hour: float, gpus: int, hours: float, policy: Policy,
-                   *, level: str = "expected") -> float:
-    """The value of :func:`cloud_cost` (unrounded), without building its explanation."""
-    over: float = getattr(policy.hidden_cloud_overhead, level)
-    return usd_per_gpu_hour * gpus * hours * (1 + over)
-
-
-def break_even_hours(local_gpu: Gpu, local_count: int, cloud_gpu: Gpu,
-                     cloud_usd_per_gpu_hour: float, electricity_usd_per_kwh: float,
-                     policy: Policy) -> Figure | None:
-    """Busy hours after which owning ``local_count`` × ``local_gpu`` beats renting, like for like.
-
-    One local hour does the work of (local throughput ÷ cloud GPU throughput) cloud GPU-hours;
-    owning wins once the saved rent has paid the purchase and its maintenance over the
-    amortisation period. None when renting is cheaper per hour than running the local cards.
-    """
-    ratio = local_gpu.training_tflops * local_count / cloud_gpu.training_tflops
-    over = policy.hidden_cloud_overhead.expected
-    rent = ratio * cloud_usd_per_gpu_hour * (1 + over)
-    run = running_cost_per_hour(local_gpu, local_count, electricity_usd_per_kwh, policy)
-    buy = purchase_cost(local_gpu, local_count, policy)
+def owning_fixed_per_year(buy: Figure, gpu: Gpu, policy: Policy) -> Figure:
+    """What owning costs a year whether or not it computes: the purchase written off over the
+    amortisation period, less the cards' resale value at its end, plus upkeep."""
     years = policy.amortisation_years.value
-    fixed = buy.value * (1 + policy.maintenance_fraction_per_year.value * years)
-    saving = rent - run.value
+    resale = policy.resale_fraction[gpu.form].value * float(buy.inputs["cards_usd"] or 0)
+    upkeep = policy.maintenance_fraction_per_year.value
+    return figure(
+        (buy.value - resale) / years + buy.value * upkeep, "USD/year",
+        "(purchase − resale of the cards) ÷ amortisation years + purchase × maintenance",
+        [*buy.sources, *policy.amortisation_years.sources,
+         *policy.resale_fraction[gpu.form].sources,
+         *policy.maintenance_fraction_per_year.sources, "price.local-tco-parts"],
+        purchase_usd=buy.value, resale_usd=resale, years=years, maintenance=upkeep,
+    )
+
+
+def owning_cost(fixed: Figure, running: Figure, busy_hours: float) -> Figure:
+    """Owning for a year's work: the fixed part plus electricity for the busy hours."""
+    return figure(
+        fixed.value + running.value * busy_hours, "USD/year",
+        "fixed cost a year + running $/hour × busy hours a year",
+        [*fixed.sources, *running.sources],
+        fixed_usd_per_year=fixed.value, running_usd_per_hour=running.value,
+        busy_hours_per_year=busy_hours, purchase_usd=fixed.inputs["purchase_usd"],
+    )
+
+
+def renting_cost(usd_per_gpu_hour: float, gpus: int, instances: int,
+                 vm_usd_per_instance_hour: float, busy_hours: float, pricing: str,
+                 policy: Policy, *, sources: Sequence[str] = ()) -> Figure:
+    """Renting for a year's work, hidden cloud costs included.
+
+    On demand and spot, the busy hours are paid (spot: plus the work redone after
+    interruptions); a reserved term is paid for every hour of the year it commits to.
+    """
+    over = policy.hidden_cloud_overhead.expected
+    hourly = usd_per_gpu_hour * gpus + vm_usd_per_instance_hour * instances
+    if pricing == "reserved":
+        hours = policy.hours_per_year_max.value
+        formula = "($/GPU-hour × GPUs + VM $/hour × instances) × every hour of the year × " \
+                  "(1 + hidden overhead)"
+        extra: list[str] = []
+    else:
+        rework = policy.spot_rework_fraction.value if pricing == "spot" else 0.0
+        hours = busy_hours * (1 + rework)
+        formula = "($/GPU-hour × GPUs + VM $/hour × instances) × busy hours" + (
+            " × (1 + spot rework)" if rework else "") + " × (1 + hidden overhead)"
+        extra = list(policy.spot_rework_fraction.sources) if rework else []
+    return figure(
+        hourly * hours * (1 + over), "USD/year", formula,
+        [*sources, *policy.hidden_cloud_overhead.sources, *extra],
+        usd_per_gpu_hour=usd_per_gpu_hour, gpus=gpus, instances=instances,
+        vm_usd_per_instance_hour=vm_usd_per_instance_hour, hours=hours,
+        hidden_overhead=over, pricing=pricing,
+    )
+
+
+def break_even(own_fixed: float, own_per_unit: float, rent_fixed: float,
+               rent_per_unit: float, *, unit: str, sources: Sequence[str],
+               own_label: str, rent_label: str) -> Figure | None:
+    """The work (in ``unit``) above which owning costs less than renting, both written as
+    fixed cost a year + cost per unit of work. None when owning never catches up."""
+    saving = rent_per_unit - own_per_unit
     if saving <= 0:
         return None
+    value = (own_fixed - rent_fixed) / saving
+    if value <= 0:
+        return None
     return figure(
-        fixed / saving, "hours",
-        "purchase × (1 + maintenance × years) ÷ (equivalent rent $/h − local running $/h); "
-        "equivalent rent = cloud $/GPU-h × (1 + hidden overhead) × local ÷ cloud TFLOPS",
-        ["price.break-even-4090", "price.onprem-break-even", *buy.sources, *run.sources,
-         *policy.hidden_cloud_overhead.sources],
-        purchase_usd=buy.value, maintenance=policy.maintenance_fraction_per_year.value,
-        years=years, throughput_ratio=ratio, cloud_usd_per_gpu_hour=cloud_usd_per_gpu_hour,
-        hidden_overhead=over, equivalent_rent_usd_per_hour=rent, running_usd_per_hour=run.value,
+        value, unit,
+        "(owning's fixed cost a year − renting's) ÷ (renting's − owning's cost per unit of "
+        "work): above it owning the one costs less than renting the other for the same work",
+        sources, own_fixed_usd=own_fixed, own_usd_per_unit=own_per_unit,
+        rent_fixed_usd=rent_fixed, rent_usd_per_unit=rent_per_unit, own=own_label,
+        rent=rent_label,
     )
 
 

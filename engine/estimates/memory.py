@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.models import Gpu, Policy
 from engine.estimates.shape import Shape
-from engine.estimates.trace import GB, Figure, figure, tidy
+from engine.estimates.trace import GIB, Figure, figure, tidy
 from engine.memo import Memo
 
 Method = Literal["full", "lora", "qlora", "pretrain", "inference"]
@@ -26,17 +26,18 @@ METHODS: tuple[Method, ...] = ("full", "lora", "qlora", "pretrain", "inference")
 _PHASES: dict[str, dict[str, tuple[str, ...]]] = {
     "full": {
         "forward_backward": ("weights", "master_weights", "optimizer_states", "activations",
-                             "logits", "framework"),
+                             "logits", "sharding_buffers", "framework"),
         "optimizer_step": ("weights", "master_weights", "gradients", "optimizer_states",
                            "step_temporaries", "framework"),
     },
     "lora": {
-        "forward_backward": ("weights", "adapters", "activations", "logits", "framework"),
+        "forward_backward": ("weights", "adapters", "activations", "logits",
+                             "sharding_buffers", "framework"),
         "optimizer_step": ("weights", "adapters", "framework"),
     },
     "qlora": {
         "forward_backward": ("weights", "adapters", "dequant_buffer", "activations", "logits",
-                             "framework"),
+                             "sharding_buffers", "framework"),
         "optimizer_step": ("weights", "adapters", "framework"),
     },
     "inference": {"serving": ("weights", "kv_cache", "framework")},
@@ -46,6 +47,8 @@ _SHARDED = frozenset(
     {"weights", "master_weights", "gradients", "optimizer_states", "adapters",
      "step_temporaries", "kv_cache"}
 )
+_MULTI_GPU = frozenset({"sharding_buffers"})
+"""Held only when the job is sharded over several GPUs (ZeRO-3/FSDP gather buffers)."""
 
 
 @dataclass(frozen=True)
@@ -93,8 +96,8 @@ class MemoryEstimate(BaseModel):
     checkpointing_auto: bool
     phases: dict[str, float]
     binding_phase: str
-    total_gb: float
-    range_gb: dict[str, float]
+    total_gib: float
+    range_gib: dict[str, float]
     breakdown: dict[str, float]
     components: dict[str, Figure]
     formula: str
@@ -105,7 +108,7 @@ _CACHE_POLICIES: dict[int, Policy] = {}
 
 
 def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
-    """Every memory component of the whole job in GB (before sharding), with its formula.
+    """Every memory component of the whole job in GiB (before sharding), with its formula.
 
     Pure in its arguments, so results are memoised (per policy object, bounded).
     """
@@ -123,7 +126,7 @@ def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict
         largest = s.vocab * s.hidden
         k = policy.step_temporary_tensors.value
         out["step_temporaries"] = figure(
-            k * largest * 4 / GB, "GB", "k × vocab × hidden × 4 B (fp32 copies in the step)",
+            k * largest * 4 / GIB, "GiB", "k × vocab × hidden × 4 B (fp32 copies in the step)",
             policy.step_temporary_tensors.sources, k=k, vocab=s.vocab, hidden=s.hidden,
         )
     elif req.method in ("lora", "qlora"):
@@ -131,7 +134,7 @@ def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict
         out["adapters"] = _adapters(s, policy)
         if req.method == "qlora":
             out["dequant_buffer"] = figure(
-                s.hidden * s.intermediate * 2 / GB, "GB",
+                s.hidden * s.intermediate * 2 / GIB, "GiB",
                 "hidden × intermediate × 2 B (one layer dequantised to bf16)",
                 policy.nf4_bytes_per_param.sources, hidden=s.hidden, intermediate=s.intermediate,
             )
@@ -141,9 +144,10 @@ def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict
     if req.method != "inference":
         out["activations"] = _activations(req, policy, checkpointing)
         out["logits"] = _logits(req, policy)
+        out["sharding_buffers"] = _sharding_buffers(req, policy)
     out["framework"] = figure(
-        policy.framework_overhead_gb.value, "GB", "constant per GPU",
-        policy.framework_overhead_gb.sources,
+        policy.framework_overhead_gib.value, "GiB", "constant per GPU",
+        policy.framework_overhead_gib.sources,
     )
     return out
 
@@ -151,7 +155,7 @@ def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict
 def _param_bytes(p: float, constant: object, what: str) -> Figure:
     value = constant.value  # type: ignore[attr-defined]
     return figure(
-        p * value / GB, "GB", f"params × {value:g} B ({what})",
+        p * value / GIB, "GiB", f"params × {value:g} B ({what})",
         constant.sources, params=p, bytes_per_param=value,  # type: ignore[attr-defined]
     )
 
@@ -173,7 +177,7 @@ def _frozen_weights(req: MemoryRequest, policy: Policy) -> Figure:
     nf4 = policy.nf4_bytes_per_param.value
     w16 = policy.weight_bytes_16bit.value
     return figure(
-        ((s.params - emb) * nf4 + emb * w16) / GB, "GB",
+        ((s.params - emb) * nf4 + emb * w16) / GIB, "GiB",
         "(params − embeddings) × nf4 B + embeddings × 2 B (NF4, double quantisation)",
         [*policy.nf4_bytes_per_param.sources, *policy.weight_bytes_16bit.sources],
         params=s.params, embedding_params=emb, nf4_bytes=nf4,
@@ -182,10 +186,10 @@ def _frozen_weights(req: MemoryRequest, policy: Policy) -> Figure:
 
 def adapter_params(shape: Shape, rank: int) -> float:
     """LoRA parameters with adapters on q, k, v, o, gate, up and down of every layer."""
-    head_dim = shape.hidden // shape.heads
-    kv = shape.kv_heads * head_dim
+    q = shape.heads * shape.head_dim
+    kv = shape.kv_heads * shape.head_dim
     h, i = shape.hidden, shape.intermediate
-    per_layer = rank * ((h + h) + 2 * (h + kv) + (h + h) + 3 * (h + i))
+    per_layer = rank * ((h + q) + 2 * (h + kv) + (q + h) + 3 * (h + i))
     return float(per_layer * shape.layers)
 
 
@@ -194,7 +198,7 @@ def _adapters(shape: Shape, policy: Policy) -> Figure:
     a = adapter_params(shape, rank)
     b = policy.adapter_state_bytes.value
     return figure(
-        a * b / GB, "GB", "adapter params × B (weights, grads, AdamW moments)",
+        a * b / GIB, "GiB", "adapter params × B (weights, grads, AdamW moments)",
         [*policy.lora_rank.sources, *policy.adapter_state_bytes.sources],
         adapter_params=a, rank=rank, bytes_per_param=b,
     )
@@ -210,12 +214,12 @@ def _activations(req: MemoryRequest, policy: Policy, checkpointing: bool) -> Fig
     term = f"{c:g}" if fused else f"{c:g} + 5·a·s/h"
     if not checkpointing:
         return figure(
-            s.layers * per_layer / GB, "GB", f"L × s × b × h × ({term})", srcs,
+            s.layers * per_layer / GIB, "GiB", f"L × s × b × h × ({term})", srcs,
             layers=s.layers, seq_len=sl, micro_batch=b, hidden=s.hidden, heads=s.heads,
         )
     k = policy.checkpoint_bytes_per_token_hidden.value
     return figure(
-        (s.layers * sl * b * s.hidden * k + per_layer) / GB, "GB",
+        (s.layers * sl * b * s.hidden * k + per_layer) / GIB, "GiB",
         f"L × s × b × h × {k:g} (layer inputs) + s × b × h × ({term}) (one layer recomputed)",
         [*srcs, *policy.checkpoint_bytes_per_token_hidden.sources],
         layers=s.layers, seq_len=sl, micro_batch=b, hidden=s.hidden, heads=s.heads,
@@ -226,48 +230,69 @@ def _logits(req: MemoryRequest, policy: Policy) -> Figure:
     k = policy.logits_bytes_per_token_vocab.value
     v = req.shape.vocab
     return figure(
-        req.seq_len * req.micro_batch * v * k / GB, "GB", f"s × b × vocab × {k:g} B",
+        req.seq_len * req.micro_batch * v * k / GIB, "GiB", f"s × b × vocab × {k:g} B",
         policy.logits_bytes_per_token_vocab.sources,
         seq_len=req.seq_len, micro_batch=req.micro_batch, vocab=v,
     )
 
 
+def _sharding_buffers(req: MemoryRequest, policy: Policy) -> Figure:
+    """What ZeRO-3/FSDP hold unsharded on each GPU: the gathered layer and the prefetched next."""
+    s = req.shape
+    k = policy.sharding_buffer_layers.value
+    layer = (s.params - s.embedding_params) / s.layers
+    per_param = (policy.nf4_bytes_per_param if req.method == "qlora"
+                 else policy.weight_bytes_16bit).value
+    return figure(
+        k * layer * per_param / GIB, "GiB",
+        f"{k:g} layers × (params − embeddings) ÷ L × {per_param:g} B (gathered, prefetched; "
+        "only when sharded over several GPUs)",
+        [*policy.sharding_buffer_layers.sources], layers_held=k, layer_params=layer,
+        bytes_per_param=per_param,
+    )
+
+
 def _kv_cache(req: MemoryRequest, policy: Policy) -> Figure:
     s = req.shape
-    head_dim = s.hidden // s.heads
+    head_dim = s.head_dim
     k = policy.kv_cache_bytes.value
     value = 2 * s.layers * req.seq_len * req.micro_batch * s.kv_heads * head_dim * k
     return figure(
-        value / GB, "GB", f"2 × L × s × b × kv_heads × head_dim × {k:g} B",
+        value / GIB, "GiB", f"2 × L × s × b × kv_heads × head_dim × {k:g} B",
         policy.kv_cache_bytes.sources, layers=s.layers, seq_len=req.seq_len,
         micro_batch=req.micro_batch, kv_heads=s.kv_heads, head_dim=head_dim,
     )
 
 
-def phase_split(method: Method, comps: dict[str, Figure]) -> dict[str, tuple[float, float]]:
-    """Per phase: (GB that shards over GPUs, GB that every GPU holds in full)."""
-    out: dict[str, tuple[float, float]] = {}
+def phase_split(method: Method, comps: dict[str, Figure]) -> dict[str, tuple[float, float, float]]:
+    """Per phase: (GiB that shards over GPUs, GiB every GPU holds in full, GiB every GPU holds
+    only when the job is sharded over several)."""
+    out: dict[str, tuple[float, float, float]] = {}
     for phase, names in _PHASES[method].items():
-        sharded = sum(comps[n].value for n in names if n in _SHARDED)
-        whole = sum(comps[n].value for n in names if n not in _SHARDED)
-        out[phase] = (sharded, whole)
+        present = [n for n in names if n in comps]
+        sharded = sum(comps[n].value for n in present if n in _SHARDED)
+        multi = sum(comps[n].value for n in present if n in _MULTI_GPU)
+        whole = sum(comps[n].value for n in present if n not in _SHARDED | _MULTI_GPU)
+        out[phase] = (sharded, whole, multi)
     return out
 
 
-def per_gpu_gb(split: dict[str, tuple[float, float]], gpus: int) -> dict[str, float]:
-    """Per-GPU GB of each phase when sharded over ``gpus`` GPUs."""
-    return {phase: sharded / gpus + whole for phase, (sharded, whole) in split.items()}
+def per_gpu_gib(split: dict[str, tuple[float, float, float]], gpus: int) -> dict[str, float]:
+    """Per-GPU GiB of each phase when sharded over ``gpus`` GPUs."""
+    return {phase: sharded / gpus + whole + (multi if gpus > 1 else 0.0)
+            for phase, (sharded, whole, multi) in split.items()}
 
 
 def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> MemoryEstimate:
     """Peak memory per GPU for ``req`` sharded over ``gpus`` GPUs."""
     ckpt, auto = _resolve_checkpointing(req, policy, gpus)
     comps = components(req, policy, ckpt)
-    phases = per_gpu_gb(phase_split(req.method, comps), gpus)
+    phases = per_gpu_gib(phase_split(req.method, comps), gpus)
     binding = max(phases, key=lambda k: phases[k])
     total = phases[binding]
     margin = policy.memory_margin_fraction.value
-    names = _PHASES[req.method][binding]
+    names = [n for n in _PHASES[req.method][binding] if n in comps
+             and (gpus > 1 or n not in _MULTI_GPU)]
     breakdown = {
         n: tidy(comps[n].value / gpus if n in _SHARDED else comps[n].value, 2) for n in names
     }
@@ -282,8 +307,8 @@ def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> Memory
         checkpointing_auto=auto,
         phases={k: tidy(v, 2) for k, v in phases.items()},
         binding_phase=binding,
-        total_gb=tidy(total, 2),
-        range_gb={"low": tidy(total * (1 - margin), 2), "high": tidy(total * (1 + margin), 2)},
+        total_gib=tidy(total, 2),
+        range_gib={"low": tidy(total * (1 - margin), 2), "high": tidy(total * (1 + margin), 2)},
         breakdown=breakdown,
         components=comps,
         formula=f"max over phases; {binding} = " + " + ".join(names)
@@ -291,10 +316,12 @@ def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> Memory
     )
 
 
-_SPLITS: Memo[tuple[int, MemoryRequest, bool], dict[str, tuple[float, float]]] = Memo(20_000)
+_SPLITS: Memo[tuple[int, MemoryRequest, bool], dict[str, tuple[float, float, float]]] = (
+    Memo(20_000))
 
 
-def _split(req: MemoryRequest, policy: Policy, ckpt: bool) -> dict[str, tuple[float, float]]:
+def _split(req: MemoryRequest, policy: Policy, ckpt: bool
+           ) -> dict[str, tuple[float, float, float]]:
     """Memoised :func:`phase_split` of the job's components."""
     # components() has kept the policy (and so its id) alive
     return _SPLITS.remember((id(policy), req, ckpt), lambda: phase_split(
@@ -302,27 +329,31 @@ def _split(req: MemoryRequest, policy: Policy, ckpt: bool) -> dict[str, tuple[fl
 
 
 def _peak(req: MemoryRequest, policy: Policy, ckpt: bool, gpus: int) -> float:
-    return max(sharded / gpus + whole for sharded, whole in _split(req, policy, ckpt).values())
+    return max(per_gpu_gib(_split(req, policy, ckpt), gpus).values())
 
 
 def peak_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> float:
-    """The per-GPU peak (GB, rounded like ``total_gb``) on ``gpus`` cards of ``gpu``, fast.
+    """The per-GPU peak (GiB, rounded like ``total_gib``) on ``gpus`` cards of ``gpu``, fast.
 
     Consistent with :func:`gpus_needed`: with checkpointing on auto, the usual choice is kept
     when it fits the card, else the other setting if that one fits (it is what made this
     count feasible).
     """
+    return tidy(_peak(req, policy, checkpointing_on(req, gpu, policy, gpus), gpus), 2)
+
+
+def checkpointing_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> bool:
+    """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as asked, else on when it
+    lowers the peak noticeably, or when only it makes the job fit the card."""
     if req.method == "inference":
-        return tidy(_peak(req, policy, False, gpus), 2)
+        return False
     if req.checkpointing is not None:
-        return tidy(_peak(req, policy, req.checkpointing, gpus), 2)
+        return req.checkpointing
     ckpt, _ = _resolve_checkpointing(req, policy, gpus)
-    peak = _peak(req, policy, ckpt, gpus)
-    if peak > usable_gb(gpu, policy):
-        other = _peak(req, policy, not ckpt, gpus)
-        if other <= usable_gb(gpu, policy):
-            peak = other
-    return tidy(peak, 2)
+    cap = usable_gib(gpu, policy)
+    if _peak(req, policy, ckpt, gpus) > cap and _peak(req, policy, not ckpt, gpus) <= cap:
+        return not ckpt
+    return ckpt
 
 
 def _resolve_checkpointing(req: MemoryRequest, policy: Policy, gpus: int) -> tuple[bool, bool]:
@@ -337,9 +368,9 @@ def _resolve_checkpointing(req: MemoryRequest, policy: Policy, gpus: int) -> tup
     return saving >= policy.checkpointing_auto_min_saving.value, True
 
 
-def usable_gb(gpu: Gpu, policy: Policy) -> float:
-    """VRAM a job can count on, in GB."""
-    return gpu.vram_gb * policy.usable_vram_fraction.value
+def usable_gib(gpu: Gpu, policy: Policy) -> float:
+    """VRAM a job can count on, in GiB."""
+    return gpu.vram_gib * policy.usable_vram_fraction.value
 
 
 def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
@@ -350,16 +381,20 @@ def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
     options = [req.checkpointing] if req.checkpointing is not None else [False, True]
     if req.method == "inference":
         options = [False]
-    counts = [_count(req, policy, ckpt, usable_gb(gpu, policy)) for ckpt in options]
+    counts = [_count(req, policy, ckpt, usable_gib(gpu, policy)) for ckpt in options]
     found = [c for c in counts if c is not None]
     return min(found) if found else None
 
 
 def _count(req: MemoryRequest, policy: Policy, ckpt: bool, cap: float) -> int | None:
     limit = int(policy.max_gpus_considered.value)
-    need = 1
-    for sharded, whole in _split(req, policy, ckpt).values():
-        if whole >= cap:
+    split = _split(req, policy, ckpt)
+    if all(sharded + whole <= cap for sharded, whole, _ in split.values()):
+        return 1
+    need = 2
+    for sharded, whole, multi in split.values():
+        room = cap - whole - multi
+        if room <= 0:
             return None
-        need = max(need, math.ceil(sharded / (cap - whole) - 1e-9))
+        need = max(need, math.ceil(sharded / room - 1e-9))
     return need if need <= limit else None

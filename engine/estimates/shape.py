@@ -23,6 +23,7 @@ class Shape(BaseModel):
     intermediate: int
     heads: int
     kv_heads: int
+    head_dim: int
     vocab: int
     tied_embeddings: bool
     derived_from: str | None = None
@@ -51,6 +52,7 @@ def shape_of_preset(preset: ModelPreset) -> Shape:
         intermediate=preset.intermediate,
         heads=preset.heads,
         kv_heads=preset.kv_heads,
+        head_dim=preset.head_dim or preset.hidden // preset.heads,
         vocab=preset.vocab,
         tied_embeddings=preset.tied_embeddings,
         sources=tuple(preset.sources),
@@ -60,17 +62,20 @@ def shape_of_preset(preset: ModelPreset) -> Shape:
 def shape_for_params(params_b: float, catalog: Catalog) -> Shape:
     """A sensible shape for a bare parameter count.
 
-    Takes the dense preset nearest in log-size and scales its depth and width by the cube
-    root of the size ratio (parameters grow roughly as layers x hidden^2), keeping head size.
+    Takes the preset of the policy's family for bare sizes (one modern family, so that the
+    vocabulary is typical and does not jump between neighbouring sizes) nearest in log-size,
+    and scales its depth and width by the cube root of the size ratio (parameters grow
+    roughly as layers x hidden^2), keeping head size.
     """
-    dense = [m for m in catalog.models.values() if m.experts == 1]
+    family = catalog.policy.bare_size_family.value
+    dense = [m for m in catalog.models.values() if m.experts == 1 and m.family == family]
     base = min(dense, key=lambda m: abs(math.log(params_b / m.params_b)))
     if math.isclose(base.params_b, params_b, rel_tol=0.02):
         return shape_of_preset(base).model_copy(
             update={"params_b": params_b, "compute_params_b": params_b}
         )
     k = (params_b / base.params_b) ** (1 / 3)
-    head_dim = base.hidden // base.heads
+    head_dim = base.head_dim or base.hidden // base.heads
     kv_ratio = base.heads // base.kv_heads
     # the nearest multiple of the GQA group size (flooring could halve a small model's width)
     heads = max(kv_ratio, round(base.heads * k / kv_ratio) * kv_ratio)
@@ -83,6 +88,7 @@ def shape_for_params(params_b: float, catalog: Catalog) -> Shape:
         intermediate=max(64, round(base.intermediate * k / 64) * 64),
         heads=heads,
         kv_heads=heads // kv_ratio,
+        head_dim=head_dim,
         vocab=base.vocab,
         tied_embeddings=base.tied_embeddings,
         derived_from=base.id,

@@ -45,5 +45,6 @@ def tidy(value: float, digits: int = 4) -> float:
     return round(value, digits)
 
 
-GB = 1e9
-"""Bytes in the GB this tool reports (decimal, as the 16 GB-per-billion-parameters rule counts)."""
+GIB = 2**30
+"""Bytes in a GiB, the one memory unit every output uses: GPU memory is sold in binary units
+(a "24 GB" card holds 24 GiB), so estimates are compared with what the card really holds."""

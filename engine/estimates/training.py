@@ -8,8 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.catalog.models import Gpu, Policy
+from engine.catalog.models import Gpu, Network, Policy
 from engine.estimates.shape import Shape
+from engine.estimates.throughput import mfu, scaling
 from engine.estimates.trace import Figure, figure, tidy
 
 TrainMethod = Literal["full", "pretrain", "lora", "qlora"]
@@ -58,6 +59,8 @@ def estimate_training(
     method: TrainMethod = "pretrain",
     tokens_b: float | None = None,
     gpus: int = 1,
+    nodes: int = 1,
+    network: Network | None = None,
     checkpointing: bool = False,
     prices_usd_per_gpu_hour: Sequence[float] = (),
 ) -> TrainingEstimate:
@@ -67,14 +70,16 @@ def estimate_training(
     k = policy.flops_per_param_token[method]
     flops = k.value * shape.compute_params_b * 1e9 * tokens * 1e9
     slowdown = 1 + (policy.checkpointing_time_overhead.value if checkpointing else 0.0)
-    mfu = policy.mfu
+    per_node = max(1, gpus // max(1, nodes))
+    eff = scaling(policy, gpu, per_node, nodes, network)
     peak = gpu.training_tflops * 1e12
+    util = {level: mfu(gpu, method, policy, level) for level in ("low", "expected", "high")}
 
-    def hours(util: float) -> float:
-        return flops / (peak * util) / 3600 * slowdown
+    def hours(level: str) -> float:
+        return flops / (peak * util[level] * eff) / 3600 * slowdown
 
-    gpu_hours = Span(low=tidy(hours(mfu.high), 1), expected=tidy(hours(mfu.expected), 1),
-                     high=tidy(hours(mfu.low), 1))
+    gpu_hours = Span(low=tidy(hours("high"), 1), expected=tidy(hours("expected"), 1),
+                     high=tidy(hours("low"), 1))
     days = Span(low=tidy(gpu_hours.low / gpus / 24, 2),
                 expected=tidy(gpu_hours.expected / gpus / 24, 2),
                 high=tidy(gpu_hours.high / gpus / 24, 2))
@@ -83,9 +88,11 @@ def estimate_training(
                         * 1e9, D=tokens * 1e9),
         "gpu_hours": figure(
             gpu_hours.expected, "GPU-hours",
-            "FLOPs ÷ (peak TFLOPS × 1e12 × MFU) ÷ 3600 × (1 + checkpointing overhead)",
-            [*mfu.sources, *gpu.sources], peak_tflops=gpu.training_tflops,
-            mfu_low=mfu.low, mfu_expected=mfu.expected, mfu_high=mfu.high, slowdown=slowdown,
+            "FLOPs ÷ (dense TFLOPS × 1e12 × MFU × scaling efficiency) ÷ 3600 × (1 + "
+            "checkpointing overhead)",
+            [*policy.mfu[method].sources, *gpu.sources], peak_tflops=gpu.training_tflops,
+            mfu_low=util["low"], mfu_expected=util["expected"], mfu_high=util["high"],
+            scaling=eff, slowdown=slowdown,
         ),
     }
     price, cost = _cost(gpu_hours, prices_usd_per_gpu_hour, policy)

@@ -1,133 +1,200 @@
-"""Owning vs renting: cost over the hardware's life by busy hours a year, break-even marked.
+"""Owning vs renting: cost a year by the year's work, the break-even and the team's work marked.
 
-The curves come straight from the ``break_even_hours`` trace (purchase, upkeep, running
-cost and like-for-like rent per hour, amortisation years), so the picture and the number
-always agree: the lines cross exactly at ``break_even_hours``.
+The two lines are the pick and the best configuration on the other side, written as fixed cost
+a year + cost per unit of work (the ``break_even_hours`` trace), so the picture and the number
+always agree: the lines cross exactly at the break-even.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape
 
 from engine.errors import InputError
+
+CHART_SUFFIXES = (".svg", ".png")
 
 
 @dataclass(frozen=True)
 class CostCurves:
-    """Cost over ``years`` at h busy hours a year: own = fixed + running·h·years, rent =
-    rent·h·years."""
+    """Cost a year at x units of work: own = fixed + per unit · x, rent likewise."""
 
-    fixed_usd: float
-    years: float
-    running_usd_per_hour: float
-    rent_usd_per_hour: float
-    break_even_hours: float
-    planned_hours_per_year: float
-    local_label: str
-    cloud_label: str
+    own_fixed_usd: float
+    own_usd_per_unit: float
+    rent_fixed_usd: float
+    rent_usd_per_unit: float
+    break_even: float
+    planned: float
+    unit: str
+    own_label: str
+    rent_label: str
 
-    def own(self, hours: float) -> float:
-        """Cost of owning over the hardware's life at ``hours`` busy hours a year."""
-        return self.fixed_usd + self.running_usd_per_hour * hours * self.years
+    def own(self, x: float) -> float:
+        """Owning's cost a year at ``x`` units of work."""
+        return self.own_fixed_usd + self.own_usd_per_unit * x
 
-    def rent(self, hours: float) -> float:
-        """Cost of renting the same work over the same years."""
-        return self.rent_usd_per_hour * hours * self.years
+    def rent(self, x: float) -> float:
+        """Renting's cost a year for the same work."""
+        return self.rent_fixed_usd + self.rent_usd_per_unit * x
 
     @property
-    def max_hours(self) -> float:
-        """A horizon that shows the crossing and the team's yearly hours."""
-        return max(self.break_even_hours * 2, self.planned_hours_per_year * 1.2, 100.0)
+    def max_x(self) -> float:
+        """A horizon that shows the crossing and the team's work."""
+        return max(self.break_even * 2, self.planned * 1.2, 1.0)
 
 
-def curves_from(facts: Mapping[str, Any], traces: Mapping[str, Any]) -> CostCurves | None:
-    """The curves of a decision (None when owning never breaks even)."""
-    trace = traces.get("break_even_hours")
-    if not trace or facts.get("break_even_hours") is None:
+def curves_from(decision: Any) -> CostCurves | None:
+    """The curves of a decision (None when owning never catches up with renting)."""
+    trace = decision.estimates["traces"].get("break_even_hours")
+    if not trace:
         return None
-    inputs = trace["inputs"]
-    fixed = inputs["purchase_usd"] * (1 + inputs["maintenance"] * inputs["years"])
+    i = trace["inputs"]
     return CostCurves(
-        fixed_usd=fixed,
-        years=inputs["years"],
-        running_usd_per_hour=inputs["running_usd_per_hour"],
-        rent_usd_per_hour=inputs["equivalent_rent_usd_per_hour"],
-        break_even_hours=float(facts["break_even_hours"]),
-        planned_hours_per_year=float(facts.get("hours_per_year") or 0),
-        local_label=(f"own {facts.get('local_gpu_count')}× {facts.get('local_gpu_name')} "
-                     "(cheapest that fits)"),
-        cloud_label=f"rent {facts.get('cloud_offer')} (cheapest offer)",
+        own_fixed_usd=i["own_fixed_usd"], own_usd_per_unit=i["own_usd_per_unit"],
+        rent_fixed_usd=i["rent_fixed_usd"], rent_usd_per_unit=i["rent_usd_per_unit"],
+        break_even=trace["value"],
+        planned=float(decision.estimates["work"]["reference_gpu_hours"]),
+        unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
 
 
 def ascii_chart(curves: CostCurves, width: int = 60, height: int = 12) -> list[str]:
-    """A plain-text chart: 'o' owning, 'r' renting, '*' where they cross, '|' your year."""
-    top = max(curves.own(curves.max_hours), curves.rent(curves.max_hours))
+    """A plain-text chart: 'o' owning, 'r' renting, '*' where they cross, '|' your work."""
+    top = max(curves.own(curves.max_x), curves.rent(curves.max_x), 1.0)
     grid = [[" "] * width for _ in range(height)]
 
     def row(cost: float) -> int:
-        return height - 1 - min(height - 1, round(cost / top * (height - 1)))
+        return height - 1 - min(height - 1, max(0, round(cost / top * (height - 1))))
 
-    year_col = round(curves.planned_hours_per_year / curves.max_hours * (width - 1))
+    you = round(curves.planned / curves.max_x * (width - 1))
     for col in range(width):
-        hours = curves.max_hours * col / (width - 1)
-        if col == year_col:
+        x = curves.max_x * col / (width - 1)
+        if col == you:
             for r in range(height):
                 grid[r][col] = "|"
-        grid[row(curves.rent(hours))][col] = "r"
-        grid[row(curves.own(hours))][col] = "o"
-    be_col = round(curves.break_even_hours / curves.max_hours * (width - 1))
-    grid[row(curves.own(curves.break_even_hours))][min(be_col, width - 1)] = "*"
+        grid[row(curves.rent(x))][col] = "r"
+        grid[row(curves.own(x))][col] = "o"
+    be_col = round(curves.break_even / curves.max_x * (width - 1))
+    grid[row(curves.own(curves.break_even))][min(be_col, width - 1)] = "*"
     label_width = len(f"${top:,.0f}")
     lines = []
     for r, cells in enumerate(grid):
         label = f"${top:,.0f}" if r == 0 else ("$0" if r == height - 1 else "")
         lines.append(f"{label:>{label_width}} ┤{''.join(cells)}")
-    axis = f"{'':>{label_width}} └{'─' * width}"
-    ticks = f"{'':>{label_width}}  0 h/yr{f'{curves.max_hours:,.0f} h/yr':>{width - 6}}"
-    lines += [axis, ticks,
-              f"o {curves.local_label}",
-              f"r {curves.cloud_label}, for the same work",
-              f"* break-even at {curves.break_even_hours:,.0f} h/year   | your "
-              f"{curves.planned_hours_per_year:,.0f} h/year"]
+    lines += [f"{'':>{label_width}} └{'─' * width}",
+              f"{'':>{label_width}}  0{f'{curves.max_x:,.0f}':>{width - 1}}",
+              f"x: {curves.unit}; y: cost a year",
+              f"o {curves.own_label}",
+              f"r {curves.rent_label}, for the same work",
+              f"* break-even at {curves.break_even:,.0f}   | your {curves.planned:,.0f}"]
     return lines
 
 
-def write_chart(curves: CostCurves, path: Path) -> None:
-    """Save the chart as SVG or PNG (by extension) with matplotlib, imported only here."""
-    if path.suffix.lower() not in (".svg", ".png"):
+def check_chart_path(path: Path) -> None:
+    """Refuse a chart target before any work is done: its kind, folder, and for PNG the
+    plotting library."""
+    suffix = path.suffix.lower()
+    if suffix not in CHART_SUFFIXES:
         raise InputError("expected a .svg or .png file name", path=str(path), field="--chart")
+    if path.is_dir():
+        raise InputError("is a directory, expected a file name", path=str(path),
+                         field="--chart")
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise InputError(f"folder {folder} does not exist", path=str(path), field="--chart")
+    if suffix == ".png":
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise InputError("PNG needs matplotlib: pip install 'gpu-advisor[chart]' (or "
+                             "write .svg, which needs nothing)", field="--chart") from None
+
+
+def write_chart(curves: CostCurves, path: Path) -> None:
+    """Save the chart as SVG (written directly) or PNG (matplotlib)."""
+    check_chart_path(path)
     try:
-        import matplotlib
-    except ImportError:
-        raise InputError("needs matplotlib: pip install 'gpu-advisor[chart]'",
+        if path.suffix.lower() == ".svg":
+            path.write_text(svg_chart(curves), encoding="utf-8")
+        else:
+            _png(curves, path)
+    except OSError as exc:
+        raise InputError(f"cannot write ({exc.strerror})", path=str(path),
                          field="--chart") from None
+
+
+def svg_chart(curves: CostCurves, width: int = 720, height: int = 420) -> str:
+    """The chart as a standalone SVG document (no plotting library needed)."""
+    left, right, top_pad, bottom = 80, 20, 40, 110
+    w, h = width - left - right, height - top_pad - bottom
+    top = max(curves.own(curves.max_x), curves.rent(curves.max_x), 1.0)
+
+    def px(x: float) -> float:
+        return left + x / curves.max_x * w
+
+    def py(cost: float) -> float:
+        return top_pad + h - cost / top * h
+
+    def line(f: Any, colour: str) -> str:
+        points = " ".join(f"{px(x):.1f},{py(f(x)):.1f}"
+                          for x in (curves.max_x * i / 100 for i in range(101)))
+        return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}"/>'
+
+    be_x, be_y = px(curves.break_even), py(curves.own(curves.break_even))
+    you = px(curves.planned)
+    text = [
+        f'<text x="{left}" y="24" font-size="16" font-weight="bold">Owning vs renting</text>',
+        f'<line x1="{left}" y1="{top_pad + h}" x2="{left + w}" y2="{top_pad + h}" '
+        'stroke="black"/>',
+        f'<line x1="{left}" y1="{top_pad}" x2="{left}" y2="{top_pad + h}" stroke="black"/>',
+        f'<text x="{left - 6}" y="{top_pad + 4}" text-anchor="end" font-size="11">'
+        f'${top:,.0f}</text>',
+        f'<text x="{left - 6}" y="{top_pad + h}" text-anchor="end" font-size="11">$0</text>',
+        f'<text x="{left + w}" y="{top_pad + h + 16}" text-anchor="end" font-size="11">'
+        f'{curves.max_x:,.0f}</text>',
+        f'<text x="{left}" y="{top_pad + h + 16}" font-size="11">0</text>',
+        f'<text x="{left + w / 2}" y="{top_pad + h + 32}" text-anchor="middle" font-size="12">'
+        f'{escape(curves.unit)}</text>',
+        line(curves.own, "#1f77b4"), line(curves.rent, "#d62728"),
+        f'<line x1="{you:.1f}" y1="{top_pad}" x2="{you:.1f}" y2="{top_pad + h}" stroke="grey" '
+        'stroke-dasharray="4 3"/>',
+        f'<circle cx="{be_x:.1f}" cy="{be_y:.1f}" r="4" fill="black"/>',
+        f'<text x="{be_x + 6:.1f}" y="{be_y - 6:.1f}" font-size="11">break-even '
+        f'{curves.break_even:,.0f}</text>',
+    ]
+    legend = [("#1f77b4", curves.own_label), ("#d62728", f"{curves.rent_label}, same work"),
+              ("grey", f"your work: {curves.planned:,.0f}")]
+    for n, (colour, label) in enumerate(legend):
+        y = top_pad + h + 52 + n * 18
+        text.append(f'<rect x="{left}" y="{y - 9}" width="14" height="4" fill="{colour}"/>'
+                    f'<text x="{left + 20}" y="{y - 4}" font-size="12">{escape(label)}</text>')
+    body = "\n".join(text)
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif">\n'
+            f'<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
+
+
+def _png(curves: CostCurves, path: Path) -> None:
+    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    hours = [curves.max_hours * i / 200 for i in range(201)]
+    xs = [curves.max_x * i / 200 for i in range(201)]
     fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(hours, [curves.own(h) for h in hours], label=curves.local_label)
-    ax.plot(hours, [curves.rent(h) for h in hours], label=f"{curves.cloud_label} (same work)")
-    ax.axvline(curves.planned_hours_per_year, linestyle=":", color="grey",
-               label=f"your {curves.planned_hours_per_year:,.0f} h/year")
-    ax.plot([curves.break_even_hours], [curves.own(curves.break_even_hours)], "o", color="black")
-    ax.annotate(f"break-even {curves.break_even_hours:,.0f} h/year",
-                (curves.break_even_hours, curves.own(curves.break_even_hours)),
-                textcoords="offset points", xytext=(8, -14))
-    ax.set_xlabel("busy hours a year")
-    ax.set_ylabel(f"cost over {curves.years:g} years (USD)")
-    ax.set_title("Owning vs renting")
-    ax.legend(loc="upper left", fontsize="small")
-    fig.tight_layout()
     try:
-        fig.savefig(path, metadata={"Date": None} if path.suffix.lower() == ".svg" else None)
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", path=str(path),
-                         field="--chart") from None
+        ax.plot(xs, [curves.own(x) for x in xs], label=curves.own_label)
+        ax.plot(xs, [curves.rent(x) for x in xs], label=f"{curves.rent_label} (same work)")
+        ax.axvline(curves.planned, linestyle=":", color="grey",
+                   label=f"your work: {curves.planned:,.0f}")
+        ax.plot([curves.break_even], [curves.own(curves.break_even)], "o", color="black")
+        ax.set_xlabel(curves.unit)
+        ax.set_ylabel("cost a year (USD)")
+        ax.set_title("Owning vs renting")
+        ax.legend(loc="upper left", fontsize="small")
+        fig.tight_layout()
+        fig.savefig(path)
     finally:
         plt.close(fig)

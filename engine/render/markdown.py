@@ -6,54 +6,75 @@ from engine.recommend import Decision
 from engine.render.chart import ascii_chart, curves_from
 from engine.render.summary import (
     AXIS_TITLES,
+    SCORE_LEGEND,
     applies,
-    config_name,
+    break_even_line,
+    cells,
+    headers,
+    cheaper_line,
+    excluded_line,
     headline,
     memory_line,
+    purchase_line,
+    revision_note,
     runner_up,
+    table_rows,
     top_reasons,
-    usd,
+    with_days,
+    work_line,
 )
 from engine.rulebook import Rulebook
+
+_SIGN_WORD = {"+": "for", "−": "against", "✗": "excluded"}
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|")
 
 
 def render_markdown(decision: Decision, book: Rulebook) -> str:
     """The decision as a Markdown document."""
     lines = [f"# {headline(decision)}", ""]
-    lines.append(memory_line(decision))
+    lines += [t for t in (purchase_line(decision), work_line(decision), memory_line(decision),
+                          break_even_line(decision)) if t]
     lines += ["", "## Decisions", ""]
     for axis, title in AXIS_TITLES.items():
         result = decision.decisions[axis]
         if not applies(decision, axis):
             continue
         other = runner_up(result)
-        lines.append(f"### {title}: {result.choice or '—'}" + (f" (next: {other})" if other
-                                                                else ""))
-        lines.append("")
+        lines += [f"### {title}: {result.choice or '—'}" + (f" (next: {other})" if other
+                                                             else ""), ""]
+        revised = revision_note(result)
+        if revised:
+            lines.append(f"- **{revised}**")
         for sign, text, sources, rule in top_reasons(result):
-            lines.append(f"- {sign} {text} *[{rule}; {', '.join(sources)}]*")
+            lines.append(f"- ({_SIGN_WORD[sign]}) {text} *[{rule}; {', '.join(sources)}]*")
         lines.append("")
-    hw = decision.hardware
-    if hw.choice is not None:
-        lines += ["## Hardware", "", "| | configuration | where | GB/GPU need/has | up front | "
-                  "per year |", "|---|---|---|---:|---:|---:|"]
-        for mark, cand in [("→", hw.choice), *(("", c) for c in hw.alternatives)]:
-            where = cand.where if cand.where == "local" else f"{cand.provider} {cand.pricing}"
-            lines.append(f"| {mark} | {config_name(cand)} | {where} | "
-                         f"{cand.vram_needed_gb:.1f}/{cand.vram_total_gb / cand.count:g} | "
-                         f"{usd(cand.cost.upfront_usd)} | {usd(cand.cost.per_year_usd)} |")
+    rows = table_rows(decision)
+    if rows:
+        days = with_days(decision)
+        titles = headers(days)
+        lines += ["## Hardware", "", "Cost for your year's work; → marks the pick.", "",
+                  "| | " + " | ".join(titles) + " |",
+                  "|---|---|---|" + "---:|" * (len(titles) - 2)]
+        for mark, cand in rows:
+            lines.append(f"| {mark} | " + " | ".join(_cell(c) for c in cells(cand, days)) + " |")
+        lines.append("")
+        lines += [f"{t}" for t in (cheaper_line(decision), excluded_line(decision)) if t]
         lines.append("")
     if decision.warnings:
         lines += ["## Warnings", ""]
-        lines += [f"- **{w.severity}** {w.text} *[{w.id}; {w.rule}]*" for w in decision.warnings]
+        lines += [f"- **{w.severity}**: {w.text} *[{w.id}; {w.rule}]*" for w in decision.warnings]
         lines.append("")
     if decision.strategies:
         lines += ["## Strategies", ""]
         lines += [f"- {s.text} *[{s.id}]*" for s in decision.strategies]
         lines.append("")
-    curves = curves_from(decision.facts, decision.estimates["traces"])
+    curves = curves_from(decision)
     if curves is not None:
         lines += ["## Owning vs renting", "", "```", *ascii_chart(curves), "```", ""]
-    lines.append(f"*decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
-                 f"catalog {decision.catalog['hash'][:12]}*")
+    lines += [f"*{SCORE_LEGEND}*", "",
+              f"*decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
+              f"catalog {decision.catalog['hash'][:12]}*"]
     return "\n".join(lines) + "\n"

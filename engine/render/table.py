@@ -50,7 +50,7 @@ def print_clean(*renderables: Any) -> None:
     sys.stdout.flush()
 
 
-def fmt_gb(value: float) -> str:
+def fmt_gib(value: float) -> str:
     """``12.3 GB``."""
     return f"{value:,.1f} GB"
 

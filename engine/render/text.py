@@ -13,13 +13,22 @@ from engine.recommend import Decision
 from engine.render.chart import ascii_chart, curves_from
 from engine.render.summary import (
     AXIS_TITLES,
+    SCORE_LEGEND,
     applies,
-    config_name,
+    break_even_line,
+    cells,
+    headers,
+    cheaper_line,
+    excluded_line,
     headline,
     memory_line,
+    purchase_line,
+    revision_note,
     runner_up,
+    table_rows,
     top_reasons,
-    usd,
+    with_days,
+    work_line,
 )
 from engine.render.table import console
 from engine.rulebook import Rulebook
@@ -46,12 +55,35 @@ def render_text(decision: Decision, book: Rulebook) -> None:
     sys.stdout.flush()
 
 
-def _render(out: Any, decision: Decision) -> None:
+def _line(out: Any, text: str | None, style: str = "") -> None:
     from rich.markup import escape
 
-    out.print(f"[bold]{escape(headline(decision))}[/bold]")
-    out.print(escape(memory_line(decision)))
+    if text:
+        out.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+
+
+def _render(out: Any, decision: Decision) -> None:
+    _line(out, headline(decision), "bold")
+    for text in (purchase_line(decision), work_line(decision), memory_line(decision),
+                 break_even_line(decision)):
+        _line(out, text)
     out.print()
+    _decisions(out, decision)
+    _hardware(out, decision)
+    _notes(out, decision)
+    curves = curves_from(decision)
+    if curves is not None:
+        out.print("[bold]Owning vs renting[/bold] (cost a year by the year's work)")
+        for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
+            _line(out, line)
+    _line(out, SCORE_LEGEND, "dim")
+    _line(out, f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
+               f"catalog {decision.catalog['hash'][:12]}", "dim")
+
+
+def _decisions(out: Any, decision: Decision) -> None:
+    from rich.markup import escape
+
     for axis, title in AXIS_TITLES.items():
         result = decision.decisions[axis]
         if not applies(decision, axis):
@@ -60,11 +92,44 @@ def _render(out: Any, decision: Decision) -> None:
         tail = f"  [dim](next: {escape(other)})[/dim]" if other else ""
         out.print(f"[bold]{title}: {escape(result.choice or '—')}[/bold]{tail}")
         grid = _grid()
-        for sign, text, sources, rule in top_reasons(result):
-            grid.add_row(f" {sign}", f"{escape(text)} [dim]\\[{rule}; "
+        revised = revision_note(result)
+        if revised:
+            grid.add_row(" !", escape(revised))
+        reasons = top_reasons(result)
+        prefix = f"{result.revised_from}: " if revised else ""
+        for sign, text, sources, rule in reasons:
+            grid.add_row(f" {sign}", f"{escape(prefix + text)} [dim]\\[{rule}; "
                                      f"{escape(', '.join(sources))}][/dim]")
+        if not reasons and not revised:
+            grid.add_row(" ·", "No rule preferred an option: the first in the declared order.")
         out.print(grid)
-    _hardware(out, decision)
+
+
+def _hardware(out: Any, decision: Decision) -> None:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = table_rows(decision)
+    if not rows:
+        return
+    days = with_days(decision)
+    table = Table(title="Hardware (cost for your year's work; → the pick)", box=box.SIMPLE_HEAD,
+                  title_justify="left", title_style="bold", pad_edge=False, padding=(0, 1))
+    table.add_column("", no_wrap=True)
+    for i, col in enumerate(headers(days)):
+        table.add_column(col, justify="left" if i < 2 else "right", overflow="fold",
+                         no_wrap=i == 0)
+    for mark, cand in rows:
+        table.add_row(mark, *(escape(c) for c in cells(cand, days)))
+    out.print(table)
+    for text in (cheaper_line(decision), excluded_line(decision)):
+        _line(out, text, "dim")
+
+
+def _notes(out: Any, decision: Decision) -> None:
+    from rich.markup import escape
+
     if decision.warnings:
         out.print("[bold]Warnings[/bold]")
         grid = _grid()
@@ -80,35 +145,3 @@ def _render(out: Any, decision: Decision) -> None:
         for s in decision.strategies:
             grid.add_row(" •", f"{escape(s.text)} [dim]\\[{s.id}][/dim]")
         out.print(grid)
-    curves = curves_from(decision.facts, decision.estimates["traces"])
-    if curves is not None:
-        out.print("[bold]Owning vs renting[/bold] (cost over three years by busy hours a year)")
-        for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
-            out.print(escape(line), highlight=False)
-    out.print(f"[dim]decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
-              f"catalog {decision.catalog['hash'][:12]}[/dim]")
-
-
-def _hardware(out: Any, decision: Decision) -> None:
-    from rich import box
-    from rich.markup import escape
-    from rich.table import Table
-
-    hw = decision.hardware
-    if hw.choice is None:
-        return
-    table = Table(title="Hardware", box=box.SIMPLE_HEAD, title_justify="left",
-                  title_style="bold")
-    for col, right in (("", False), ("configuration", False), ("where", False),
-                       ("GB/GPU need/has", True), ("up front", True), ("per year", True)):
-        table.add_column(col, justify="right" if right else "left", overflow="fold")
-    for mark, cand in [("→", hw.choice), *(("", c) for c in hw.alternatives)]:
-        where = cand.where if cand.where == "local" else f"{cand.provider} {cand.pricing}"
-        table.add_row(mark, escape(config_name(cand)), escape(where),
-                      f"{cand.vram_needed_gb:.1f}/{cand.vram_total_gb / cand.count:g}",
-                      usd(cand.cost.upfront_usd), usd(cand.cost.per_year_usd))
-    out.print(table)
-    if hw.excluded:
-        reason = next((r.text for r in hw.excluded[0].reasons if r.effect == "exclude"), "")
-        out.print(f"[dim]{len(hw.excluded)} of {hw.considered} configurations excluded, "
-                  f"e.g. {escape(reason)}[/dim]")

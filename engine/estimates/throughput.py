@@ -1,0 +1,76 @@
+"""How fast a configuration does training work: dense peak × MFU × multi-GPU scaling.
+
+Every configuration is priced for the same work (FLOPs), so what separates a slow cheap GPU
+from a fast dear one is its effective throughput: the card's dense 16-bit peak, the share of it
+training reaches for this method on this class of card (MFU), the efficiency lost when gradients
+cross PCIe, NVLink or a network, and the recomputation gradient checkpointing adds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from engine.catalog.models import Gpu, Link, MethodGroup, Network, Policy
+from engine.estimates.trace import Figure, figure
+
+Level = Literal["low", "expected", "high"]
+
+
+def mfu(gpu: Gpu, method: MethodGroup, policy: Policy, level: Level = "expected") -> float:
+    """Model FLOPs utilisation of ``method`` on ``gpu``: the policy's figure for the method,
+    scaled for the card's class (and for ROCm on AMD cards)."""
+    factor = policy.mfu_form_factor[gpu.form].value
+    if gpu.vendor == "amd":
+        factor *= policy.rocm_mfu_factor.value
+    base: float = getattr(policy.mfu[method], level)
+    return base * factor
+
+
+def link_within(gpu: Gpu, gpus_in_node: int) -> Link:
+    """How the GPUs of one box or instance exchange gradients."""
+    if gpu.nvlink and (gpu.socket != "pcie" or gpus_in_node <= 2):
+        return "nvlink"  # SXM/OAM baseboards; PCIe cards only pair up over a bridge
+    return "pcie-consumer" if gpu.form == "consumer" else "pcie"
+
+
+def scaling(policy: Policy, gpu: Gpu, gpus_in_node: int, nodes: int,
+            network: Network | None) -> float:
+    """Share of linear speed-up kept: a policy efficiency per doubling of GPUs in a node, and
+    per doubling of nodes over the network between them."""
+    efficiency = 1.0
+    if gpus_in_node > 1:
+        within = policy.scaling_efficiency[link_within(gpu, gpus_in_node)].value
+        efficiency *= within ** math.log2(gpus_in_node)
+    if nodes > 1:
+        between = policy.scaling_efficiency[network or "ethernet"].value
+        efficiency *= between ** math.log2(nodes)
+    return efficiency
+
+
+def effective_tflops(gpu: Gpu, count: int, nodes: int, network: Network | None,
+                     method: MethodGroup, checkpointing: bool, policy: Policy) -> Figure:
+    """Useful (model) TFLOPS of ``count`` × ``gpu`` in ``nodes`` nodes, for ``method``."""
+    per_node = max(1, count // max(1, nodes))
+    util = mfu(gpu, method, policy)
+    eff = scaling(policy, gpu, per_node, nodes, network)
+    recompute = 1 + (policy.checkpointing_time_overhead.value if checkpointing else 0.0)
+    value = count * gpu.training_tflops * util * eff / recompute
+    sources = [*gpu.sources, *policy.mfu[method].sources,
+               *policy.mfu_form_factor[gpu.form].sources]
+    if count > 1:
+        sources += policy.scaling_efficiency[link_within(gpu, per_node)].sources
+    if checkpointing:
+        sources += policy.checkpointing_time_overhead.sources
+    return figure(
+        value, "TFLOPS",
+        "GPUs × dense TFLOPS × MFU (method, card class) × scaling efficiency ÷ (1 + "
+        "checkpointing recomputation)",
+        sources, gpus=count, nodes=nodes, dense_tflops=gpu.training_tflops, mfu=util,
+        scaling=eff, recompute=recompute,
+    )
+
+
+def hours_for(flops: float, tflops: float) -> float:
+    """Wall-clock hours ``flops`` of work take at ``tflops`` useful TFLOPS."""
+    return flops / (tflops * 1e12) / 3600
