@@ -25,7 +25,7 @@ class GpuFit(BaseModel):
 
     gpu: str
     name: str
-    vram_gb: float
+    vram_gib: float
     gpus_needed: int | None
 
 
@@ -75,43 +75,56 @@ def training_report(catalog: Catalog, shape: Shape, gpu_id: str, *, gpus: int = 
 def fits_table(catalog: Catalog, report: MemoryReport) -> list[GpuFit]:
     """Per GPU, sorted by VRAM: how many are needed."""
     rows = [
-        GpuFit(gpu=g.id, name=g.name, vram_gb=g.vram_gb, gpus_needed=report.fits[g.id])
+        GpuFit(gpu=g.id, name=g.name, vram_gib=round(g.vram_gib, 2), gpus_needed=report.fits[g.id])
         for g in catalog.gpus.values()
     ]
-    return sorted(rows, key=lambda r: (r.vram_gb, r.gpu))
+    return sorted(rows, key=lambda r: (r.vram_gib, r.gpu))
 
 
 class CostReport(BaseModel):
-    """Owning vs renting one configuration, like for like."""
+    """Owning vs renting one configuration for the same work."""
 
     model_config = ConfigDict(frozen=True, defer_build=True)
 
     gpu: str
     gpus: int
     hours_per_year: float
+    platform: str | None
     offer: str | None
     purchase_usd: float | None
-    local_tco_usd: float | None
-    local_per_year_usd: float | None
-    cloud_usd_per_gpu_hour: float | None
-    cloud_per_year_usd: float | None
+    own_fixed_usd_year: float | None
+    own_running_usd_year: float | None
+    own_usd_year: float | None
+    rent_gpu_hours: float | None
+    rent_usd_per_gpu_hour: float | None
+    rent_usd_year: float | None
     break_even_hours_per_year: float | None
-    payback_hours: float | None
+    payback_years: float | None
     trace: dict[str, Figure]
 
 
 def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year: float,
                 electricity_usd_per_kwh: float | None = None,
                 offer_id: str | None = None) -> CostReport:
-    """Owning ``gpus`` × ``gpu_id`` vs renting the cheapest (or given) offer of the same GPU."""
-    from engine.estimates.cost import break_even_hours, cloud_cost, local_tco, purchase_cost
+    """Owning ``gpus`` × ``gpu_id`` busy ``hours_per_year`` hours against renting the
+    cheapest (or given) offer for the same work (its GPUs' throughput taken into account)."""
+    from engine.estimates.cost import (
+        break_even,
+        owning_cost,
+        owning_fixed_per_year,
+        platform_for,
+        purchase_cost,
+        renting_cost,
+        running_cost_per_hour,
+    )
+    from engine.estimates.throughput import effective_tflops
     from engine.validation import did_you_mean
 
     gpu = catalog.gpu(gpu_id)
     policy = catalog.policy
     kwh = policy.electricity_usd_per_kwh.value if electricity_usd_per_kwh is None else (
         electricity_usd_per_kwh)
-    offers = [o for o in catalog.offers if o.gpu == gpu.id]
+    offers = [o for o in catalog.offers if o.gpu == gpu.id and o.market is None]
     if offer_id is not None:
         offers = [o for o in catalog.offers if o.id == offer_id]
         if not offers:
@@ -120,28 +133,43 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
                              field="--offer")
     offer = min(offers, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.id)) if offers else None
     trace: dict[str, Figure] = {}
-    buy = tco = per_year = None
-    if gpu.purchase is not None:
-        buy_fig = purchase_cost(gpu, gpus, policy)
-        tco_fig = local_tco(gpu, gpus, hours_per_year, kwh, policy)
-        trace.update(purchase=buy_fig, local_tco=tco_fig)
-        buy, tco = buy_fig.value, tco_fig.value
-        per_year = tco / policy.amortisation_years.value
-    rent = rent_year = be_year = payback = None
+    home = platform_for(gpu, gpus, catalog.platforms) if gpu.purchase is not None else None
+    own = fixed = running_year = buy = None
+    running_hour = 0.0
+    if home is not None:
+        platform, boxes = home
+        buy_fig = purchase_cost(gpu, gpus, platform, boxes, policy)
+        fixed_fig = owning_fixed_per_year(buy_fig, gpu, policy)
+        run_fig = running_cost_per_hour(gpu, gpus, platform, boxes, kwh, policy)
+        own_fig = owning_cost(fixed_fig, run_fig, hours_per_year)
+        trace.update(purchase=buy_fig, own_fixed=fixed_fig, running=run_fig, own=own_fig)
+        buy, fixed, own = buy_fig.value, fixed_fig.value, own_fig.value
+        running_hour = run_fig.value
+        running_year = run_fig.value * hours_per_year
+    rent = rate = rent_hours = be = payback = None
     if offer is not None:
-        rent = offer.on_demand_usd_per_gpu_hour
-        year = cloud_cost(rent, gpus, hours_per_year, policy)
-        trace["cloud_cost"] = year
-        rent_year = year.value
-        if gpu.purchase is not None:
-            cloud_gpu = catalog.gpus[offer.gpu]
-            be = break_even_hours(gpu, gpus, cloud_gpu, rent, kwh, policy)
-            if be is not None:
-                trace["payback_hours"] = be
-                payback = round(be.value)
-                be_year = round(be.value / policy.amortisation_years.value)
+        rented = catalog.gpus[offer.gpu]
+        ratio = (effective_tflops(gpu, 1, 1, None, "full", False, policy).value
+                 / effective_tflops(rented, 1, 1, None, "full", False, policy).value)
+        rent_hours = hours_per_year * gpus * ratio
+        rate = offer.on_demand_usd_per_gpu_hour + (offer.vm_usd_per_instance_hour or 0.0)
+        rent_fig = renting_cost(rate, 1, 0, 0.0, rent_hours, "on-demand", policy,
+                                sources=offer.sources)
+        trace["rent"] = rent_fig
+        rent = rent_fig.value
+        if fixed is not None and hours_per_year > 0:
+            line = break_even(fixed, running_hour, 0.0, rent / hours_per_year,
+                              unit="busy hours/year", sources=rent_fig.sources,
+                              own_label=f"{gpus}× {gpu.label}", rent_label=offer.id)
+            if line is not None:
+                trace["break_even"] = line
+                be = round(line.value)
+            saving = rent - (running_year or 0.0)
+            payback = buy / saving if buy is not None and saving > 0 else None
     return CostReport(gpu=gpu.id, gpus=gpus, hours_per_year=hours_per_year,
-                      offer=offer.id if offer else None, purchase_usd=buy, local_tco_usd=tco,
-                      local_per_year_usd=per_year, cloud_usd_per_gpu_hour=rent,
-                      cloud_per_year_usd=rent_year, break_even_hours_per_year=be_year,
-                      payback_hours=payback, trace=trace)
+                      platform=home[0].id if home else None, offer=offer.id if offer else None,
+                      purchase_usd=buy, own_fixed_usd_year=fixed,
+                      own_running_usd_year=running_year, own_usd_year=own,
+                      rent_gpu_hours=rent_hours, rent_usd_per_gpu_hour=rate,
+                      rent_usd_year=rent, break_even_hours_per_year=be,
+                      payback_years=payback, trace=trace)

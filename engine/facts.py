@@ -122,7 +122,7 @@ def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
         facts.put(f"vram_{method}_gib", estimate.total_gib,
                   catalog.derived(("memory_trace", req), _memory_trace, estimate))
     for method in ("full", "lora", "qlora"):
-        n = needed_on(catalog, memory_request(answers, shape, method), largest)  # type: ignore[arg-type]
+        n = needed_on(catalog, memory_request(answers, shape, method), largest)
         facts.put(f"consumer_gpus_needed_{method}", n)
         facts.put(f"fits_consumer_{method}", n is not None and n <= box)
     lora = facts.values["vram_lora_gib"]

@@ -243,14 +243,14 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
         checks.append(("platforms", platform.id, "price.sources", platform.price.sources,
                        known))
     policy = catalog.policy
-    for name, ref, index in (("reference_gpu", policy.reference_gpu, catalog.gpus),
+    for name, reference, index in (("reference_gpu", policy.reference_gpu, catalog.gpus),
                              ("reference_datacenter_gpu", policy.reference_datacenter_gpu,
                               catalog.gpus),
                              ("reference_api", policy.reference_api,
                               {a.id: a for a in catalog.apis}),
                              ("bare_size_family", policy.bare_size_family,
                               {m.family: m for m in catalog.models.values()})):
-        checks.append(("policy", name, "value", [ref.value], index))
+        checks.append(("policy", name, "value", [reference.value], index))
     for gpu in catalog.gpus.values():
         if gpu.purchase:
             checks.append(("gpus", gpu.id, "purchase.sources", gpu.purchase.sources, known))

@@ -67,7 +67,7 @@ def _clouds_text(cat: Catalog) -> None:
 
     rows = [
         (o.id, o.gpu, usd(o.on_demand_usd_per_gpu_hour), usd(o.spot_usd_per_gpu_hour),
-         usd(o.reserved_usd_per_gpu_hour), o.as_of.isoformat())
+         usd(o.price("reserved")), o.as_of.isoformat())
         for o in sorted(cat.offers, key=lambda o: (o.gpu, o.on_demand_usd_per_gpu_hour))
     ]
     print_table("Cloud offers, $ per GPU-hour (regions: gpu-advisor catalog show ID)",

@@ -62,13 +62,13 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
             for name, gb in report.breakdown.items()]
     rows.append(("peak per GPU", fmt_gib(report.total_gib),
                  f"{report.binding_phase}; range {report.range_gib['low']:.1f}–"
-                 f"{report.range_gib['high']:.1f} GB"))
-    print_table(title, ["component", "GB/GPU", "formula"], rows, right=[1])
-    fit_rows = [(f.gpu, f"{f.vram_gb:g}", "—" if f.gpus_needed is None else f.gpus_needed)
+                 f"{report.range_gib['high']:.1f} GiB"))
+    print_table(title, ["component", "GiB/GPU", "formula"], rows, right=[1])
+    fit_rows = [(f.gpu, f"{f.vram_gib:g}", "—" if f.gpus_needed is None else f.gpus_needed)
                 for f in fits_table(catalog, report)]
     print_table("GPUs needed (sharded, usable VRAM "
                 f"{catalog.policy.usable_vram_fraction.value:.0%})",
-                ["gpu", "VRAM GB", "needed"], fit_rows, right=[1, 2])
+                ["gpu", "VRAM GiB", "needed"], fit_rows, right=[1, 2])
 
 
 @estimate.command("training")
@@ -143,17 +143,25 @@ def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh:
         return
 
     def money(value: float | None) -> str:
-        return "—" if value is None else fmt_usd(value)
+        return "not for sale" if value is None else fmt_usd(value)
 
     rows = [
         ("purchase (cards + platform)", money(report.purchase_usd)),
-        ("owning over the amortisation period", money(report.local_tco_usd)),
-        ("owning per year", money(report.local_per_year_usd)),
-        (f"renting {report.offer or '—'} per year", money(report.cloud_per_year_usd)),
-        ("break-even (busy hours a year)", "—" if report.break_even_hours_per_year is None
-         else f"{report.break_even_hours_per_year:,.0f}"),
-        ("payback (busy hours)", "—" if report.payback_hours is None
-         else f"{report.payback_hours:,.0f}"),
+        ("owning: write-off less resale, upkeep", _per_year(report.own_fixed_usd_year)),
+        ("owning: power and cooling", _per_year(report.own_running_usd_year)),
+        ("owning, all in", _per_year(report.own_usd_year)),
+        (f"renting {report.offer or '(no offer)'}, same work",
+         _per_year(report.rent_usd_year)),
+        ("  GPU-hours rented", "—" if report.rent_gpu_hours is None
+         else f"{report.rent_gpu_hours:,.0f} h at ${report.rent_usd_per_gpu_hour:.2f}"),
+        ("break-even", "owning never costs less" if report.break_even_hours_per_year is None
+         else f"{report.break_even_hours_per_year:,.0f} busy h/year"),
+        ("payback", "never" if report.payback_years is None
+         else f"{report.payback_years:,.1f} years"),
     ]
-    print_table(f"{report.gpus}× {report.gpu} at {report.hours_per_year:,.0f} h/year",
-                ["", "USD"], rows, right=[1])
+    print_table(f"{report.gpus}× {report.gpu}, {report.hours_per_year:,.0f} busy hours a year",
+                ["", "value"], rows, right=[1])
+
+
+def _per_year(value: float | None) -> str:
+    return "—" if value is None else f"{fmt_usd(value)}/year"

@@ -51,8 +51,8 @@ def print_clean(*renderables: Any) -> None:
 
 
 def fmt_gib(value: float) -> str:
-    """``12.3 GB``."""
-    return f"{value:,.1f} GB"
+    """``12.3 GiB``."""
+    return f"{value:,.1f} GiB"
 
 
 def fmt_usd(value: float) -> str:
