@@ -100,25 +100,28 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[Candidate]:
 
 
 # -- counts ------------------------------------------------------------------------------
-def _local_counts(catalog: Catalog, gpu: Gpu) -> Iterator[tuple[int, Platform, int]]:
-    """(cards, platform, boxes) an owned configuration of this card can have."""
+def _local_counts(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
+    """Card counts an owned configuration of this card can have (remembered per catalog)."""
+    return catalog.derived(("local_counts", gpu.id), _counts_for, catalog, gpu)
+
+
+def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
     limit = int(catalog.policy.max_gpus_considered.value)
     homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
     if not homes:
-        return
+        return ()
     single = max(p.max_gpus for p in homes)
     if gpu.form == "consumer":
         single = min(single, int(catalog.policy.max_consumer_gpus_per_box.value))
     step = single if gpu.socket != "pcie" else 1  # SXM/OAM come as whole baseboards
-    for count in range(step, single + 1, step):
-        home = platform_for(gpu, count, catalog.platforms)
-        if home is not None:
-            yield count, *home
+    counts = list(range(step, single + 1, step))
     if any(p.multi_node for p in homes):
-        for count in range(2 * single, limit + 1, single):
-            home = platform_for(gpu, count, catalog.platforms)
-            if home is not None:
-                yield count, *home
+        counts += range(2 * single, limit + 1, single)
+    return tuple(n for n in counts if _home(catalog, gpu, n) is not None)
+
+
+def _home(catalog: Catalog, gpu: Gpu, count: int) -> tuple[Platform, int] | None:
+    return catalog.derived(("home", gpu.id, count), platform_for, gpu, count, catalog.platforms)
 
 
 def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
@@ -167,14 +170,21 @@ def _best_trial(trials: Iterator[_Trial]) -> _Trial | None:
     return fastest or first
 
 
+def _nodes(catalog: Catalog, gpu: Gpu, count: int) -> int:
+    home = _home(catalog, gpu, count)
+    return home[1] if home else 1
+
+
 # -- local ----------------------------------------------------------------------------------
 def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
-    homes = {count: (platform, boxes) for count, platform, boxes in _local_counts(catalog, gpu)}
-    trial = _best_trial(_trial(catalog, sizing, gpu, count, boxes, "infiniband")
-                        for count, (_, boxes) in homes.items())
+    trial = _best_trial(_trial(catalog, sizing, gpu, count, _nodes(catalog, gpu, count),
+                               "infiniband")
+                        for count in _local_counts(catalog, gpu))
     if trial is None:
         return None
-    platform, boxes = homes[trial.count]
+    home = _home(catalog, gpu, trial.count)
+    assert home is not None
+    platform, boxes = home
     policy = catalog.policy
     buy = purchase_cost(gpu, trial.count, platform, boxes, policy)
     fixed = owning_fixed_per_year(buy, gpu, policy)
@@ -252,7 +262,15 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Tr
 
 # -- facts ----------------------------------------------------------------------------------
 def _config_facts(catalog: Catalog, gpu: Gpu, count: int, offer: Offer | None) -> dict[str, Any]:
-    """What the configuration is, independent of the work."""
+    """What the configuration is, independent of the work (built once per catalog)."""
+    found: dict[str, Any] = catalog.derived(
+        ("config_facts", gpu.id, count, offer.id if offer else None), _make_config_facts,
+        catalog, gpu, count, offer)
+    return found
+
+
+def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
+                       offer: Offer | None) -> dict[str, Any]:
     return {
         "gpu": gpu.id,
         "gpu_name": gpu.name,
@@ -319,18 +337,22 @@ def newest_architecture(catalog: Catalog) -> str:
 
 
 def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
-    """Add each candidate's cost relative to the cheapest eligible one, overall and on its
-    side (local or cloud): what the rules compare a preference against."""
-    cheapest: dict[str, float] = {}
+    """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
+    (owned or rented), and among those paid the same way (its side and pricing): what the
+    rules weigh a preference against."""
+    groups = {"cost_vs_cheapest": lambda f: "all",
+              "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
+              "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['pricing']}"}
+    cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if not eligible.get(cand.id, False):
             continue
         cost = float(cand.facts["cost_usd_year"])
-        for key in ("all", str(cand.facts["where"])):
-            cheapest[key] = min(cheapest.get(key, math.inf), cost)
+        for name, key in groups.items():
+            slot = (name, key(cand.facts))
+            cheapest[slot] = min(cheapest.get(slot, math.inf), cost)
     for cand in candidates:
         cost = float(cand.facts["cost_usd_year"])
-        for name, key in (("cost_vs_cheapest", "all"),
-                          ("cost_vs_cheapest_same_side", str(cand.facts["where"]))):
-            base = cheapest.get(key)
+        for name, key in groups.items():
+            base = cheapest.get((name, key(cand.facts)))
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)

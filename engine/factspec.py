@@ -35,8 +35,10 @@ class FactSpec:
     origin: Literal["answer", "derived", "candidate", "set"] = "derived"
     phase: Phase = "request"
     scales_with_work: bool = False
-    """Proportional to the year's work (what-if maps a threshold on it onto the answers that
-    set the work)."""
+    """Proportional to the year's work."""
+    work_level: bool = False
+    """A level of the year's work (in ``work_gpu_hours_per_year`` units) a decision can turn
+    on: what-if probes the answers that set the work at it."""
 
 
 def _d(name: str, type_: FactType, description: str, unit: str | None = None,
@@ -161,9 +163,9 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
-        _d("break_even_hours", "number", "the year's work (GPU-hours of hours_gpu_name) above "
-           "which owning the local configuration costs less than renting the cloud one",
-           "GPU-hours/year"),
+        replace(_d("break_even_hours", "number", "the year's work (GPU-hours of "
+                   "hours_gpu_name) above which owning the local configuration costs less "
+                   "than renting the cloud one", "GPU-hours/year"), work_level=True),
         _d("payback_years", "number", "years for the purchase to pay for itself in saved rent",
            "years"),
     ))
@@ -252,6 +254,9 @@ RANKED: tuple[FactSpec, ...] = (
              "configuration's", origin="candidate", phase="summary"),
     FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
              "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
+    FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
+             "one paid the same way (owned; or rented on demand, spot or reserved)",
+             origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 

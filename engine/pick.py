@@ -39,8 +39,6 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
     for rule_id, cid in sorted(set(firings), key=lambda p: (precedence[p[0]], p[1])):
         entry = scored[cid]
         rule = book.rule(rule_id)
-        if rule in entry.rules:
-            continue
         entry.rules.append(rule)
         excludes, deltas = rule.scoring
         if excludes:

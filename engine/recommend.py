@@ -29,7 +29,7 @@ from engine.decision import (
 from engine.errors import EngineError
 from engine.evaluate import Evaluator
 from engine.facts import Facts, build_facts, durable_fact, method_sized, size
-from engine.factspec import CANDIDATE
+from engine.factspec import CANDIDATE, RANKED
 from engine.pick import hardware, score_candidates
 from engine.resources import bundled_dir
 from engine.rulebook import Rulebook, load_rulebook
@@ -43,8 +43,7 @@ from engine.sides import (
 )
 
 SCHEMA_VERSION = 2
-_CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE) | {
-    "cost_vs_cheapest", "cost_vs_cheapest_same_side"}
+_CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
 
 
 class Decision(BaseModel):
@@ -208,31 +207,33 @@ class Engine:
         values = run.values
         shared = {name: values.get(name) for name in self.compiled.candidate_copies}
         shared.update(choices)
+        reads = self.compiled.reads["candidate"]
+        # what every candidate fact shares, converted and signed once per request
+        common = {**durable_fact(shared, [n for n in reads if n in shared]),
+                  "kind": "candidate"}
+        own = [n for n in reads if n not in shared]
+        facts = []
         for cand in candidates:
             cand.facts.update({k: v for k, v in shared.items() if k not in cand.facts})
-        fired = self._candidate_round(run, candidates, 1)
+            facts.append({**common, **durable_fact(cand.facts, own), "fact_id": cand.id})
+        fired = self._run("candidate", 1, 0, facts, common)
         scored = score_candidates(self.rulebook, fired, candidates)
         with_ratios(candidates, {s.id: not s.excluded for s in scored})
-        fired += self._candidate_round(run, candidates, 2)
+        ratios = [spec.name for spec in RANKED if spec.name in reads]
+        for fact, cand in zip(facts, candidates, strict=True):
+            fact.update(durable_fact(cand.facts, ratios))
+        fired += self._run("candidate", 2, 0, facts, common)
+        run.fired.extend(fired)
         return score_candidates(self.rulebook, fired, candidates)
 
-    def _candidate_round(self, run: _Run, candidates: list[Candidate],
-                         phase: int) -> list[tuple[str, str]]:
-        reads = self.compiled.reads["candidate"]
-        facts = [{**durable_fact(c.facts, reads), "kind": "candidate", "fact_id": c.id}
-                 for c in candidates]
-        fired = self._run("candidate", phase, 0, facts)
-        run.fired.extend(fired)
-        return fired
-
-    def _run(self, kind: str, phase: int, stratum: int,
-             facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    def _run(self, kind: str, phase: int, stratum: int, facts: list[dict[str, Any]],
+             common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
         for ruleset in self.compiled.stratum(kind, phase, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common))
         return fired
 
 

@@ -16,6 +16,7 @@ from engine.answers import Answers, validate_answers
 from engine.catalog.models import Question
 from engine.conditions import FactRef, leaves
 from engine.errors import InputError
+from engine.factspec import DERIVED
 from engine.recommend import Decision, Engine
 
 _EPS = 1e-6
@@ -39,9 +40,15 @@ class Flip:
                 "answer": self.answer, "value": self.value, "current": self.current}
 
 
+WORK_ANSWERS = ("hours_per_year", "runs_per_year", "training_tokens_b")
+"""Answers the year's work is proportional to."""
+
+
 def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]:
-    """Numbers the rules compare ``field`` with (literals, and compared facts' values)."""
-    found: set[float] = set()
+    """Numbers the rules compare ``field`` with (literals, and compared facts' values), and
+    for an answer that sets the work, the value at which the work reaches each level of
+    work a rule could turn on (the break-even)."""
+    found: set[float] = set(_work_levels(field, facts))
     for rule in engine.rulebook.rules:
         for leaf in leaves(rule.condition):
             if leaf.op in ("exists", "is", "in", "not_in"):
@@ -57,6 +64,27 @@ def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]
                 if isinstance(other, (int, float)) and not isinstance(other, bool):
                     found.add(float(other))
     return sorted(found)
+
+
+def _work_levels(field: str, facts: dict[str, Any]) -> list[float]:
+    """``field``'s value at which the year's work equals each work level among the facts
+    (the work is proportional to it)."""
+    if field not in WORK_ANSWERS:
+        return []
+    current = _current(field, facts)
+    work = facts.get("work_gpu_hours_per_year")
+    if not current or not work:
+        return []
+    levels = [facts.get(spec.name) for spec in DERIVED if spec.work_level]
+    return [current * float(level) / float(work) for level in levels
+            if isinstance(level, (int, float)) and level > 0]
+
+
+def _current(field: str, facts: dict[str, Any]) -> float | None:
+    value = facts.get(field)
+    if value is None and field == "runs_per_year" and facts.get("training_tokens_b"):
+        return 1.0
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _probes(question: Question, current: float, marks: Iterable[float]) -> list[float]:
@@ -100,6 +128,8 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
             trial = _with(engine, answers, question.id, value)
             if trial is None:
                 continue
+            if current is None:
+                current = _current(question.id, base.facts)
             decision = engine.recommend(trial, decision_id="whatif")
             for axis, before in choices.items():
                 after = decision.decisions[axis].choice
@@ -155,6 +185,7 @@ def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
 def _candidates(engine: Engine, question: Question, current: Any,
                 facts: dict[str, Any]) -> list[tuple[Any, float]]:
     if question.type in ("int", "float"):
+        current = current if current is not None else _current(question.id, facts)
         if current is None:
             return []
         marks = thresholds(engine, question.id, facts)
@@ -173,10 +204,14 @@ def _distance(current: float, value: float) -> float:
 
 
 def _with(engine: Engine, answers: Answers, field: str, value: Any) -> Answers | None:
+    """The answers with one changed (and those it implies: regions only with region
+    residency, runs only with tokens); None when that is not a valid set of answers."""
     data = answers.model_dump(mode="json")
     data[field] = value
     if field == "data_residency" and value == "region" and not data["allowed_regions"]:
-        data["allowed_regions"] = ["eu"]
+        # the first region the questionnaire offers (catalog/questions.yaml)
+        data["allowed_regions"] = list(engine.catalog.question("allowed_regions").choices
+                                       or [])[:1]
     if field == "data_residency" and value != "region":
         data["allowed_regions"] = []
     try:
