@@ -338,11 +338,12 @@ def newest_architecture(catalog: Catalog) -> str:
 
 def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
-    (owned or rented), and among those paid the same way (its side and pricing): what the
+    (owned or rented), and among its like (same side, kind of provider and pricing): what the
     rules weigh a preference against."""
     groups = {"cost_vs_cheapest": lambda f: "all",
               "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
-              "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['pricing']}"}
+              "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/"
+                                                 f"{f['pricing']}"}
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if not eligible.get(cand.id, False):

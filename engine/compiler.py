@@ -30,13 +30,14 @@ class CompiledRuleset:
 
     name: str
     kind: str
-    phase: int
     stratum: int
     definitions: dict[str, Any]
     rule_ids: tuple[str, ...]
     signer: Signer | None = None
     """What these rules can tell apart in a fact: the key their verdicts are reused under
     (None: every evaluation goes to durable_rules)."""
+    phase: int = 1
+    """The phase of the decision its rules run in (see ``Rule.phase``)."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,9 @@ def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compil
         for index, chunk in enumerate(_chunks(rules)):
             name = f"gpu_advisor_{kind}_{phase}_{stratum}_{index}"
             defs = {rule.id: compile_rule(rule) for rule in chunk}
-            rulesets.append(CompiledRuleset(name, kind, phase, stratum, defs,
+            rulesets.append(CompiledRuleset(name, kind, stratum, defs,
                                             tuple(r.id for r in chunk),
-                                            signer_for(r.condition for r in chunk)))
+                                            signer_for(r.condition for r in chunk), phase))
     copies = frozenset(
         name for rule in book.rules if rule.match == "candidate" for name in rule.reads
         if name not in candidate_fields

@@ -138,7 +138,7 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     )),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
     _d("reserved_to_on_demand_cost_ratio", "number",
-       "best reserved ÷ best on-demand cost for the work"),
+       "the best reservation ÷ the same offer paid on demand, for the work"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
 ))
@@ -255,7 +255,7 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
              "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
     FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
-             "one paid the same way (owned; or rented on demand, spot or reserved)",
+             "one of its like (owned; or rented from the same kind of cloud, same pricing)",
              origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""

@@ -138,7 +138,8 @@ def _axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:
     chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
     top = max(chosen.reasons, key=lambda x: x.weight, default=None) if chosen else None
     if top is None:
-        return axis, f"{label} is {decision.choice}"
+        return axis, (f"{label} is {decision.choice}, the first option in the declared order "
+                      "(no rule preferred another)")
     return top.rule, f"{label} is {decision.choice}: {top.text}"
 
 

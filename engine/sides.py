@@ -78,8 +78,7 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
     if cloud is not None:
         out.update(_side("best_cloud", cloud))
     costs: dict[str, float] = {}
-    for name, options, attr in (("pricing", PRICINGS, "pricing"),
-                                ("kind", KINDS, "kind")):
+    for options, attr in ((PRICINGS, "pricing"), (KINDS, "kind")):
         for option in options:
             found = best(scored, where="cloud", **{attr: option})
             key = option.replace("-", "_")
@@ -87,9 +86,23 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
             if found is not None:
                 costs[key] = float(found.facts["cost_usd_year"])
                 out[f"best_{key}_cost_usd_year"] = costs[key]
-        del name
     out.update(_ratios(costs))
+    out.update(_reservation(scored))
     return out
+
+
+def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
+    """The best reservation against the same offer paid on demand for the same work: below 1
+    the GPUs are busy enough for the reservation to pay."""
+    reserved = best(scored, where="cloud", pricing="reserved")
+    if reserved is None:
+        return {}
+    offer = reserved.facts["offer"]
+    same = [s for s in scored if s.facts["offer"] == offer and s.facts["pricing"] == "on-demand"]
+    if not same or not float(same[0].facts["cost_usd_year"]):
+        return {}
+    ratio = float(reserved.facts["cost_usd_year"]) / float(same[0].facts["cost_usd_year"])
+    return {"reserved_to_on_demand_cost_ratio": tidy(ratio, 3)}
 
 
 def _side(prefix: str, s: Scored) -> dict[str, Any]:
@@ -108,11 +121,10 @@ def _side(prefix: str, s: Scored) -> dict[str, Any]:
 def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     od = costs.get("on_demand")
-    for key in ("spot", "reserved"):
-        if od and key in costs:
-            out[f"{key}_to_on_demand_cost_ratio"] = tidy(costs[key] / od, 3)
+    if od and "spot" in costs:
+        out["spot_to_on_demand_cost_ratio"] = tidy(costs["spot"] / od, 3)
     others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
-    if "hyperscaler" in costs and others:
+    if "hyperscaler" in costs and others and min(others) > 0:
         out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)
     return out
 

@@ -1,6 +1,6 @@
 """The estimators against hand-worked examples from the literature and our own measurements.
 
-The tool's GB is decimal (1e9 bytes), as the "16 GB per billion parameters" rule counts.
+Memory is in GiB (2^30 bytes), the unit GPU memory is sold in: a "24 GB" card holds 24 GiB.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from engine.catalog.models import Constant, Policy, PriceRange
 from engine.errors import CatalogError
 from engine.estimates.cost import (
     api_cost_per_month,
-    break_even_hours,
-    cloud_cost,
-    local_tco,
+    break_even,
+    owning_cost,
+    owning_fixed_per_year,
+    platform_for,
     purchase_cost,
+    renting_cost,
     running_cost_per_hour,
 )
 from engine.estimates.memory import (
@@ -34,7 +36,7 @@ from engine.estimates.memory import (
 from engine.estimates.shape import Shape, resolve_shape, shape_for_params
 from engine.estimates.training import estimate_training
 
-GB = 1e9
+GB = 2**30
 STATES = ("weights", "master_weights", "gradients", "optimizer_states")
 
 
@@ -65,14 +67,15 @@ def mem(catalog: Catalog, shape: Shape, method: Method, *, seq_len: int = 2048,
 def test_zero_paper_mixed_precision_adam_is_16_bytes_per_param(catalog: Catalog) -> None:
     """ZeRO (Rajbhandari et al., arXiv 1910.02054, §3.1): mixed-precision Adam keeps
     2 (fp16 weights) + 2 (fp16 grads) + 4 + 4 + 4 (fp32 master, momentum, variance) = 16 bytes
-    per parameter; a 7.5B-parameter model needs 120 GB of model states."""
+    per parameter; a 7.5B-parameter model needs 120 × 10^9 bytes (111.8 GiB) of model states."""
     shape = shape_for_params(7.5, catalog)
     req = MemoryRequest(shape=shape, method="full", seq_len=512)
     comps = components(req, catalog.policy, checkpointing=False)
-    assert sum(comps[name].value for name in STATES) == pytest.approx(120.0)
-    assert comps["weights"].value == pytest.approx(15.0)
-    assert comps["gradients"].value == pytest.approx(15.0)
-    assert comps["master_weights"].value + comps["optimizer_states"].value == pytest.approx(90.0)
+    assert sum(comps[name].value for name in STATES) == pytest.approx(120e9 / GB, abs=1e-3)
+    assert comps["weights"].value == pytest.approx(15e9 / GB, abs=1e-3)
+    assert comps["gradients"].value == pytest.approx(15e9 / GB, abs=1e-3)
+    assert comps["master_weights"].value + comps["optimizer_states"].value == pytest.approx(
+        90e9 / GB, abs=1e-3)
 
 
 def test_full_fine_tuning_peak_is_the_optimizer_step_at_short_sequence(catalog: Catalog) -> None:
@@ -110,7 +113,7 @@ def test_korthikanti_activations_with_eager_attention(catalog: Catalog) -> None:
                        policy, checkpointing=False)
     expected = layers * s * b * h * (34 + 5 * a * s / h) / GB
     assert comps["activations"].value == pytest.approx(expected, abs=1e-4)
-    assert expected == pytest.approx(61.2, abs=0.1)  # 32 × 2048 × 2 × 4096 × (34 + 80) B
+    assert expected == pytest.approx(61.2e9 / GB, abs=0.1)  # 32 × 2048 × 2 × 4096 × (34 + 80) B
 
 
 def test_korthikanti_activations_with_fused_attention(catalog: Catalog) -> None:
@@ -192,9 +195,10 @@ def test_inference_is_two_bytes_per_param_plus_kv_cache(catalog: Catalog) -> Non
     shape = preset(catalog, "llama-2-7b")
     est = mem(catalog, shape, "inference", seq_len=4096, micro_batch=2, checkpointing=None)
     kv = 2 * 32 * 4096 * 2 * 32 * 128 * 2 / GB
+    weights = 2 * 6.74e9 / GB
     assert est.breakdown == pytest.approx(
-        {"weights": 2 * 6.74, "kv_cache": round(kv, 2), "framework": 1.0}, abs=0.01)
-    assert est.total_gib == pytest.approx(2 * 6.74 + kv + 1.0, abs=0.01)
+        {"weights": round(weights, 2), "kv_cache": round(kv, 2), "framework": 1.0}, abs=0.01)
+    assert est.total_gib == pytest.approx(weights + kv + 1.0, abs=0.01)
     assert est.gradient_checkpointing is False
 
 
@@ -204,7 +208,8 @@ def test_inference_is_two_bytes_per_param_plus_kv_cache(catalog: Catalog) -> Non
 @pytest.mark.parametrize("gpus", [2, 4, 8])
 def test_sharding_divides_model_states_by_n(catalog: Catalog, gpus: int) -> None:
     """ZeRO-3 (arXiv 1910.02054 §5.3, P_os+g+p): every model state is partitioned over N data
-    parallel GPUs; activations, logits and framework overhead stay whole per GPU."""
+    parallel GPUs; activations, logits and framework overhead stay whole per GPU, and each
+    GPU also holds the gathered layer and the prefetched next one (FSDP limit_all_gathers)."""
     shape = preset(catalog, "llama-2-13b")
     one = mem(catalog, shape, "full", seq_len=4096)
     many = mem(catalog, shape, "full", seq_len=4096, gpus=gpus)
@@ -212,8 +217,10 @@ def test_sharding_divides_model_states_by_n(catalog: Catalog, gpus: int) -> None
     fb = many.phases["forward_backward"]
     states = sum(one.components[n].value for n in ("weights", "master_weights",
                                                      "optimizer_states"))
-    whole = sum(one.components[n].value for n in ("activations", "logits", "framework"))
+    whole = sum(one.components[n].value for n in ("activations", "logits", "framework",
+                                                   "sharding_buffers"))
     assert fb == pytest.approx(states / gpus + whole, abs=0.01)
+    assert "sharding_buffers" in many.breakdown and "sharding_buffers" not in one.breakdown
     assert many.breakdown["optimizer_states"] == pytest.approx(
         one.components["optimizer_states"].value / gpus, abs=0.01)
 
@@ -261,13 +268,19 @@ def test_auto_checkpointing_count_is_the_smaller(catalog: Catalog) -> None:
 # ------------------------------------------------------------------ shapes for bare sizes
 
 
-def test_bare_13b_maps_to_llama_2_13b_shape(catalog: Catalog) -> None:
-    """A bare 13B takes the shape of the nearest preset (Llama 2 13B: 40 layers × 5120)."""
-    shape = shape_for_params(13, catalog)
-    ref = preset(catalog, "llama-2-13b")
+def test_bare_8b_maps_to_the_llama_3_8b_shape(catalog: Catalog) -> None:
+    """A bare size takes the shape of the nearest model of the policy's family (Llama 3)."""
+    shape = shape_for_params(8.03, catalog)
+    ref = preset(catalog, "llama-3.1-8b")
     assert (shape.layers, shape.hidden, shape.heads, shape.kv_heads, shape.vocab) == (
         ref.layers, ref.hidden, ref.heads, ref.kv_heads, ref.vocab)
-    assert shape.params_b == 13
+
+
+def test_bare_size_gets_a_vocabulary_typical_of_its_size(catalog: Catalog) -> None:
+    """A bare 1.2B once borrowed Gemma 2's 256k vocabulary; it takes Llama 3.2 1B's 128k."""
+    shape = shape_for_params(1.2, catalog)
+    assert shape.derived_from == "llama-3.2-1b" or shape.label.startswith("1.2B")
+    assert shape.vocab == 128256 and shape.tied_embeddings
 
 
 def test_bare_100b_is_a_scaled_shape(catalog: Catalog) -> None:
@@ -287,12 +300,13 @@ def test_bare_100b_is_a_scaled_shape(catalog: Catalog) -> None:
 
 
 def test_scaled_shape_keeps_width_for_a_slightly_smaller_model(catalog: Catalog) -> None:
-    """A size 20 % below a GQA preset keeps (nearly) its width; flooring the head count to the
-    group size once halved Qwen2.5-0.5B's 14 heads to 7 for a 0.4B model."""
-    shape = shape_for_params(0.404, catalog)
-    base = catalog.model("qwen2.5-0.5b")
+    """A size a little below a GQA preset keeps (nearly) its width: the head count rounds to
+    the group size instead of flooring (which once halved a 0.4B model's heads)."""
+    shape = shape_for_params(1.0, catalog)
+    base = catalog.model("llama-3.2-1b")
     assert shape.derived_from == base.id
-    assert shape.heads == base.heads and shape.hidden == base.hidden
+    group = base.heads // base.kv_heads
+    assert abs(shape.heads - base.heads) <= group and shape.heads % group == 0
 
 
 # ------------------------------------------------------------------ training compute
@@ -369,104 +383,93 @@ def test_checkpointing_slows_training(catalog: Catalog) -> None:
 # ------------------------------------------------------------------ cost
 
 
-def test_electricity_of_a_450w_card(catalog: Catalog) -> None:
-    """knowledge.md price.electricity: 0.45 kW at $0.12/kWh ≈ $0.054/h, × 8,760 h ≈ $473/year
-    (the guide rounds to $0.05/h and $438)."""
-    policy = with_constants(catalog.policy, platform_watts=0, cooling_power_factor=1)
-    run = running_cost_per_hour(catalog.gpu("rtx-4090"), 1, 0.12, policy)
-    assert run.value == pytest.approx(0.054)
-    assert run.value * 8760 == pytest.approx(473, abs=0.5)
-    assert "price.electricity" in run.sources
+def test_electricity_of_a_450w_card_in_its_desktop(catalog: Catalog) -> None:
+    """price.electricity: a 450 W card at $0.12/kWh; with the desktop around it and cooling:
+    (450 + platform W) / 1000 × cooling factor × $/kWh."""
+    gpu = catalog.gpu("rtx-4090")
+    platform, boxes = platform_for(gpu, 1, catalog.platforms) or (None, 0)
+    assert platform is not None and platform.id == "consumer-box-2" and boxes == 1
+    run = running_cost_per_hour(gpu, 1, platform, boxes, 0.12, catalog.policy)
+    factor = catalog.policy.cooling_power_factor.value
+    assert run.value == pytest.approx((450 + platform.watts) / 1000 * factor * 0.12, abs=1e-4)
 
 
-def test_running_cost_counts_platform_and_cooling(catalog: Catalog) -> None:
-    """(TDP × count + platform W × boxes) ÷ 1000 × cooling factor × $/kWh; a consumer box
-    holds at most 4 cards (hw.consumer-limit), so 5 cards are 2 boxes."""
-    run = running_cost_per_hour(catalog.gpu("rtx-4090"), 5, 0.20, catalog.policy)
-    assert run.value == pytest.approx((450 * 5 + 150 * 2) / 1000 * 1.2 * 0.20, abs=1e-4)
+def test_platform_is_the_smallest_box_of_the_cards_form(catalog: Catalog) -> None:
+    """Consumer cards: a 2-card desktop, then a 4-card build; SXM modules: whole HGX nodes,
+    several of them (InfiniBand) beyond eight GPUs."""
+    rtx, h100 = catalog.gpu("rtx-4090"), catalog.gpu("h100-sxm")
+    assert [platform_for(rtx, n, catalog.platforms)[0].id for n in (1, 2, 3, 4)] == [
+        "consumer-box-2", "consumer-box-2", "consumer-box-4", "consumer-box-4"]
+    assert platform_for(rtx, 5, catalog.platforms) is None
+    home = platform_for(h100, 16, catalog.platforms)
+    assert home is not None and home[0].id == "hgx-8" and home[1] == 2
 
 
-def test_break_even_reduces_to_price_over_rent(catalog: Catalog) -> None:
-    """knowledge.md price.t4-spot: $3,000 ÷ $0.40/h = 7,500 h before renting a T4 matches a
-    local build — the formula with like-for-like throughput, no running cost, no maintenance,
-    no hidden cloud overhead and a $3,000 all-in purchase."""
-    t4 = catalog.gpu("t4")
-    three_k = PriceRange(low_usd=3000, high_usd=3000, as_of=dt.date(2026, 1, 1),
-                         sources=["price.t4-spot"])
-    local = t4.model_copy(update={"purchase": three_k})
-    policy = with_constants(catalog.policy, maintenance_fraction_per_year=0)
-    policy = policy.model_copy(update={
-        "hidden_cloud_overhead": policy.hidden_cloud_overhead.model_copy(
-            update={"low": 0.0, "expected": 0.0}),
-        "platform_cost_usd": {
-            **policy.platform_cost_usd,
-            "datacenter": policy.platform_cost_usd["datacenter"].model_copy(update={"value": 0}),
-        },
-    })
-    hf = next(o for o in catalog.offers if o.id == "hf-t4-small")
-    result = break_even_hours(local, 1, t4, hf.spot_usd_per_gpu_hour or 0, 0.0, policy)
-    assert result is not None
-    assert result.value == pytest.approx(7500)
-
-
-def test_break_even_rtx_4090_against_rented_t4_by_hand(catalog: Catalog) -> None:
-    """Break-even = purchase × (1 + maintenance × years) ÷ (equivalent rent − local running),
-    equivalent rent = cloud $/GPU-h × (1 + hidden overhead) × local ÷ cloud TFLOPS
-    (price.break-even-4090, price.t4-spot, price.cloud-hidden, price.local-tco-parts)."""
-    rtx, t4 = catalog.gpu("rtx-4090"), catalog.gpu("t4")
-    # catalog figures, written out: card $1,600–1,800, box $1,800, 450 W + 150 W, ×1.2 cooling
-    purchase = (1600 + 1800) / 2 + 1800
-    fixed = purchase * (1 + 0.05 * 3)
-    rent = 0.40 * (1 + 0.15) * 165.2 / 65
-    running = (450 + 150) / 1000 * 1.2 * 0.12
-    expected = fixed / (rent - running)
-    result = break_even_hours(rtx, 1, t4, 0.40, 0.12, catalog.policy)
-    assert result is not None
-    assert result.value == pytest.approx(expected, rel=1e-4)
-    assert result.value == pytest.approx(3718, abs=1)
-
-
-def test_break_even_is_none_when_renting_is_cheaper_than_electricity(catalog: Catalog) -> None:
-    result = break_even_hours(catalog.gpu("rtx-4090"), 1, catalog.gpu("h100-sxm"), 0.01, 0.30,
-                              catalog.policy)
-    assert result is None
-
-
-def test_cloud_cost_adds_hidden_overhead(catalog: Catalog) -> None:
-    """knowledge.md price.cloud-hidden: add 10–20 % to the GPU-hour base for transfer,
-    storage, idle instances and egress."""
-    base = 2.50 * 8 * 100
-    levels = {lvl: cloud_cost(2.50, 8, 100, catalog.policy, level=lvl).value
-              for lvl in ("low", "expected", "high")}
-    assert levels == pytest.approx({"low": base * 1.10, "expected": base * 1.15,
-                                    "high": base * 1.20})
-
-
-def test_local_tco_by_hand(catalog: Catalog) -> None:
-    """Local TCO = purchase × (1 + maintenance × years) + running $/h × hours/year × years
-    (price.local-tco-parts; hw.rtx4090-system: a $3,000–4,000 system)."""
-    rtx = catalog.gpu("rtx-4090")
-    purchase = 1700 * 2 + 1800  # two cards in one consumer box
-    running = (450 * 2 + 150) / 1000 * 1.2 * 0.12
-    expected = purchase * (1 + 0.05 * 3) + running * 2000 * 3
-    tco = local_tco(rtx, 2, 2000, 0.12, catalog.policy)
-    assert tco.value == pytest.approx(expected, abs=0.01)
-    assert tco.value == pytest.approx(6887.2, abs=0.01)
-    one = purchase_cost(rtx, 1, catalog.policy).value
-    assert 3000 <= one <= 4000  # hw.rtx4090-system
-
-
-def test_datacenter_purchase_counts_platform_per_gpu(catalog: Catalog) -> None:
+def test_purchase_counts_cards_platforms_and_infiniband(catalog: Catalog) -> None:
     h100 = catalog.gpu("h100-sxm")
+    platform, nodes = platform_for(h100, 16, catalog.platforms) or (None, 0)
+    assert platform is not None
+    buy = purchase_cost(h100, 16, platform, nodes, catalog.policy)
     assert h100.purchase is not None
-    cost = purchase_cost(h100, 8, catalog.policy)
-    assert cost.value == pytest.approx(8 * (h100.purchase.mid_usd + 6000))
+    expected = (h100.purchase.mid_usd * 16 + platform.price.mid_usd * 2
+                + catalog.policy.infiniband_per_node_usd.value * 2)
+    assert buy.value == pytest.approx(expected)
+    single = purchase_cost(h100, 8, platform, 1, catalog.policy)
+    assert single.inputs["network_usd"] == 0.0
+
+
+def test_owning_a_year_writes_off_less_resale_plus_upkeep_and_power(catalog: Catalog) -> None:
+    """(purchase − resale of the cards) ÷ years + purchase × maintenance + power × busy hours."""
+    rtx = catalog.gpu("rtx-4090")
+    platform, boxes = platform_for(rtx, 2, catalog.platforms) or (None, 0)
+    assert platform is not None and rtx.purchase is not None
+    policy = catalog.policy
+    buy = purchase_cost(rtx, 2, platform, boxes, policy)
+    fixed = owning_fixed_per_year(buy, rtx, policy)
+    resale = policy.resale_fraction["consumer"].value * rtx.purchase.mid_usd * 2
+    years, upkeep = policy.amortisation_years.value, policy.maintenance_fraction_per_year.value
+    assert fixed.value == pytest.approx((buy.value - resale) / years + buy.value * upkeep,
+                                        abs=0.01)
+    run = running_cost_per_hour(rtx, 2, platform, boxes, 0.12, policy)
+    assert owning_cost(fixed, run, 2000).value == pytest.approx(
+        fixed.value + run.value * 2000, abs=0.01)
+
+
+def test_renting_pays_busy_hours_and_a_reservation_every_hour(catalog: Catalog) -> None:
+    """On demand: busy hours × $/GPU-hour × GPUs × (1 + hidden); spot adds the work redone;
+    a reserved term is paid for every hour of the year."""
+    policy = catalog.policy
+    over = policy.hidden_cloud_overhead.expected
+    on_demand = renting_cost(2.0, 8, 1, 0.0, 100, "on-demand", policy)
+    assert on_demand.value == pytest.approx(2.0 * 8 * 100 * (1 + over), abs=0.01)
+    spot = renting_cost(2.0, 8, 1, 0.0, 100, "spot", policy)
+    rework = policy.spot_rework_fraction.value
+    assert spot.value == pytest.approx(on_demand.value * (1 + rework), abs=0.01)
+    reserved = renting_cost(2.0, 8, 1, 0.0, 100, "reserved", policy)
+    assert reserved.value == pytest.approx(2.0 * 8 * 8760 * (1 + over), abs=0.01)
+    vm = renting_cost(0.56, 1, 1, 0.15, 100, "on-demand", policy)
+    assert vm.value == pytest.approx((0.56 + 0.15) * 100 * (1 + over), abs=0.01)
+
+
+def test_break_even_by_hand() -> None:
+    """Owning $1,000 a year fixed + $0.10 per unit vs renting $0.60 per unit: 2,000 units."""
+    line = break_even(1000, 0.10, 0.0, 0.60, unit="h", sources=["s"], own_label="own",
+                      rent_label="rent")
+    assert line is not None and line.value == pytest.approx(2000)
+
+
+def test_break_even_is_none_when_owning_never_catches_up() -> None:
+    assert break_even(1000, 0.60, 0.0, 0.10, unit="h", sources=["s"], own_label="o",
+                      rent_label="r") is None
+    assert break_even(0.0, 0.10, 5000, 0.60, unit="h", sources=["s"], own_label="o",
+                      rent_label="r") is None
 
 
 def test_purchase_of_an_unbuyable_gpu_is_refused(catalog: Catalog) -> None:
-    with pytest.raises(CatalogError) as exc:
-        purchase_cost(catalog.gpu("a800-80gb"), 1, catalog.policy)
-    assert str(exc.value) == "GPU 'a800-80gb' has no purchase price in the catalog"
+    a800 = catalog.gpu("a800-80gb")
+    platform = catalog.platforms[0]
+    with pytest.raises(CatalogError, match="no purchase price"):
+        purchase_cost(a800, 1, platform, 1, catalog.policy)
 
 
 def test_api_cost_per_month_by_hand(catalog: Catalog) -> None:

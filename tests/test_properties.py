@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from engine.answers import Answers, validate_answers
 from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
-from engine.estimates.cost import break_even_hours
+from engine.estimates.cost import break_even
 from engine.estimates.shape import shape_for_params
 from engine.evaluate import Evaluator
 from engine.facts import build_facts
@@ -63,7 +63,8 @@ def _value(question: Question) -> st.SearchStrategy[Any]:
     return st.none() | strategy if question.nullable else strategy
 
 
-SKIP = {"model", "model_params_b", "allowed_regions", "data_residency"}
+SKIP = {"model", "model_params_b", "allowed_regions", "data_residency", "training_tokens_b",
+        "runs_per_year", "hours_per_year", "hours_gpu"}
 
 
 @st.composite
@@ -79,6 +80,14 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
     else:
         out["model"] = None
         out["model_params_b"] = draw(_number(QUESTIONS["model_params_b"]))
+    if draw(st.booleans()):
+        out["training_tokens_b"] = draw(_tokens())
+        if draw(st.booleans()):
+            out["runs_per_year"] = draw(st.floats(0.1, 500))
+    elif draw(st.booleans()):
+        out["hours_per_year"] = draw(_number(QUESTIONS["hours_per_year"]))
+        if draw(st.booleans()):
+            out["hours_gpu"] = draw(st.sampled_from(sorted(CATALOG.gpus)))
     residency = draw(st.sampled_from(list(QUESTIONS["data_residency"].choices or [])))
     out["data_residency"] = residency
     if residency == "region":
@@ -86,6 +95,12 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
         out["allowed_regions"] = draw(st.lists(st.sampled_from(regions), min_size=1,
                                                max_size=len(regions), unique=True))
     return out
+
+
+def _tokens() -> st.SearchStrategy[float]:
+    """Tokens per run across the range teams use (a small fine-tune to a large pretrain)."""
+    return st.sampled_from([0.001, 0.01, 0.1, 1.0, 10.0, 100.0, 1000.0]) | st.floats(
+        QUESTIONS["training_tokens_b"].min or 1e-6, 3000)
 
 
 def answers_of(raw: dict[str, Any]) -> Answers:
@@ -150,7 +165,6 @@ def test_an_excluded_option_is_never_chosen(raw: dict[str, Any]) -> None:
         assert not chosen.excluded, (axis, result.choice)
     hardware = decision.hardware
     if hardware.choice is not None:
-        assert not hardware.choice.excluded
         assert hardware.choice.id not in {c.id for c in hardware.excluded}
 
 
@@ -160,9 +174,10 @@ def test_the_chosen_hardware_always_fits(raw: dict[str, Any]) -> None:
     choice = decide(raw).hardware.choice
     if choice is None:
         return
-    usable = CATALOG.gpus[choice.gpu].vram_gb * POLICY.usable_vram_fraction.value
+    usable = CATALOG.gpus[choice.gpu].vram_gib * POLICY.usable_vram_fraction.value
     assert choice.vram_needed_gib <= usable + 1e-6, (choice.id, choice.vram_needed_gib, usable)
-    assert choice.vram_total_gib == pytest.approx(CATALOG.gpus[choice.gpu].vram_gb * choice.count)
+    assert choice.vram_total_gib == pytest.approx(CATALOG.gpus[choice.gpu].vram_gib
+                                                  * choice.count, abs=0.01)
 
 
 # -- monotonicity --------------------------------------------------------------------------------
@@ -171,12 +186,19 @@ HOURS = QUESTIONS["hours_per_year"]
 
 @SETTINGS
 @given(raw=raw_answers(), hours=st.lists(_number(HOURS), min_size=2, max_size=2, unique=True))
-def test_more_hours_never_move_deployment_from_local_to_cloud(raw: dict[str, Any],
-                                                              hours: list[float]) -> None:
+def test_more_work_never_moves_deployment_from_local_to_cloud(raw: dict[str, Any],
+                                                             hours: list[float]) -> None:
+    """With the same owned and rented configurations on both sides, more work makes owning
+    relatively cheaper (its fixed cost is spread further): never local → cloud."""
+    raw = {k: v for k, v in raw.items() if k not in ("training_tokens_b", "runs_per_year")}
     low, high = sorted(hours)
-    before = decide({**raw, "hours_per_year": low}).decisions["deployment"].choice
-    after = decide({**raw, "hours_per_year": high}).decisions["deployment"].choice
-    assert not (before == "local" and after == "cloud"), (low, high)
+    before = decide({**raw, "hours_per_year": low})
+    after = decide({**raw, "hours_per_year": high})
+    assume(all(before.facts.get(k) == after.facts.get(k)
+               for k in ("local_candidate", "cloud_candidate", "budget_tier")))
+    assume(before.facts.get("local_purchase_usd") == after.facts.get("local_purchase_usd"))
+    was, now = before.decisions["deployment"].choice, after.decisions["deployment"].choice
+    assert not (was == "local" and now == "cloud"), (low, high)
 
 
 VRAM_FACTS = ("vram_full_gib", "vram_lora_gib", "vram_qlora_gib", "vram_pretrain_gib",
@@ -209,10 +231,10 @@ def _base(params_b: float) -> str:
     return shape.derived_from or shape.label
 
 
-@pytest.mark.xfail(strict=True, reason="known: a 6B model borrows a 32k-vocabulary shape and a "
-                   "2B one a large-vocabulary shape, so at long sequences the 2B needs more "
-                   "QLoRA memory (logits); found by the property test above")
-def test_known_non_monotonic_vram_across_base_shapes() -> None:
+def test_bare_sizes_share_one_family_so_memory_grows_with_size() -> None:
+    """Bare sizes once borrowed shapes of different families (a 6B a 32k vocabulary, a 2B a
+    256k one), so at long sequences a 2B needed more QLoRA memory than a 6B. They now take
+    the policy's one family (Llama 3)."""
     def qlora(params_b: float) -> float:
         answers = answers_of({"model": None, "model_params_b": params_b, "seq_len": 4956,
                               "gradient_checkpointing": False})
@@ -221,24 +243,18 @@ def test_known_non_monotonic_vram_across_base_shapes() -> None:
     assert qlora(6.0) >= qlora(2.0)
 
 
-LOCAL_GPUS = sorted(g for g, gpu in CATALOG.gpus.items() if gpu.purchase is not None)
-
-
 @SETTINGS
-@given(local=st.sampled_from(LOCAL_GPUS), count=st.integers(1, 8),
-       cloud=st.sampled_from(sorted({o.gpu for o in CATALOG.offers})),
-       price=st.floats(0.05, 50), factor=st.floats(1.0, 20, exclude_min=True),
-       electricity=_number(QUESTIONS["electricity_usd_per_kwh"]))
-def test_a_higher_cloud_price_never_raises_break_even_hours(
-        local: str, count: int, cloud: str, price: float, factor: float,
-        electricity: float) -> None:
-    """Break-even = purchase ÷ (equivalent rent − local running cost): dearer rent makes
-    owning pay off *sooner*, so the hours can only fall (or appear where there were none)."""
-    args = (CATALOG.gpus[local], count, CATALOG.gpus[cloud])
-    cheap = break_even_hours(*args, price, electricity, POLICY)
-    dear = break_even_hours(*args, price * factor, electricity, POLICY)
+@given(own_fixed=st.floats(0, 1e6), own_unit=st.floats(0, 10), rent_unit=st.floats(0.01, 10),
+       factor=st.floats(1.0, 20, exclude_min=True))
+def test_a_higher_rent_never_raises_the_break_even(own_fixed: float, own_unit: float,
+                                                   rent_unit: float, factor: float) -> None:
+    """Dearer rent makes owning pay off *sooner*: the break-even can only fall (or appear)."""
+    cheap = break_even(own_fixed, own_unit, 0.0, rent_unit, unit="h", sources=["s"],
+                       own_label="o", rent_label="r")
+    dear = break_even(own_fixed, own_unit, 0.0, rent_unit * factor, unit="h", sources=["s"],
+                      own_label="o", rent_label="r")
     if cheap is None:
-        return  # renting was cheaper per hour; at a higher price owning may start to pay
+        return
     assert dear is not None
     assert dear.value <= cheap.value * (1 + 1e-9)
 
@@ -248,24 +264,29 @@ def test_a_higher_cloud_price_never_raises_break_even_hours(
 @given(raw=raw_answers(), factor=st.sampled_from([1.5, 3.0]))
 def test_a_prices_file_with_dearer_offers_never_raises_break_even(
         raw: dict[str, Any], factor: float, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The same through ``--prices``: every offer's on-demand price × factor."""
+    """The same through ``--prices``: every offer's prices × factor, same configurations."""
     import yaml
 
     path = tmp_path_factory.mktemp("prices") / "dearer.yaml"
-    offers = [{**o.model_dump(mode="json", exclude_none=True),
-               "on_demand_usd_per_gpu_hour": round(o.on_demand_usd_per_gpu_hour * factor, 4)}
-              for o in CATALOG.offers]
+    offers = []
+    for o in CATALOG.offers:
+        data = o.model_dump(mode="json", exclude_none=True)
+        data["on_demand_usd_per_gpu_hour"] = round(o.on_demand_usd_per_gpu_hour * factor, 4)
+        if o.spot_usd_per_gpu_hour:
+            data["spot_usd_per_gpu_hour"] = round(o.spot_usd_per_gpu_hour * factor, 4)
+        data["reserved"] = [{**t, "usd_per_gpu_hour": round(t["usd_per_gpu_hour"] * factor, 4)}
+                            for t in data.get("reserved", [])]
+        offers.append(data)
     path.write_text(yaml.safe_dump({"offers": offers}), encoding="utf-8")
     dearer = load_engine(prices=path)
-    answers = answers_of(raw)
-    base = ENGINE.recommend(answers, decision_id="x").facts
+    base = ENGINE.recommend(answers_of(raw), decision_id="x").facts
     other = dearer.recommend(validate_answers(raw, dearer.catalog), decision_id="x").facts
-    assume(base.get("local_gpu") == other.get("local_gpu")
-           and base.get("cloud_gpu_name") == other.get("cloud_gpu_name"))
+    assume(base.get("local_candidate") == other.get("local_candidate")
+           and base.get("cloud_candidate") == other.get("cloud_candidate"))
     before, after = base.get("break_even_hours"), other.get("break_even_hours")
     if before is None:
         return
-    assert after is not None and after <= before * (1 + 1e-9) + 0.01, (before, after)
+    assert after is not None and after <= before * (1 + 1e-9) + 1, (before, after)
 
 
 def test_strategy_covers_every_question() -> None:

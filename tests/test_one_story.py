@@ -1,0 +1,138 @@
+"""One story: every recommendation speaks of one configuration, over generated answers.
+
+The invariants of ../shared/tools/coherence.py and more: the headline follows every axis
+decision; the pick fits, does the year's work and meets the deadline; nothing warns against
+the pick; the break-even, chart, training estimate and deployment reasons are about the pick
+and the best configuration on the other side; a cheaper configuration is never passed over
+without a reason the user can read; what the text prints is what the decision holds.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stdout
+from typing import Any
+
+from hypothesis import given
+
+from engine.recommend import Decision
+from engine.render.chart import curves_from
+from engine.render.summary import headline
+from engine.render.text import render_text
+from tests.test_properties import CATALOG, ENGINE, POLICY, SETTINGS, decide, raw_answers
+
+AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
+                    "run-too-long", "over-budget-never"}
+
+
+def names(decision: Decision) -> set[str]:
+    """Ways the text may name the pick's GPU."""
+    c = decision.hardware.choice
+    assert c is not None
+    return {c.gpu_name, c.gpu_label, c.gpu, c.gpu_name.removeprefix("NVIDIA ")}
+
+
+def check_one_story(decision: Decision) -> list[str]:
+    """Every contradiction between the parts of one decision (empty when it tells one story)."""
+    bad: list[str] = []
+    c = decision.hardware.choice
+    axes = {a: d.choice for a, d in decision.decisions.items()}
+    if c is None:
+        return bad
+    deployment = axes["deployment"]
+    if deployment == "local" and c.where != "local":
+        bad.append(f"deployment is local, the pick is {c.where}")
+    if deployment in ("cloud", "hybrid") and c.where != "cloud":
+        bad.append(f"deployment is {deployment}, the pick is {c.where}")
+    if c.where == "cloud":
+        if c.provider_kind != axes["cloud_kind"]:
+            bad.append(f"pick on a {c.provider_kind} cloud, cloud_kind is {axes['cloud_kind']}")
+        if c.pricing != axes["pricing"]:
+            bad.append(f"pick is {c.pricing}, pricing is {axes['pricing']}")
+        if not (decision.decisions["cloud_kind"].applies and decision.decisions["pricing"].applies):
+            bad.append("the pick is rented, yet cloud kind or pricing is shown as moot")
+    usable = CATALOG.gpus[c.gpu].vram_gib * POLICY.usable_vram_fraction.value
+    if c.vram_needed_gib > usable + 1e-6:
+        bad.append(f"the pick does not fit: {c.vram_needed_gib} GiB of {usable:.1f}")
+    if c.busy_hours_per_year > POLICY.hours_per_year_max.value + 1e-6:
+        bad.append(f"the pick would be busy {c.busy_hours_per_year} hours a year")
+    deadline = decision.facts.get("max_days_per_run_effective")
+    if c.days_per_run is not None and deadline is not None and c.days_per_run > deadline + 1e-6:
+        bad.append(f"one run takes {c.days_per_run} days, the limit is {deadline}")
+    for w in c.warnings:
+        if w.id in AGAINST_THE_PICK and w.severity in ("warning", "critical"):
+            bad.append(f"warns against its own pick: {w.id}: {w.text[:80]}")
+    if any(r.effect == "exclude" for r in c.reasons):
+        bad.append("the pick carries an exclusion")
+    facts = decision.facts
+    if c.id not in (facts.get("local_candidate"), facts.get("cloud_candidate")):
+        bad.append(f"the pick {c.id} is neither side of the deployment comparison")
+    be = decision.estimates.get("break_even")
+    if be is not None and c.gpu_label not in be["own"] + be["rent"]:
+        bad.append(f"the break-even compares {be['own']} with {be['rent']}, not the pick")
+    curves = curves_from(decision)
+    if curves is not None and c.gpu_label not in curves.own_label + curves.rent_label:
+        bad.append("the chart is not about the pick")
+    training = decision.estimates.get("training")
+    if training is not None and training["on"] != c.id:
+        bad.append(f"the training estimate is on {training['on']}, not the pick")
+    bad += _deployment_reasons(decision)
+    cheaper = [a for a in decision.hardware.alternatives
+               if a.cost.per_year_usd < c.cost.per_year_usd]
+    if cheaper and decision.hardware.cheaper is None:
+        bad.append(f"{cheaper[0].id} costs less for the work and no reason says why not")
+    if axes["approach"] != "use-api" and c.gpu_label not in headline(decision):
+        bad.append("the headline does not name the pick")
+    return bad
+
+
+def _deployment_reasons(decision: Decision) -> list[str]:
+    """Reasons that compare owning with renting must name the pick."""
+    bad = []
+    wanted = names(decision)
+    for option in decision.decisions["deployment"].ranking:
+        for reason in option.reasons:
+            if "owning" in reason.text and "renting" in reason.text and not any(
+                    re.search(r"(?<![\w-])" + re.escape(n) + r"(?![\w-])", reason.text)
+                    for n in wanted):
+                bad.append(f"a deployment reason speaks of another configuration: "
+                           f"{reason.text[:90]}")
+    return bad
+
+
+@SETTINGS
+@given(raw=raw_answers())
+def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
+    decision = decide(raw)
+    assert check_one_story(decision) == []
+
+
+@SETTINGS
+@given(raw=raw_answers())
+def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
+    """The headline, the pick's row and the break-even in the text are the decision's."""
+    decision = decide(raw)
+    out = io.StringIO()
+    with redirect_stdout(out):
+        render_text(decision, ENGINE.rulebook)
+    text = " ".join(out.getvalue().split())
+    assert " ".join(headline(decision).split()) in text
+    c = decision.hardware.choice
+    if c is not None:
+        assert f"→ {c.count}× {c.gpu_label}" in text
+    be = decision.estimates.get("break_even")
+    if be is not None:
+        assert f"{be['hours_per_year']:,.0f} GPU-hours a year" in text
+
+
+def test_the_examples_tell_one_story() -> None:
+    from pathlib import Path
+
+    from engine.answers import load_answers
+
+    examples = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.*"))
+    assert examples
+    for path in examples:
+        decision = ENGINE.recommend(load_answers(path, [], CATALOG), decision_id="example")
+        assert check_one_story(decision) == [], path.name
