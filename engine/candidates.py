@@ -11,7 +11,7 @@ which failed, so that the rules can exclude it with a reason the user can read.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -340,10 +340,11 @@ def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> No
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
     (owned or rented), and among its like (same side, kind of provider and pricing): what the
     rules weigh a preference against."""
-    groups = {"cost_vs_cheapest": lambda f: "all",
-              "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
-              "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/"
-                                                 f"{f['pricing']}"}
+    groups: dict[str, Callable[[Mapping[str, Any]], str]] = {
+        "cost_vs_cheapest": lambda f: "all",
+        "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
+        "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/{f['pricing']}",
+    }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if not eligible.get(cand.id, False):

@@ -30,8 +30,8 @@ from engine.estimates.memory import (
     estimate_memory,
     gpus_needed,
 )
-from engine.estimates.throughput import effective_tflops
 from engine.estimates.shape import Shape, resolve_shape
+from engine.estimates.throughput import effective_tflops
 from engine.estimates.trace import Figure, figure, tidy
 from engine.estimates.workload import Workload, workload
 

@@ -14,7 +14,6 @@ from typing import Any
 from engine.candidates import Candidate
 from engine.decision import (
     AxisDecision,
-    Candidate as CandidateOut,
     CandidateCost,
     Cheaper,
     Excluded,
@@ -24,6 +23,9 @@ from engine.decision import (
     note,
     reason,
     text_of,
+)
+from engine.decision import (
+    Candidate as CandidateOut,
 )
 from engine.rulebook import Rule, Rulebook
 from engine.sides import Scored

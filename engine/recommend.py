@@ -5,7 +5,6 @@ from __future__ import annotations
 import secrets
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from engine import __version__
 from engine.answers import Answers
 from engine.candidates import Candidate, build_candidates, with_ratios
-from engine.catalog.load import Catalog, load_catalog
+from engine.catalog.load import Catalog, load_catalog, split_prices
 from engine.compiler import Compiled, compile_rulebook
 from engine.decision import (
     AxisDecision,
@@ -375,7 +374,8 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
 
     rules_dir = rules or bundled_dir("rules")
     catalog_dir = catalog or bundled_dir("catalog")
-    key = content_key(rules_dir, catalog_dir, prices)
+    prices_file, provider = split_prices(prices)
+    key = content_key(rules_dir, catalog_dir, prices_file) + (f":{provider}" if provider else "")
     with _ENGINES_LOCK:
         if key not in _ENGINES:
             def build() -> tuple[Catalog, Rulebook, Compiled]:

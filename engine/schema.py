@@ -24,6 +24,7 @@ from engine.catalog.models import (
     CloudFile,
     GpuFile,
     ModelFile,
+    PlatformFile,
     PolicyFile,
     Question,
     QuestionFile,
@@ -45,6 +46,8 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
                   DeclarationFile),
     "sources": ("gpu-advisor catalog sources (catalog/sources.yaml)", SourceFile),
     "gpus": ("gpu-advisor catalog GPUs (catalog/gpus.yaml)", GpuFile),
+    "platforms": ("gpu-advisor catalog platforms for owned GPUs (catalog/platforms.yaml)",
+                  PlatformFile),
     "clouds": ("gpu-advisor catalog cloud providers and offers (catalog/clouds.yaml)", CloudFile),
     "models": ("gpu-advisor catalog model presets (catalog/models.yaml)", ModelFile),
     "policy": ("gpu-advisor catalog policy constants (catalog/policy.yaml)", PolicyFile),
@@ -110,10 +113,12 @@ def _header(name: str, title: str, body: Schema) -> Schema:
 # ---------------------------------------------------------------- rules
 def _condition_defs() -> dict[str, Schema]:
     """``$defs`` for the recursive condition tree of :mod:`engine.conditions`."""
-    compare = {"anyOf": [{"$ref": "#/$defs/Scalar"}, {"$ref": "#/$defs/FactRef"}]}
+    compare = {"anyOf": [{"$ref": "#/$defs/Scalar"}, {"$ref": "#/$defs/FactRef"},
+                         {"$ref": "#/$defs/PolicyRef"}]}
     members = {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Scalar"}}
     op_schemas: dict[str, Schema] = {
-        **{op: {**compare, "description": f"fact {op} a literal or another fact ({{fact: NAME}})"}
+        **{op: {**compare, "description": f"fact {op} a literal, another fact ({{fact: NAME}}) "
+                                          "or a policy constant ({policy: NAME})"}
            for op in ("eq", "ne", "lt", "lte", "gt", "gte")},
         "in": {**members, "description": "fact is one of these values"},
         "not_in": {**members, "description": "fact is none of these values"},
@@ -166,6 +171,13 @@ def _condition_defs() -> dict[str, Schema]:
             "type": "object",
             "properties": {"fact": {"type": "string"}},
             "required": ["fact"],
+            "additionalProperties": False,
+        },
+        "PolicyRef": {
+            "description": "Compare with a constant of catalog/policy.yaml (written once there).",
+            "type": "object",
+            "properties": {"policy": {"type": "string"}},
+            "required": ["policy"],
             "additionalProperties": False,
         },
         "Scalar": {"type": ["string", "number", "boolean", "null"]},

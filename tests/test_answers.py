@@ -187,7 +187,7 @@ def test_unknown_region_in_list(catalog: Catalog, tmp_path: Path) -> None:
     path = write(tmp_path, "data_residency: region\nallowed_regions: [eu, euu]\n")
     assert refused(path, catalog) == (
         f"{path}:2: allowed_regions: unknown value 'euu'; did you mean 'eu'?; "
-        "expected any of us, eu, uk, ca, asia, au"
+        "expected any of us, eu, uk, ca, asia, au, cn"
     )
 
 

@@ -132,7 +132,7 @@ def test_unknown_gpu_lookup_suggests(catalog: Catalog) -> None:
 
 def test_unknown_source_id_names_file_line_field_and_suggestion(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
-    _replace_once(gpus, "  - hw.rtx4090\n  note: 165.2", "  - hw.rtx409\n  note: 165.2")
+    _replace_once(gpus, "  - hw.rtx4090\n  - notebookcheck", "  - hw.rtx409\n  - notebookcheck")
     line = _line_of(gpus, "- id: rtx-4090")
     with pytest.raises(CatalogError) as exc:
         load_catalog(catalog_copy)
@@ -144,8 +144,8 @@ def test_unknown_source_id_names_file_line_field_and_suggestion(catalog_copy: Pa
 
 def test_offer_citing_unknown_gpu(catalog_copy: Path) -> None:
     clouds = catalog_copy / "clouds.yaml"
-    _replace_once(clouds, "  provider: lambda\n  gpu: h100-sxm\n",
-                  "  provider: lambda\n  gpu: h100-sx\n")
+    _replace_once(clouds, "- id: lambda-h100\n  provider: lambda\n  gpu: h100-sxm\n",
+                  "- id: lambda-h100\n  provider: lambda\n  gpu: h100-sx\n")
     line = _line_of(clouds, "- id: lambda-h100")
     with pytest.raises(CatalogError) as exc:
         load_catalog(catalog_copy)
@@ -200,8 +200,10 @@ def test_duplicate_id(catalog_copy: Path) -> None:
 
 def test_yaml_alias_refused(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
-    line = _replace_once(gpus, "  vram_gb: 24\n  memory_type: GDDR6X\n  bandwidth_gbps: 1008\n",
-                         "  vram_gb: &v 24\n  memory_type: GDDR6X\n  bandwidth_gbps: *v\n")
+    line = _replace_once(gpus, "  vram_gb: 24\n  vram_unit: GiB\n  memory_type: GDDR6X\n"
+                         "  bandwidth_gbps: 1008\n",
+                         "  vram_gb: &v 24\n  vram_unit: GiB\n  memory_type: GDDR6X\n"
+                         "  bandwidth_gbps: *v\n")
     with pytest.raises(CatalogError) as exc:
         load_catalog(catalog_copy)
     assert str(exc.value) == f"{gpus}:{line}: YAML anchors and aliases are not allowed"

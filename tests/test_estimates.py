@@ -5,7 +5,6 @@ Memory is in GiB (2^30 bytes), the unit GPU memory is sold in: a "24 GB" card ho
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import pytest
@@ -13,7 +12,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Constant, Policy, PriceRange
+from engine.catalog.models import Constant, Policy
 from engine.errors import CatalogError
 from engine.estimates.cost import (
     api_cost_per_month,

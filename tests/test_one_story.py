@@ -71,7 +71,7 @@ def check_one_story(decision: Decision) -> list[str]:
     be = decision.estimates.get("break_even")
     if be is not None and c.gpu_label not in be["own"] + be["rent"]:
         bad.append(f"the break-even compares {be['own']} with {be['rent']}, not the pick")
-    curves = curves_from(decision)
+    curves = curves_from(decision.estimates)
     if curves is not None and c.gpu_label not in curves.own_label + curves.rent_label:
         bad.append("the chart is not about the pick")
     training = decision.estimates.get("training")

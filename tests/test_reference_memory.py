@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from engine.catalog.load import Catalog
-from engine.estimates.memory import Method, MemoryRequest, estimate_memory, gpus_needed
+from engine.estimates.memory import MemoryRequest, Method, estimate_memory, gpus_needed
 from engine.estimates.shape import resolve_shape
 
 GIB_TO_GB = 2**30 / 1e9

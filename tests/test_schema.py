@@ -188,7 +188,7 @@ def test_broken_rule_fails(changes: dict[str, Any], generated: dict[str, dict[st
     {"planned_gpu": "rtx-9999"},
     {"allowed_regions": ["mars"]},
     {"gradient_checkpointing": "sometimes"},
-    {"hours_per_year": None},
+    {"runs_per_year": 0},
 ])
 def test_bad_answers_fail(answers: dict[str, Any], generated: dict[str, dict[str, Any]],
                           registry: Registry[Any]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -29,6 +31,7 @@ from engine.catalog.models import (
     Source,
     SourceFile,
 )
+from engine.catalog.skypilot import Imported
 from engine.errors import CatalogError, InputError
 from engine.memo import Memo
 from engine.resources import bundled_dir
@@ -57,6 +60,8 @@ class Catalog:
     questions: tuple[Question, ...]
     texts: Mapping[str, str] = field(repr=False)
     """The exact text of every file read (name → content), for hashing and the audit store."""
+    notices: tuple[str, ...] = ()
+    """What loading skipped or noticed (said once on stderr by the command line)."""
 
     @cached_property
     def hash(self) -> str:
@@ -128,11 +133,24 @@ def content_hash(texts: Mapping[str, str]) -> str:
     return digest.hexdigest()
 
 
+def split_prices(prices: Path | None) -> tuple[Path | None, str | None]:
+    """``--prices`` as (file, provider): ``aws=vms.csv`` names the provider of a price file
+    (when no file has that very name)."""
+    if prices is None or prices.exists():
+        return prices, None
+    provider, sep, rest = str(prices).partition("=")
+    if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", provider):
+        return prices, None
+    return Path(rest), provider
+
+
 def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -> Catalog:
     """Load and cross-check a catalog directory (the bundled one by default).
 
-    ``prices`` is an optional override file with ``offers:`` (and ``sources:``) of its own: an
-    offer with an existing id replaces it, a new id is added.
+    ``prices`` is an optional override: a YAML file with ``offers:`` (and ``sources:``) of its
+    own (an offer with an existing id replaces it, a new id is added), or a SkyPilot
+    ``vms.csv``, whose offers replace those of its provider (``prices_provider``, else the
+    name of the file's folder, as in ``aws/vms.csv``).
     """
     root = directory or bundled_dir("catalog")
     texts: dict[str, str] = {}
@@ -154,7 +172,16 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     sources = _index(source_file.sources, raw["sources"], "sources", _p(root, "sources"))
     offers = list(cloud_file.offers)
     overrides: _Override | None = None
-    if prices is not None:
+    notices: list[str] = []
+    prices, prices_provider = split_prices(prices)
+    if prices is not None and prices.suffix.lower() == ".csv":
+        texts["prices"], imported = _read_csv(prices, prices_provider, cloud_file, gpu_file)
+        provider = imported.offers[0].provider
+        offers = [o for o in offers if o.provider != provider] + list(imported.offers)
+        sources = {**sources, imported.source.id: imported.source}
+        if imported.skipped:
+            notices.append(f"{prices}: {imported.skipped}")
+    elif prices is not None:
         texts["prices"], prices_data = _read_yaml(prices)
         override = build(_PriceFile, prices_data, path=str(prices), error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
@@ -175,9 +202,21 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
         policy=policy_file.policy,
         questions=tuple(question_file.questions),
         texts=texts,
+        notices=tuple(notices),
     )
     _check_references(catalog, raw, root, overrides)
     return catalog
+
+
+def stale_prices(catalog: Catalog, today: dt.date) -> str | None:
+    """A line naming the offers whose prices are older than the policy allows, or None."""
+    limit = catalog.policy.max_price_age_days.value
+    old = sorted((o for o in catalog.offers if (today - o.as_of).days > limit),
+                 key=lambda o: o.as_of)
+    if not old:
+        return None
+    return (f"prices of {len(old)} offer(s) are older than {limit:,.0f} days (oldest: "
+            f"{old[0].id}, {old[0].as_of.isoformat()}); give fresh ones with --prices")
 
 
 @dataclass(frozen=True)
@@ -198,6 +237,29 @@ class _PriceFile(BaseModel):
     model_config = {"extra": "forbid", "defer_build": True}
     sources: list[Source] = []
     offers: list[Offer]
+
+
+def _read_csv(path: Path, provider: str | None, clouds: CloudFile,
+              gpus: GpuFile) -> tuple[str, Imported]:
+    """The text of a SkyPilot price file and what it imports."""
+    from engine.catalog.skypilot import read_skypilot
+
+    text = read_text(path)
+    provider_id = provider or path.resolve().parent.name
+    known = {p.id: p for p in clouds.providers}
+    if provider_id not in known:
+        raise CatalogError(f"which provider are these prices for? '{provider_id}' (the "
+                           f"file's folder) is not one{did_you_mean(provider_id, known)}; "
+                           "give --prices-provider ID", path=str(path))
+    if clouds.skypilot is None:
+        raise CatalogError("the catalog has no skypilot mapping (clouds.yaml) to read a "
+                           "SkyPilot vms.csv with", path=str(path))
+    imported = read_skypilot(path, text, provider_id, [g.id for g in gpus.gpus],
+                             clouds.skypilot, known[provider_id].regions)
+    if not imported.offers:
+        raise CatalogError(f"no offer for a catalog GPU in {provider_id}'s regions",
+                           path=str(path))
+    return text, imported
 
 
 def _read_yaml(path: Path) -> tuple[str, Any]:

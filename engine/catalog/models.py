@@ -240,10 +240,21 @@ class ApiOffer(Strict):
     sources: SourceIds
 
 
+class SkyPilotMap(Strict):
+    """How a SkyPilot catalog's names map onto ours (for ``--prices vms.csv``)."""
+
+    accelerators: dict[str, Id] = Field(description="AcceleratorName → catalog GPU id")
+    providers: dict[Id, dict[str, Id]] = Field(
+        default_factory=dict, description="per provider, names that mean another GPU there")
+    regions: dict[str, Id] = Field(description="region-name prefix → region id")
+    sources: SourceIds
+
+
 class CloudFile(Strict):
     providers: list[Provider]
     offers: list[Offer]
     apis: list[ApiOffer] = Field(default_factory=list)
+    skypilot: SkyPilotMap | None = None
 
 
 # ---------------------------------------------------------------- models
@@ -388,6 +399,7 @@ class Policy(Strict):
     infiniband_per_node_usd: Constant
     hours_per_year_max: Constant
     hours_per_month: Constant
+    max_price_age_days: Constant
     reference_api: Reference
     api_output_token_share: Constant
 

@@ -10,6 +10,7 @@ import click
 import yaml
 
 from engine.answers import answers_to_data, load_partial, validate_answers
+from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
     audit_options,
@@ -56,6 +57,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
       gpu-advisor ask --defaults --set model=mistral-7b --format json
     """
     engine = load_engine(rules_dir, catalog_dir, prices)
+    say_notices(engine.catalog)
     questionnaire = Questionnaire(engine.catalog, load_partial(answers_path, overrides,
                                                                engine.catalog),
                                   advanced=advanced)

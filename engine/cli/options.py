@@ -17,8 +17,9 @@ def catalog_options(func: F) -> F:
     """``--catalog DIR`` and ``--prices FILE``."""
     func = click.option(
         "--prices", type=_path, default=None, metavar="FILE",
-        help="Your own price quotes: a YAML file of offers (and sources) that override the "
-             "catalog's.",
+        help="Fresh prices: a YAML file of offers (and sources) that override the catalog's, "
+             "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
+             "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
     )(func)
     return click.option(
         "--catalog", "catalog_dir", type=_path, default=None, metavar="DIR",

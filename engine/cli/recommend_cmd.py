@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from engine.answers import load_answers
+from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
     audit_options,
@@ -52,6 +53,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
 
         check_chart_path(chart_path)
     engine = load_engine(rules_dir, catalog_dir, prices)
+    say_notices(engine.catalog)
     answers = load_answers(answers_path, overrides, engine.catalog)
     evaluation = engine.evaluate(answers)
     decision = evaluation.decision
@@ -89,7 +91,7 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) 
     if chart_path is not None:
         from engine.render.chart import curves_from, write_chart
 
-        curves = curves_from(decision)
+        curves = curves_from(decision.estimates)
         if curves is None:
             click.echo("No chart: owning never costs less than renting for this job.", err=True)
             return

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from engine.answers import load_answers
+from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
     catalog_options,
@@ -44,6 +45,7 @@ def whatif(answers_path: Path, overrides: tuple[str, ...], rules_dir: Path | Non
     from engine.whatif import what_if
 
     engine = load_engine(rules_dir, catalog_dir, prices)
+    say_notices(engine.catalog)
     answers = load_answers(answers_path, overrides, engine.catalog)
     base, flips = what_if(engine, answers)
     if fmt == "json":

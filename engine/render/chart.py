@@ -7,6 +7,7 @@ always agree: the lines cross exactly at the break-even.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,9 +46,9 @@ class CostCurves:
         return max(self.break_even * 2, self.planned * 1.2, 1.0)
 
 
-def curves_from(decision: Any) -> CostCurves | None:
-    """The curves of a decision (None when owning never catches up with renting)."""
-    trace = decision.estimates["traces"].get("break_even_hours")
+def curves_from(estimates: Mapping[str, Any]) -> CostCurves | None:
+    """The curves of a decision's estimates (None when owning never catches up)."""
+    trace = estimates["traces"].get("break_even_hours")
     if not trace:
         return None
     i = trace["inputs"]
@@ -55,7 +56,7 @@ def curves_from(decision: Any) -> CostCurves | None:
         own_fixed_usd=i["own_fixed_usd"], own_usd_per_unit=i["own_usd_per_unit"],
         rent_fixed_usd=i["rent_fixed_usd"], rent_usd_per_unit=i["rent_usd_per_unit"],
         break_even=trace["value"],
-        planned=float(decision.estimates["work"]["reference_gpu_hours"]),
+        planned=float(estimates["work"]["reference_gpu_hours"]),
         unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
 
@@ -101,7 +102,7 @@ def check_chart_path(path: Path) -> None:
     if path.is_dir():
         raise InputError("is a directory, expected a file name", path=str(path),
                          field="--chart")
-    folder = path.parent if str(path.parent) else Path(".")
+    folder = path.parent if str(path.parent) else Path()
     if not folder.is_dir():
         raise InputError(f"folder {folder} does not exist", path=str(path), field="--chart")
     if suffix == ".png":

@@ -10,9 +10,9 @@ from engine.render.summary import (
     applies,
     break_even_line,
     cells,
-    headers,
     cheaper_line,
     excluded_line,
+    headers,
     headline,
     memory_line,
     purchase_line,
@@ -71,7 +71,7 @@ def render_markdown(decision: Decision, book: Rulebook) -> str:
         lines += ["## Strategies", ""]
         lines += [f"- {s.text} *[{s.id}]*" for s in decision.strategies]
         lines.append("")
-    curves = curves_from(decision)
+    curves = curves_from(decision.estimates)
     if curves is not None:
         lines += ["## Owning vs renting", "", "```", *ascii_chart(curves), "```", ""]
     lines += [f"*{SCORE_LEGEND}*", "",

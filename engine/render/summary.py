@@ -6,8 +6,6 @@ configuration on the other side), taken from the decision as the engine made it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from engine.decision import AxisDecision, Candidate
 from engine.recommend import Decision
 

@@ -17,9 +17,9 @@ from engine.render.summary import (
     applies,
     break_even_line,
     cells,
-    headers,
     cheaper_line,
     excluded_line,
+    headers,
     headline,
     memory_line,
     purchase_line,
@@ -71,7 +71,7 @@ def _render(out: Any, decision: Decision) -> None:
     _decisions(out, decision)
     _hardware(out, decision)
     _notes(out, decision)
-    curves = curves_from(decision)
+    curves = curves_from(decision.estimates)
     if curves is not None:
         out.print("[bold]Owning vs renting[/bold] (cost a year by the year's work)")
         for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
