@@ -287,7 +287,7 @@ def test_rechained_edit_is_still_caught_at_the_next_record(engine: Engine, db: P
 
 @pytest.mark.parametrize(("column", "old", "new"), [
     ("choices", '"deployment": "local"', '"deployment": "cloud"'),
-    ("rules_fired", '"usage.continuous-favours-local", ', ""),
+    ("rules_fired", '"usage.cheaper-to-own", ', ""),
 ])
 def test_editing_the_list_columns_breaks_verify(runner: CliRunner, engine: Engine, db: Path,
                                                 column: str, old: str, new: str) -> None:
@@ -312,7 +312,8 @@ def test_deleting_a_record_breaks_the_chain(engine: Engine, db: Path) -> None:
 
 def test_altered_stored_policy_breaks_verify(engine: Engine, db: Path) -> None:
     records = fill(db, engine, [example_answers()])
-    sql(db, "UPDATE policies SET content = replace(content, '3500', '3501') WHERE kind = 'rules'")
+    sql(db, "UPDATE policies SET content = replace(content, 'weight: 4', 'weight: 9') "
+            "WHERE kind = 'rules'")
     with AuditStore(db) as store:
         result = verify(store)
     assert result.broken_id == records[0].id and "policy" in (result.reason or "")
@@ -368,9 +369,9 @@ def test_rule_change_replays_on_stored_policy_and_current_names_the_rule(
 
     usage = rules / "usage.yaml"
     text = usage.read_text()
-    assert text.count("{fact: hours_per_year, gte: 3500}") == 1
-    usage.write_text(text.replace("{fact: hours_per_year, gte: 3500}",
-                                  "{fact: hours_per_year, gte: 7000}"))
+    old = "{decision: deployment, option: local, weight: 2}"  # the rule's only preference
+    assert text.count(old) == 1
+    usage.write_text(text.replace(old, "{decision: deployment, option: cloud, weight: 6}"))
 
     # On its stored policy the record still reproduces exactly (with or without --rules).
     for extra in ([], ["--rules", str(rules)]):

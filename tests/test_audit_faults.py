@@ -187,7 +187,7 @@ def mounted(*args: str) -> Iterator[None]:
 def test_full_disk_on_a_tiny_tmpfs(tmp_path: Path, engine: Engine) -> None:
     disk = tmp_path / "disk"
     disk.mkdir()
-    with mounted("-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)):
+    with mounted("-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)):
         db = disk / "audit.sqlite3"
         fill(db, engine, 2)
         before = count_of(db)

@@ -52,7 +52,7 @@ def test_any_change_makes_a_new_key(policy: tuple[Path, Path, Path]) -> None:
     rules, catalog, store = policy
     first = load_engine(rules, catalog)
     usage = rules / "usage.yaml"
-    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    usage.write_text(usage.read_text().replace("weight: 4}", "weight: 5}"))
     second = load_engine(rules, catalog)
     assert first.rulebook.hash != second.rulebook.hash
     assert len(_entries(store)) == 2
@@ -158,7 +158,7 @@ def test_only_the_most_recently_used_entries_are_kept(
     _ENGINES.clear()
     load_engine(rules, catalog)  # a cache hit: marks the entry used
     usage = rules / "usage.yaml"
-    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    usage.write_text(usage.read_text().replace("weight: 4}", "weight: 5}"))
     load_engine(rules, catalog)  # a new entry, written: prunes
     kept = _entries(store)
     assert len(kept) == cache.KEEP
@@ -180,7 +180,7 @@ def test_pruning_leaves_another_users_entries_alone(policy: tuple[Path, Path, Pa
     for n in range(cache.KEEP + 2):
         (store / f"policy-{n:032d}.pickle").write_bytes(b"old")
     usage = rules / "usage.yaml"
-    usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+    usage.write_text(usage.read_text().replace("weight: 4}", "weight: 5}"))
     load_engine(rules, catalog)  # writes a new entry, then prunes
     assert theirs.exists()
     assert len([e for e in _entries(store) if e != theirs]) == cache.KEEP

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,7 +124,7 @@ def test_estimate_training_text(runner: CliRunner) -> None:
 
 @pytest.mark.parametrize(
     ("kind", "sample", "in_text"),
-    [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers, $ per GPU-hour"),
+    [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers ("),
      ("models", "llama-2-7b", "llama-2-7b")],
 )
 def test_catalog_list(runner: CliRunner, catalog: Catalog, kind: str, sample: str,
@@ -145,6 +146,52 @@ def test_catalog_show_lists_sources(runner: CliRunner, catalog: Catalog) -> None
         assert f"[{sid}] {catalog.sources[sid].title}" in result.stdout
     data = ok_json(runner, "catalog", "show", "rtx-4090")
     assert data["vram_gb"] == 24 and data["sources"] == list(catalog.gpu("rtx-4090").sources)
+
+
+def test_catalog_show_prints_units_and_formatted_numbers(runner: CliRunner) -> None:
+    lines = run(runner, "catalog", "show", "rtx-4090").stdout.splitlines()
+    rows = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in lines
+                if re.match(r"[a-z][a-z0-9 ]*\s{2,}\S", line))
+    assert rows["vram"] == "24 GiB"
+    assert rows["bandwidth"] == "1,008 GB/s"
+    assert rows["dense bf16"] == "165.2 TFLOPS"
+    assert rows["tdp"] == "450 W"
+    assert rows["nvlink"] == "no" and rows["ecc"] == "yes"
+    assert rows["purchase"].startswith("$2,200–2,800 (new; as of 2026-")
+    offer = run(runner, "catalog", "show", "aws-h100-p5").stdout
+    assert re.search(r"^on demand +\$6\.88/GPU-hour$", offer, re.M)
+    assert "True" not in offer and "False" not in offer
+    assert max(len(line) for line in offer.splitlines() if not line.startswith("  [")) <= 80
+
+
+def _listed_ids(runner: CliRunner, *args: str) -> list[str]:
+    return [item["id"] for item in ok_json(runner, "catalog", "list", *args)]
+
+
+def test_catalog_list_filters_and_sorts(runner: CliRunner, catalog: Catalog) -> None:
+    big = _listed_ids(runner, "gpus", "--form", "datacenter", "--min-vram", "80")
+    assert big and all(catalog.gpu(g).form == "datacenter" and catalog.gpu(g).vram_gib >= 80
+                       for g in big)
+    assert "h100-sxm" in big and "rtx-4090" not in big and "l40s" not in big
+    by_vram = [catalog.gpu(g).vram_bytes for g in _listed_ids(runner, "gpus")]
+    assert by_vram == sorted(by_vram)
+    priced = [g for g in _listed_ids(runner, "gpus", "--sort", "price")
+              if catalog.gpu(g).purchase is not None]
+    lows = [catalog.gpu(g).purchase.low_usd for g in priced]  # type: ignore[union-attr]
+    assert lows == sorted(lows)
+    aws = _listed_ids(runner, "clouds", "--provider", "aws")
+    assert aws and {o.provider for o in catalog.offers if o.id in aws} == {"aws"}
+    hourly = [next(o for o in catalog.offers if o.id == i).on_demand_usd_per_gpu_hour
+              for i in aws]
+    assert hourly == sorted(hourly)
+    result = run(runner, "catalog", "list", "clouds", "--provider", "awz")
+    assert result.exit_code == 2 and "did you mean 'aws'" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["gpus", "clouds", "models"])
+def test_catalog_lists_fit_80_columns(runner: CliRunner, kind: str) -> None:
+    text = run(runner, "catalog", "list", kind).stdout
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_catalog_list_with_prices_override(runner: CliRunner, tmp_path: Path) -> None:

@@ -200,7 +200,7 @@ def test_chunks_stay_within_max_leaves(engine: Engine) -> None:
 
 def synthetic_book(rules: list[Rule]) -> Rulebook:
     return Rulebook(rules=tuple(rules), decisions={}, decision_descriptions={}, warnings={},
-                    strategies={}, set_facts={}, texts={})
+                    strategies={}, set_facts={}, texts={}, applies_when={})
 
 
 def test_chunking_counts_compiled_comparisons_not_leaves() -> None:

@@ -112,7 +112,7 @@ def test_evaluations_never_see_each_others_facts() -> None:
 
 def test_bundled_evaluations_are_order_independent(engine: Engine,
                                                    request_fact: dict[str, Any]) -> None:
-    rulesets = engine.compiled.stratum("request", 0)
+    rulesets = engine.compiled.stratum("request", 1)
     other = {**request_fact, "hours_per_year": 100, "usage_pattern": "intermittent",
              "upfront_capex": False}
     first = sorted(set(run_all(engine.evaluator, rulesets, [request_fact])))
@@ -120,8 +120,8 @@ def test_bundled_evaluations_are_order_independent(engine: Engine,
     again = sorted(set(run_all(engine.evaluator, rulesets, [request_fact])))
     assert first == again
     assert first != middle
-    assert ("usage.continuous-favours-local", "request") in first
-    assert ("usage.continuous-favours-local", "request") not in middle
+    assert ("usage.intermittent-favours-cloud", "request") in middle
+    assert ("usage.intermittent-favours-cloud", "request") not in first
 
 
 def test_sessions_are_deleted_past_the_1024_cap() -> None:
@@ -183,7 +183,7 @@ def test_no_background_threads(request_fact: dict[str, Any]) -> None:
     compiled = small_compiled()
     ev = Evaluator(compiled)
     ev.run(compiled.rulesets[0], [fact(x=10)])
-    run_all(engine.evaluator, engine.compiled.stratum("request", 0), [request_fact])
+    run_all(engine.evaluator, engine.compiled.stratum("request", 1), [request_fact])
     # Other libraries used elsewhere in the suite (dask) may keep helper threads of their
     # own; what must never appear is a durable_rules dispatcher or timer thread.
     ours = [t for t in threading.enumerate()
@@ -194,7 +194,7 @@ def test_no_background_threads(request_fact: dict[str, Any]) -> None:
 
 
 def test_thread_safety_four_threads(engine: Engine, request_fact: dict[str, Any]) -> None:
-    rulesets = engine.compiled.stratum("request", 0)
+    rulesets = engine.compiled.stratum("request", 1)
     facts = [
         request_fact,
         {**request_fact, "hours_per_year": 100, "usage_pattern": "intermittent"},
@@ -237,7 +237,7 @@ def test_memory_flat_over_100k_evaluations(engine: Engine,
     """100,000 evaluations of the bundled request rules in one process (each on one of the
     request rulesets in turn, each in its own session): RSS grows < 20 MB between the
     10,000th and the 100,000th (a leaking session would cost ~85 KB each)."""
-    rulesets = engine.compiled.stratum("request", 0)
+    rulesets = engine.compiled.stratum("request", 1)
     expected = sorted(run_all(engine.evaluator, rulesets, [request_fact], session=True))
     assert len(expected) > 10
     start = time.perf_counter()

@@ -139,7 +139,7 @@ def test_every_model_of_a_decision_refuses_non_finite_floats() -> None:
       "budget_usd": 10000}, True),
     # 2e-05 billion tokens, echoed in the answers: written the Python way
     ({"workload": "pretrain", "model_params_b": 1.3, "training_tokens_b": 0.00002,
-      "hours_per_year": 100, "budget_usd": 500}, False),
+      "budget_usd": 500}, False),
 ])
 def test_real_decisions_keep_their_bytes(raw: dict[str, Any], compiled: bool,
                                          monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,9 +58,9 @@ def _changed_copy(tmp_path: Path) -> Path:
     shutil.copytree(bundled_dir("rules"), copy)
     usage = copy / "usage.yaml"
     text = usage.read_text()
-    assert "        - {fact: hours_per_year, gte: 3500}" in text
-    usage.write_text(text.replace("        - {fact: hours_per_year, gte: 3500}",
-                                  "        - {fact: hours_per_year, gte: 7000}"))
+    old = "      - prefer: {decision: deployment, option: local, weight: 2}"
+    assert text.count(old) == 1  # usage.continuous-favours-local's; now it argues for cloud
+    usage.write_text(text.replace(old, old.replace("local, weight: 2", "cloud, weight: 6")))
     return copy
 
 
@@ -70,12 +70,13 @@ def test_rules_diff_names_the_changed_rule_and_scenarios(tmp_path: Path) -> None
                        "--scenarios", str(SCENARIOS))
     assert code == 0
     assert "rules edited: usage.continuous-favours-local" in out
-    assert "deployment: 1 of 26 changed" in out
+    cases = len(list(SCENARIOS.glob("*.yaml")))
+    assert f"deployment: 4 of {cases} changed" in out
     assert "08-quad-4090-box: local → cloud (rules: usage.continuous-favours-local)" in out
     code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy),
                        "--scenarios", str(SCENARIOS), "--format", "json")
     data = json.loads(out)
-    assert data["axes"]["deployment"]["changed"] == 1
+    assert data["axes"]["deployment"]["changed"] == 4
     assert data["axes"]["deployment"]["examples"][0]["rules"] == [
         "usage.continuous-favours-local"]
 
@@ -120,15 +121,15 @@ def test_rules_diff_from_audit(tmp_path: Path) -> None:
 
 
 def test_rules_explain() -> None:
-    code, out, _ = run("rules", "explain", "usage.past-break-even-favours-local",
-                       "--scenarios", str(SCENARIOS))
+    code, out, _ = run("rules", "explain", "usage.cheaper-to-own", "--scenarios", str(SCENARIOS))
     assert code == 0
-    assert "id: usage.past-break-even-favours-local" in out
-    assert '"$gte"' in out and '"$m": "break_even_hours"' in out
-    assert "break_even_hours (derived, number [hours/year])" in out
+    assert "(matches request facts, phase 3, layer 0)" in out
+    assert "id: usage.cheaper-to-own" in out
+    assert '"$lt"' in out and '"own_to_rent_cost_ratio": 1' in out
+    assert "own_to_rent_cost_ratio (derived, number)" in out
     assert "fired by" in out and "01-continuous-8b-fits-consumer" in out
-    code, _, err = run("rules", "explain", "usage.past-break-even-favours-locl")
-    assert code == 2 and "did you mean 'usage.past-break-even-favours-local'" in err
+    code, _, err = run("rules", "explain", "usage.cheaper-to-onw")
+    assert code == 2 and "did you mean 'usage.cheaper-to-own'" in err
 
 
 def test_recommend_trace_names_the_failed_condition_and_value() -> None:

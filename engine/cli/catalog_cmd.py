@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
 from engine.catalog.load import Catalog, cited_sources, load_catalog
+from engine.catalog.models import Gpu, ModelPreset, Offer
 from engine.cli.options import catalog_options, format_option
 from engine.errors import InputError
+from engine.render.catalog_view import field_rows
 from engine.render.jsonout import dumps
 from engine.render.table import print_table
 from engine.validation import did_you_mean
@@ -22,68 +25,132 @@ def catalog() -> None:
 
 @catalog.command("list")
 @click.argument("kind", type=click.Choice(["gpus", "clouds", "models"]))
+@click.option("--form", type=click.Choice(["consumer", "workstation", "datacenter"]),
+              help="Only GPUs (or offers of GPUs) of this form factor.")
+@click.option("--min-vram", type=click.FloatRange(min=0, max=10_000), metavar="GIB",
+              help="Only GPUs (or offers of GPUs) with at least this much memory, in GiB.")
+@click.option("--provider", metavar="ID", help="Only this provider's offers (clouds).")
+@click.option("--sort", "sort_by", type=click.Choice(["id", "vram", "price", "tflops", "params"]),
+              default=None, help="Order of the rows (default: memory for GPUs, price for "
+              "offers, size for models).")
 @catalog_options
 @format_option("text", "json")
-def list_(kind: str, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
-    """List GPUs, cloud offers or models.
+def list_(kind: str, form: str | None, min_vram: float | None, provider: str | None,
+          sort_by: str | None, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+    """List GPUs, cloud offers or models, filtered and sorted.
 
     \b
-    Example:
-      gpu-advisor catalog list gpus
+    Examples:
+      gpu-advisor catalog list gpus --form datacenter --min-vram 80 --sort price
+      gpu-advisor catalog list clouds --provider runpod
     """
     cat = load_catalog(catalog_dir, prices=prices)
-    listing: dict[str, list[Any]] = {
-        "gpus": list(cat.gpus.values()),
-        "clouds": list(cat.offers),
-        "models": list(cat.models.values()),
-    }
-    items = listing[kind]
+    if provider is not None and provider not in cat.providers:
+        raise InputError(f"no provider '{provider}'{did_you_mean(provider, cat.providers)}",
+                         field="--provider")
+    items = _selected(cat, kind, form, min_vram, provider, sort_by)
     if fmt == "json":
         click.echo(dumps(items), nl=False)
         return
-    _TEXT[kind](cat)
+    _TEXT[kind](cat, items)
+
+
+def _gpu_passes(gpu: Gpu, form: str | None, min_vram: float | None) -> bool:
+    return (form is None or gpu.form == form) and (
+        min_vram is None or gpu.vram_gib >= min_vram - 1e-9)
+
+
+def _selected(cat: Catalog, kind: str, form: str | None, min_vram: float | None,
+              provider: str | None, sort_by: str | None) -> list[Any]:
+    """The rows of one listing: filtered, then sorted (ties by id)."""
+    if kind == "gpus":
+        gpus = [g for g in cat.gpus.values() if _gpu_passes(g, form, min_vram)]
+        gpu_keys: dict[str, Any] = {
+            "id": lambda g: (g.id,), "vram": lambda g: (g.vram_bytes, g.id),
+            "price": lambda g: (g.purchase is None,
+                                g.purchase.low_usd if g.purchase else 0, g.id),
+            "tflops": lambda g: (-(g.dense_bf16_tflops or 0), g.id)}
+        return sorted(gpus, key=gpu_keys.get(sort_by or "vram", gpu_keys["vram"]))
+    if kind == "clouds":
+        offers = [o for o in cat.offers
+                  if (provider is None or o.provider == provider)
+                  and _gpu_passes(cat.gpus[o.gpu], form, min_vram)]
+        offer_keys: dict[str, Any] = {
+            "id": lambda o: (o.id,),
+            "vram": lambda o: (cat.gpus[o.gpu].vram_bytes, o.on_demand_usd_per_gpu_hour, o.id),
+            "price": lambda o: (o.on_demand_usd_per_gpu_hour, o.id),
+            "tflops": lambda o: (-(cat.gpus[o.gpu].dense_bf16_tflops or 0), o.id)}
+        return sorted(offers, key=offer_keys.get(sort_by or "price", offer_keys["price"]))
+    models = list(cat.models.values())
+    if sort_by == "id":
+        return sorted(models, key=lambda m: m.id)
+    return sorted(models, key=lambda m: (m.params_b, m.id))
 
 
 _FORM = {"consumer": "cons", "workstation": "work", "datacenter": "dc"}
 
 
-def _gpus_text(cat: Catalog) -> None:
+def _gpus_text(cat: Catalog, gpus: list[Gpu]) -> None:
     rows = [
-        (g.id, _FORM[g.form], f"{g.vram_gb:g}", f"{g.bandwidth_gbps:,.0f}",
-         f"{g.dense_bf16_tflops:g}" if g.dense_bf16_tflops else "none", f"{g.tdp_w:g}",
-         "yes" if g.nvlink else "no",
-         f"${g.purchase.low_usd / 1000:,.1f}–{g.purchase.high_usd / 1000:,.1f}k"
+        (g.id, _FORM[g.form], _short(g.vram_gib), f"{g.bandwidth_gbps:,.0f}",
+         _short(g.dense_bf16_tflops) if g.dense_bf16_tflops else "—", f"{g.tdp_w:,.0f}",
+         "yes" if g.ecc else "no", _price_k(g.purchase.low_usd, g.purchase.high_usd)
          if g.purchase else "—")
-        for g in sorted(cat.gpus.values(), key=lambda g: (g.vram_gb, g.id))
+        for g in gpus
     ]
-    print_table("GPUs (bf16 = dense TFLOPS; price = purchase range)",
-                ["id", "form", "GB", "GB/s", "bf16", "W", "NVLink", "price"], rows,
-                right=[2, 3, 4, 5])
+    print_table(f"GPUs ({len(rows)}): memory GiB, bandwidth GB/s, dense bf16 TFLOPS, watts, "
+                "purchase price (details: gpu-advisor catalog show ID)",
+                ["id", "form", "GiB", "GB/s", "TFLOPS", "W", "ECC", "price"], rows,
+                right=[2, 3, 4, 5, 7])
 
 
-def _clouds_text(cat: Catalog) -> None:
+def _short(value: float) -> str:
+    """``24``, ``15.9``, ``1,307``: a decimal only where it says something."""
+    return f"{value:,.0f}" if value >= 100 or value == int(value) else f"{value:.1f}"
+
+
+def _price_k(low: float, high: float) -> str:
+    """``$1.6–1.8k``, ``$25–30k``."""
+    def k(v: float) -> str:
+        return f"{v / 1000:,.0f}" if v >= 10_000 else f"{v / 1000:,.1f}"
+    return f"${k(low)}k" if low == high else f"${k(low)}–{k(high)}k"
+
+
+def _regions(regions: list[str]) -> str:
+    """``us,eu`` or ``us,eu,+4``: the full list is in ``catalog show``."""
+    if len(regions) <= 2:
+        return ",".join(regions)
+    return f"{regions[0]},{regions[1]},+{len(regions) - 2}"
+
+
+def _clouds_text(cat: Catalog, offers: list[Offer]) -> None:
     def usd(v: float | None) -> str:
-        return "—" if v is None else f"{v:.2f}"
+        return "—" if v is None else f"{v:,.2f}"
 
     rows = [
-        (o.id, o.gpu, usd(o.on_demand_usd_per_gpu_hour), usd(o.spot_usd_per_gpu_hour),
-         usd(o.price("reserved")), o.as_of.isoformat())
-        for o in sorted(cat.offers, key=lambda o: (o.gpu, o.on_demand_usd_per_gpu_hour))
+        (o.id, _short(cat.gpus[o.gpu].vram_gib), "/".join(str(n) for n in o.shapes),
+         usd(o.on_demand_usd_per_gpu_hour), usd(o.spot_usd_per_gpu_hour),
+         usd(o.price("reserved")), _regions(o.regions), o.as_of.strftime("%Y-%m"))
+        for o in offers
     ]
-    print_table("Cloud offers, $ per GPU-hour (regions: gpu-advisor catalog show ID)",
-                ["id", "gpu", "on-dem.", "spot", "resv.", "as of"], rows, right=[2, 3, 4])
+    print_table(f"Cloud offers ({len(rows)}): GiB per GPU, GPUs per instance, $ per GPU-hour "
+                "on demand, spot, reserved (details: gpu-advisor catalog show ID)",
+                ["id", "GiB", "GPUs", "on-dem", "spot", "resv", "regions", "as of"], rows,
+                right=[1, 2, 3, 4, 5, 7])
 
 
-def _models_text(cat: Catalog) -> None:
+def _models_text(cat: Catalog, models: list[ModelPreset]) -> None:
     rows = [
-        (m.id, f"{m.params_b:g}", m.layers, m.hidden, m.heads, m.kv_heads, m.vocab)
-        for m in sorted(cat.models.values(), key=lambda m: (m.params_b, m.id))
+        (m.id, f"{m.params_b:,.1f}", m.layers, f"{m.hidden:,}", m.heads, m.kv_heads,
+         f"{m.vocab:,}")
+        for m in models
     ]
-    print_table("Models", ["id", "params B", "layers", "hidden", "heads", "kv", "vocab"],
+    print_table(f"Models ({len(rows)}; parameters in billions)",
+                ["id", "params", "layers", "hidden", "heads", "kv", "vocab"],
                 rows, right=[1, 2, 3, 4, 5, 6])
 
 
-_TEXT = {"gpus": _gpus_text, "clouds": _clouds_text, "models": _models_text}
+_TEXT: dict[str, Callable[[Catalog, Any], None]] = {"gpus": _gpus_text, "clouds": _clouds_text, "models": _models_text}
 
 
 @catalog.command("show")
@@ -113,8 +180,8 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
         click.echo(dumps(item), nl=False)
         return
     data = item.model_dump(mode="json")
-    rows = [(k, _cell(v)) for k, v in data.items() if v is not None]
-    print_table(f"{type(item).__name__.lower()} {item_id}", ["field", "value"], rows)
+    print_table(f"{_KIND_NAMES.get(type(item).__name__, type(item).__name__.lower())} {item_id}",
+                ["field", "value"], field_rows(data))
     for sid in cited_sources(data):
         src = cat.sources.get(sid)
         if src is not None:
@@ -122,9 +189,5 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
                        + (f" <{src.url}>" if src.url else ""))
 
 
-def _cell(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join(_cell(v) for v in value)
-    return str(value)
+_KIND_NAMES = {"Gpu": "GPU", "Offer": "cloud offer", "Provider": "provider",
+               "ModelPreset": "model", "Source": "source"}

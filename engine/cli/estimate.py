@@ -145,8 +145,18 @@ def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh:
     def money(value: float | None) -> str:
         return "not for sale" if value is None else fmt_usd(value)
 
+    buy = report.trace.get("purchase")
+    parts = []
+    if buy is not None:
+        i = buy.inputs
+        boxes, platform_usd = float(i["boxes"] or 0), float(i["platform_usd"] or 0)
+        parts = [(f"  {i['cards']}× card at {fmt_usd(float(i['card_usd'] or 0))}",
+                  fmt_usd(float(i["cards_usd"] or 0))),
+                 (f"  {boxes:g}× platform {i['platform']}", fmt_usd(platform_usd * boxes))]
+        if i["network_usd"]:
+            parts.append(("  InfiniBand between nodes", fmt_usd(float(i["network_usd"]))))
     rows = [
-        ("purchase (cards + platform)", money(report.purchase_usd)),
+        ("purchase", money(report.purchase_usd)), *parts,
         ("owning: write-off less resale, upkeep", _per_year(report.own_fixed_usd_year)),
         ("owning: power and cooling", _per_year(report.own_running_usd_year)),
         ("owning, all in", _per_year(report.own_usd_year)),

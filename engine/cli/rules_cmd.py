@@ -200,13 +200,13 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
 
     \b
     Example:
-      gpu-advisor rules explain usage.past-break-even-favours-local
+      gpu-advisor rules explain usage.cheaper-to-own
     """
     import yaml
 
     from engine.compiler import compile_rule
     from engine.errors import InputError
-    from engine.factspec import candidate_registry
+    from engine.factspec import candidate_registry, registry
     from engine.recommend import load_engine
     from engine.scenarios import run_scenario
     from engine.validation import did_you_mean
@@ -216,12 +216,14 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     if rule_id not in ids:
         raise InputError(f"no rule '{rule_id}'{did_you_mean(rule_id, ids)}", field="RULE_ID")
     rule = engine.rulebook.rule(rule_id)
-    click.echo(f"# {rule.path}:{rule.line} (stratum {rule.stratum}, match {rule.match})")
+    click.echo(f"# {rule.path}:{rule.line} (matches {rule.match} facts, phase {rule.phase}, "
+               f"layer {rule.stratum})")
     click.echo(yaml.safe_dump([rule.model.model_dump(mode="json", exclude_defaults=True)],
                               sort_keys=False, allow_unicode=True).rstrip())
     click.echo("\ncompiled (durable_rules JSON):")
     click.echo(json.dumps(compile_rule(rule), indent=2))
-    specs = {**candidate_registry(engine.catalog), **engine.rulebook.set_facts}
+    specs = {**registry(engine.catalog), **candidate_registry(engine.catalog),
+             **engine.rulebook.set_facts}
     click.echo("\nfacts it reads:")
     for name in sorted(rule.reads):
         spec = specs.get(name)

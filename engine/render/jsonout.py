@@ -19,7 +19,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
-_ONE_DIGIT_NEGATIVE_EXPONENT = re.compile(r"e-\d(?!\d)")
+# a bare JSON number (after ':', ',', '[' or whitespace) with a one-digit negative exponent;
+# "g6e-4" inside a string is not one
+_ONE_DIGIT_NEGATIVE_EXPONENT = re.compile(r"(?<![\w.\-])-?\d+(?:\.\d+)?e-\d(?!\d)")
 
 
 def to_data(obj: Any) -> Any:
@@ -67,5 +69,4 @@ def _python_would_differ(text: str) -> bool:
     """
     if "0.0000" in text or "NaN" in text or "Infinity" in text:
         return True
-    return any(match.start() > 0 and text[match.start() - 1].isdigit()
-               for match in _ONE_DIGIT_NEGATIVE_EXPONENT.finditer(text))
+    return _ONE_DIGIT_NEGATIVE_EXPONENT.search(text) is not None

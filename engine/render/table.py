@@ -25,18 +25,28 @@ def console() -> Any:
 
 def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]],
                 *, right: Sequence[int] = (), caption: str | None = None) -> None:
-    """Print one table; columns whose index is in ``right`` are right-aligned (numbers)."""
+    """Print one table; columns whose index is in ``right`` are right-aligned (numbers).
+
+    The title and caption are paragraphs of their own, wrapped at 80 columns between words
+    (a rich title would wrap at the width of a narrow table).
+    """
+    import textwrap
+
     from rich import box
     from rich.table import Table
 
-    table = Table(title=title, box=box.SIMPLE_HEAD, caption=caption, title_justify="left",
-                  caption_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     for i, header in enumerate(headers):
         table.add_column(header, justify="right" if i in right else "left", overflow="fold",
-                         no_wrap=i == 0)
+                         no_wrap=i in right)
     for row in rows:
         table.add_row(*(str(cell) for cell in row))
+    sys.stdout.write(textwrap.fill(title, 80, break_long_words=False,
+                                   break_on_hyphens=False) + "\n")
     print_clean(table)
+    if caption:
+        sys.stdout.write(textwrap.fill(caption, 80, break_long_words=False,
+                                       break_on_hyphens=False) + "\n")
 
 
 def print_clean(*renderables: Any) -> None:
