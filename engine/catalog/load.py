@@ -250,12 +250,13 @@ def _read_csv(path: Path, provider: str | None, clouds: CloudFile,
     if provider_id not in known:
         raise CatalogError(f"which provider are these prices for? '{provider_id}' (the "
                            f"file's folder) is not one{did_you_mean(provider_id, known)}; "
-                           "give --prices-provider ID", path=str(path))
+                           "name it: --prices PROVIDER=FILE", path=str(path))
     if clouds.skypilot is None:
         raise CatalogError("the catalog has no skypilot mapping (clouds.yaml) to read a "
                            "SkyPilot vms.csv with", path=str(path))
     imported = read_skypilot(path, text, provider_id, [g.id for g in gpus.gpus],
-                             clouds.skypilot, known[provider_id].regions)
+                             clouds.skypilot, known[provider_id].regions,
+                             [o for o in clouds.offers if o.provider == provider_id])
     if not imported.offers:
         raise CatalogError(f"no offer for a catalog GPU in {provider_id}'s regions",
                            path=str(path))

@@ -38,8 +38,15 @@ class Imported:
 
 
 def read_skypilot(path: Path, text: str, provider: str, known_gpus: Iterable[str],
-                  mapping: SkyPilotMap, regions: Iterable[str]) -> Imported:
-    """Offers of ``provider`` from the CSV ``text`` of ``path``."""
+                  mapping: SkyPilotMap, regions: Iterable[str],
+                  current: Iterable[Offer] = ()) -> Imported:
+    """Offers of ``provider`` from the CSV ``text`` of ``path``.
+
+    ``current`` are the catalog's offers of that provider: an instance type they name keeps
+    its network and multi-node facts; a GPU-only row (no instance type, as GCP lists attached
+    GPUs) takes the VM price of the catalog's GPU-only offer of that GPU, and is skipped when
+    there is none (a GPU without a VM cannot train).
+    """
     rows = list(csv.DictReader(io.StringIO(text)))
     missing = [c for c in REQUIRED if c not in (rows[0] if rows else _header(text))]
     if missing:
@@ -54,6 +61,8 @@ def read_skypilot(path: Path, text: str, provider: str, known_gpus: Iterable[str
                     title=f"{provider} prices from {path.name} (SkyPilot catalog layout)",
                     publisher="the user's price file", date=as_of.isoformat(),
                     note="Offers read from a SkyPilot vms.csv; dated by the file's mtime.")
+    by_instance = {o.instance: o for o in current if o.instance}
+    gpu_only = {o.gpu: o for o in current if not o.price_includes_vm}
     best: dict[tuple[str, str], dict[str, Any]] = {}
     skipped: Counter[str] = Counter()
     for number, row in enumerate(rows, start=2):
@@ -64,18 +73,24 @@ def read_skypilot(path: Path, text: str, provider: str, known_gpus: Iterable[str
         if gpu is None or gpu not in gpus:
             skipped[accelerator] += 1
             continue
-        price = _number(row, "Price", path, number, required=True)
-        count = _number(row, "AcceleratorCount", path, number, required=True)
+        price = _number(row, "Price", path, number)
+        count = _number(row, "AcceleratorCount", path, number)
         if price is None or count is None or price <= 0 or count < 1:
             continue
         region = _region(row.get("Region") or "", mapping)
         if region is None or region not in allowed:
             skipped[f"{accelerator} (region {row.get('Region')})"] += 1
             continue
-        spot = _number(row, "SpotPrice", path, number, required=False)
-        key = ((row.get("InstanceType") or accelerator).strip(), region)
+        instance = (row.get("InstanceType") or "").strip()
+        vm_of = gpu_only.get(gpu) if not instance else None
+        if not instance and vm_of is None:
+            skipped[f"{accelerator} (a GPU-only price, no VM price known)"] += 1
+            continue
+        spot = _number(row, "SpotPrice", path, number)
+        key = (instance or f"{accelerator} x{int(count)}", region)
         entry = {"gpu": gpu, "count": int(count), "price": price / count,
-                 "spot": spot / count if spot and 0 < spot < price else None}
+                 "spot": spot / count if spot and 0 < spot < price else None,
+                 "like": by_instance.get(instance) if instance else vm_of}
         if key not in best or entry["price"] < best[key]["price"]:
             best[key] = entry
     offers = tuple(_offer(provider, instance, region, entry, as_of, source.id)
@@ -87,8 +102,8 @@ def _header(text: str) -> list[str]:
     return next(csv.reader(io.StringIO(text)), [])
 
 
-def _number(row: Mapping[str, str | None], column: str, path: Path, number: int, *,
-            required: bool) -> float | None:
+def _number(row: Mapping[str, str | None], column: str, path: Path,
+            number: int) -> float | None:
     raw = (row.get(column) or "").strip()
     if not raw:
         return None
@@ -100,7 +115,6 @@ def _number(row: Mapping[str, str | None], column: str, path: Path, number: int,
     if not math.isfinite(value) or value < 0 or value > 1e6:
         raise CatalogError(f"{column}: expected a finite price or count, got {raw[:40]!r}",
                            path=str(path), line=number)
-    del required
     return value
 
 
@@ -116,13 +130,21 @@ def _region(name: str, mapping: SkyPilotMap) -> str | None:
 def _offer(provider: str, instance: str, region: str, entry: Mapping[str, Any],
            as_of: dt.date, source: str) -> Offer:
     slug = re.sub(r"[^a-z0-9.]+", "-", instance.lower()).strip("-")
+    like: Offer | None = entry["like"]
+    gpu_only = like is not None and not like.price_includes_vm
     return Offer(
         id=f"{provider}-{slug}-{region}"[:60], provider=provider, gpu=entry["gpu"],
         instance=instance, gpus_per_instance=entry["count"], regions=[region],
+        multi_node=like.multi_node if like is not None else False,
+        network=like.network if like is not None else "ethernet",
         on_demand_usd_per_gpu_hour=round(entry["price"], 6),
         spot_usd_per_gpu_hour=None if entry["spot"] is None else round(entry["spot"], 6),
+        price_includes_vm=not gpu_only,
+        vm_usd_per_instance_hour=like.vm_usd_per_instance_hour if gpu_only and like else None,
         as_of=as_of, sources=[source],
-        note="Read from a SkyPilot vms.csv: the cheapest zone of this region, per GPU.")
+        note="Read from a SkyPilot vms.csv: the cheapest zone of this region, per GPU"
+             + (f"; network and multi-node as the catalog's {like.id}" if like else "")
+             + (f"; the VM price of {like.id} added" if gpu_only and like else "") + ".")
 
 
 def _skipped(counts: Counter[str]) -> str | None:

@@ -150,7 +150,8 @@ def _models_text(cat: Catalog, models: list[ModelPreset]) -> None:
                 rows, right=[1, 2, 3, 4, 5, 6])
 
 
-_TEXT: dict[str, Callable[[Catalog, Any], None]] = {"gpus": _gpus_text, "clouds": _clouds_text, "models": _models_text}
+_TEXT: dict[str, Callable[[Catalog, Any], None]] = {
+    "gpus": _gpus_text, "clouds": _clouds_text, "models": _models_text}
 
 
 @catalog.command("show")
