@@ -17,6 +17,7 @@ leaves the target untouched and keeps the complete records written so far, in in
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import secrets
 import stat
@@ -57,34 +58,45 @@ def open_input(path: Path) -> BinaryIO:
 def read_lines(stream: BinaryIO, max_bytes: int) -> Iterator[Line]:
     """``(line number, text)`` for each line of a binary stream, numbered from 1.
 
-    The text is decoded as UTF-8 (invalid bytes replaced), without its line break and without
-    a byte-order mark at the start of the stream. A line longer than ``max_bytes`` is never
-    held: it is skipped in pieces of :data:`PIECE_BYTES` and given as ``Oversized(length)``.
+    The text is decoded as UTF-8 (invalid bytes replaced), without its line break ("\\n" or
+    "\\r\\n") and without a byte-order mark at the start of the stream. A line longer than
+    ``max_bytes`` is never held: it is skipped in pieces of :data:`PIECE_BYTES` and given as
+    ``Oversized(length)``.
     """
     max_bytes = max(0, max_bytes)
-    number = 0
-    while raw := stream.readline(max_bytes + 2):  # room for the "\r\n" of a line at the limit
-        number += 1
+    for number in itertools.count(1):
+        budget = max_bytes + 2 + (len(_BOM) if number == 1 else 0)  # room for "\r\n" (and a BOM)
+        raw = stream.readline(budget)
+        if not raw:
+            return
+        complete = raw.endswith(b"\n") or len(raw) < budget
         if number == 1 and raw.startswith(_BOM):
             raw = raw[len(_BOM):]
-        if not raw.endswith(b"\n") and len(raw) >= max_bytes + 2:
-            yield number, Oversized(len(raw) + _skip_rest_of_line(stream))
+        if not complete:
+            yield number, Oversized(_skip_rest_of_line(stream, raw))
             continue
-        content = raw.rstrip(b"\r\n")
+        content = _without_line_break(raw)
         if len(content) > max_bytes:
             yield number, Oversized(len(content))
         else:
             yield number, content.decode("utf-8", "replace")
 
 
-def _skip_rest_of_line(stream: BinaryIO) -> int:
-    """Read past the rest of the current line; its length in bytes, without the line break."""
-    size = 0
+def _without_line_break(raw: bytes) -> bytes:
+    raw = raw[:-1] if raw.endswith(b"\n") else raw
+    return raw[:-1] if raw.endswith(b"\r") else raw
+
+
+def _skip_rest_of_line(stream: BinaryIO, head: bytes) -> int:
+    """Read past the rest of a line that starts with ``head``; its length, without the break."""
+    size, last = len(head), head[-1:]
     while piece := stream.readline(PIECE_BYTES):
-        if piece.endswith(b"\n"):
-            return size + len(piece.rstrip(b"\r\n"))
-        size += len(piece)
-    return size
+        ended = piece.endswith(b"\n")
+        body = piece[:-1] if ended else piece
+        size, last = size + len(body), body[-1:] or last
+        if ended:
+            break
+    return size - (last == b"\r")
 
 
 def count_lines(stream: BinaryIO) -> int:

@@ -8,11 +8,12 @@ import multiprocessing
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
+from multiprocessing import resource_tracker
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, BinaryIO
 
 import click
 
@@ -109,15 +110,17 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
         sys.exit(1)
 
 
-def _run(source: Any, output: AtomicOutput, in_path: Path, workers: int,
+def _run(source: BinaryIO, output: AtomicOutput, in_path: Path, workers: int,
          chunk_size: int | None, limit: int, policy: Policy) -> tuple[int, int]:
     """Evaluate every line into ``output`` and commit it; (results, failed lines)."""
     tty = sys.stderr.isatty()
     total = count_lines(source) if tty or (workers > 1 and chunk_size is None) else None
     chunks = chunked(read_lines(source, limit), chunk_size or _chunk_size(total, workers))
     failed = done = 0
-    with _Progress(tty, total) as (report, advance), output:
-        for records in _results(chunks, workers, policy):
+    # closing: an interrupt while writing stops the workers now, not when the frame is freed
+    with _Progress(tty, total) as (report, advance), output, \
+            contextlib.closing(_results(chunks, workers, policy)) as results:
+        for records in results:
             output.write(records)
             for record in records:
                 error = record_error(record)
@@ -154,7 +157,9 @@ def _signals_interrupt() -> Iterator[None]:
             signal.signal(each, signal.SIG_IGN)
         raise _Interrupted(signum)
 
-    previous = {signum: signal.signal(signum, interrupt) for signum in signums}
+    # a signal ignored from the start (e.g. SIGINT of a background job) stays ignored
+    previous = {signum: signal.signal(signum, interrupt) for signum in signums
+                if signal.getsignal(signum) is not signal.SIG_IGN}
     try:
         yield
     finally:
@@ -162,7 +167,8 @@ def _signals_interrupt() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
-def _results(chunks: Iterator[list[Line]], workers: int, policy: Policy) -> Iterator[list[str]]:
+def _results(chunks: Iterator[list[Line]], workers: int,
+             policy: Policy) -> Generator[list[str], None, None]:
     """Each chunk's output records, in input order."""
     if workers == 1:
         for chunk in chunks:
@@ -172,7 +178,7 @@ def _results(chunks: Iterator[list[Line]], workers: int, policy: Policy) -> Iter
     # engine must never cross a fork). Each worker loads the policy once, in _init_worker.
     context = multiprocessing.get_context("spawn")
     with contextlib.ExitStack() as stack:
-        with _sigint_blocked():  # workers start with SIGINT blocked: only this process sees it
+        with _sigint_blocked():
             pool = stack.enter_context(
                 context.Pool(workers, initializer=_init_worker, initargs=policy))
         pending: collections.deque[AsyncResult[tuple[int, list[str] | str]]] = collections.deque()
@@ -186,7 +192,9 @@ def _results(chunks: Iterator[list[Line]], workers: int, policy: Policy) -> Iter
 
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
-    """SIGINT blocked in this thread; processes and threads started meanwhile inherit it."""
+    """SIGINT blocked in this thread meanwhile; processes started now inherit the block, so a
+    Ctrl-C reaches only this process (which stops the workers) and is not lost here."""
+    resource_tracker.ensure_running()  # starting it later would unblock SIGINT
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
@@ -201,7 +209,7 @@ def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) 
     """Ignore Ctrl-C (the parent stops the pool) and load the policy once per worker."""
     global _WORKER_ERROR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see _sigint_blocked
     try:
         evaluate_lines([], rules, catalog, prices)
     except EngineError as exc:  # raising here would make the pool respawn workers forever
