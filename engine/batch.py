@@ -55,8 +55,8 @@ Line = tuple[int, str | Oversized]
 """``(line number, text)``: the text without its line break, or :class:`Oversized`."""
 
 
-class _LineRefused(Exception):
-    """This line's error record message (raised inside :func:`evaluate_line` only)."""
+class _LineRefused(EngineError):
+    """Why a line is not evaluated (raised inside :func:`evaluate_line` only)."""
 
 
 def decision_id_for(line: int) -> str:
@@ -90,8 +90,6 @@ def evaluate_line(engine: Engine, number: int, text: str | Oversized) -> str:
     """One output record for one input line (see the module docstring); never raises."""
     try:
         return _evaluate(engine, number, text)
-    except _LineRefused as exc:
-        return error_record(number, str(exc))
     except EngineError as exc:
         return error_record(number, str(exc))
     except Exception as exc:  # any failure is this line's, not the batch's

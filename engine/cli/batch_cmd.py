@@ -96,12 +96,12 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
     """
     output: AtomicOutput | None = None
     try:
-        with _signals_interrupt():
+        with _signals_interrupt(), open_input(in_path) as source:
+            target = output_target(out_path, source, in_path)
             engine = load_engine(rules_dir, catalog_dir, prices)  # a bad policy touches no file
-            with open_input(in_path) as source:
-                output = AtomicOutput(output_target(out_path, source, in_path), out_path)
-                done, failed = _run(source, output, in_path, workers, chunk_size,
-                                    line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
+            output = AtomicOutput(target, out_path)
+            done, failed = _run(source, output, in_path, workers, chunk_size,
+                                line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
     except _Interrupted as exc:
         click.echo(_interrupted_message(exc.signum, output, out_path), err=True)
         sys.exit(128 + exc.signum)
