@@ -274,6 +274,8 @@ class Policy(Strict):
     maintenance_fraction_per_year: Constant
     hours_per_year_max: Constant
     api_output_token_share: Constant
+    # input limits
+    batch_line_max_bytes: Constant
 
 
 # ---------------------------------------------------------------- questions
