@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, InputError
+from engine.jsonio import load_data_file
 from engine.validation import did_you_mean
-from engine.yamlio import MAX_INT_DIGITS, line_of, load_data_file, type_name
+from engine.yamlio import MAX_INT_DIGITS, line_of, type_name
 
 Tristate = bool | Literal["auto"]
 
@@ -80,9 +81,8 @@ def load_answers(
     other answer has a default, but a recommendation for a model nobody named is no answer.
     """
     merged, where, set_keys = _merged(path, overrides, catalog)
-    _require_model(merged, where)
     return validate_answers(merged, catalog, where=where, set_keys=set_keys,
-                            fill_defaults=fill_defaults)
+                            fill_defaults=fill_defaults, require_model=True)
 
 
 def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) -> dict[str, Any]:
@@ -194,11 +194,18 @@ def validate_answers(
     where: _Where | None = None,
     set_keys: set[str] | None = None,
     fill_defaults: bool = True,
+    require_model: bool = False,
 ) -> Answers:
-    """Check every answer against its question, fill defaults, and build :class:`Answers`."""
+    """Check every answer against its question, fill defaults, and build :class:`Answers`.
+
+    With ``require_model``, answers that name neither ``model`` nor ``model_params_b`` are
+    refused rather than given the default model.
+    """
     where = where or _Where(None, None)
     set_keys = set_keys or set()
     values = check_values(raw, catalog, where=where, set_keys=set_keys)
+    if require_model:
+        _require_model(values, where)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
     if fill_defaults:

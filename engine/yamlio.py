@@ -9,7 +9,6 @@ can say ``file:line``.
 from __future__ import annotations
 
 import errno
-import json
 import os
 import re
 import stat
@@ -25,6 +24,7 @@ MAX_FILE_BYTES = 2_000_000
 MAX_DEPTH = 40
 MAX_NODES = 50_000
 """Values, keys and collections per document (the largest bundled file has ~1,500)."""
+TOO_MANY_NODES = f"more than {MAX_NODES:,} values, keys, lists and mappings"
 MAX_INT_DIGITS = 400
 """Longer integer literals are refused before conversion (beyond any float, and Python's
 int parser is quadratic on them)."""
@@ -85,7 +85,7 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
     def construct_yaml_int(self, node: Any) -> Any:
         # int() of 4,301+ digits raises, and sexagesimal 1:2:3:… grows quadratically
         if len(node.value) > MAX_INT_DIGITS:
-            raise _MarkedError(_long_int(len(node.value)), node.start_mark)
+            raise _MarkedError(long_integer(len(node.value)), node.start_mark)
         return super().construct_yaml_int(node)
 
     def construct_yaml_binary(self, node: Any) -> Any:
@@ -98,7 +98,8 @@ _LineLoader.add_constructor("tag:yaml.org,2002:int", _LineLoader.construct_yaml_
 _LineLoader.add_constructor("tag:yaml.org,2002:binary", _LineLoader.construct_yaml_binary)
 
 
-def _long_int(digits: int) -> str:
+def long_integer(digits: int) -> str:
+    """The refusal of an integer literal of ``digits`` digits (YAML and JSON alike)."""
     return f"integer of {digits:,} digits is too long (at most {MAX_INT_DIGITS})"
 
 
@@ -214,7 +215,7 @@ def _scan_events(text: str, path: str) -> None:
         if isinstance(event, _NODE_EVENTS):
             nodes += 1
             if nodes > MAX_NODES:
-                raise InputError(_too_many_nodes(), path=path, line=_line(event))
+                raise InputError(TOO_MANY_NODES, path=path, line=_line(event))
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
@@ -222,10 +223,6 @@ def _scan_events(text: str, path: str) -> None:
                 raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path, line=line)
         elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
             depth -= 1
-
-
-def _too_many_nodes() -> str:
-    return f"more than {MAX_NODES:,} values, keys, lists and mappings"
 
 
 def _line(event: Any) -> int | None:
@@ -236,122 +233,6 @@ def _line(event: Any) -> int | None:
 def load_yaml_file(path: Path) -> Any:
     """Read and parse one YAML file (see :func:`parse_yaml`)."""
     return parse_yaml(read_text(path), path=str(path))
-
-
-# -- JSON ------------------------------------------------------------------------------------
-def load_data_file(path: Path) -> Any:
-    """Load a ``.json`` file with :func:`parse_json`, anything else as YAML."""
-    text = read_text(path)
-    if path.suffix.lower() == ".json":
-        return parse_json(text, path=str(path))
-    return parse_yaml(text, path=str(path))
-
-
-class _DuplicateKey(Exception):
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-
-def parse_json(text: str, *, path: str) -> Any:
-    """Parse JSON under the YAML rules: a leading BOM is skipped; node count, nesting,
-    integer length, duplicate keys, NaN/Infinity and control characters are refused."""
-    text = text.removeprefix("\ufeff")
-    bare = _json_structure(text)
-    if _json_nodes(bare) > MAX_NODES:
-        raise InputError(_too_many_nodes(), path=path)
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
-                          object_pairs_hook=_unique_pairs)
-    except _DuplicateKey as exc:
-        raise InputError(f"JSON error: duplicate key {exc.key!r}", path=path,
-                         line=_json_duplicate_line(text, exc.key)) from None
-    except json.JSONDecodeError as exc:
-        raise InputError(f"JSON error: {exc.msg}", path=path, line=exc.lineno) from None
-    except ValueError as exc:
-        raise InputError(str(exc), path=path, line=_json_long_int_line(bare)) from None
-    except RecursionError:  # the C decoder recurses per level: [[[[... a million deep
-        raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
-    _check_depth(data, path)
-    check_strings(data, path)
-    return data
-
-
-_JSON_ESCAPE = re.compile(r"\\.", re.DOTALL)
-_JSON_STRING = re.compile(r'"[^"]*"')
-_JSON_EMPTY = re.compile(r"\[\s*\]|\{\s*\}")
-
-
-def _json_structure(text: str) -> str:
-    """The text with escapes dropped and every string replaced by ``0`` (linear time, no
-    backtracking); line breaks stay where they were in valid JSON."""
-    return _JSON_STRING.sub("0", _JSON_ESCAPE.sub("", text))
-
-
-def _json_nodes(bare: str) -> int:
-    """Values, keys and containers of a JSON text given by its structure (exact when valid):
-    each one but the first follows a ``[``, ``{``, ``,`` or ``:``."""
-    bare = _JSON_EMPTY.sub("0", bare)
-    return 1 + sum(bare.count(char) for char in ",:[{")
-
-
-def _json_long_int_line(bare: str) -> int | None:
-    found = re.search(f"[0-9]{{{MAX_INT_DIGITS + 1}}}", bare)
-    return None if found is None else bare.count("\n", 0, found.start()) + 1
-
-
-_JSON_TOKEN = re.compile(r'(?P<string>"[^"\\]*(?:\\.[^"\\]*)*")(?P<key>\s*:)?|[{}\[\]]')
-
-
-def _json_duplicate_line(text: str, key: str) -> int | None:
-    """The line of the first repeated ``key`` in one object (``text`` is valid JSON)."""
-    objects: list[set[str] | None] = []
-    for token in _JSON_TOKEN.finditer(text):
-        if token["string"] is None:
-            if token[0] in "[{":
-                objects.append(set() if token[0] == "{" else None)
-            else:
-                objects.pop()
-        elif token["key"] and objects and objects[-1] is not None:
-            name = json.loads(token["string"])
-            if name == key and name in objects[-1]:
-                return text.count("\n", 0, token.start()) + 1
-            objects[-1].add(name)
-    return None
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data = dict(pairs)
-    if len(data) != len(pairs):
-        seen: set[str] = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise _DuplicateKey(key)
-            seen.add(key)
-    return data
-
-
-def _bounded_int(digits: str) -> int:
-    if len(digits) > MAX_INT_DIGITS:
-        raise ValueError(_long_int(len(digits.lstrip("-"))))
-    return int(digits)
-
-
-def _check_depth(data: Any, path: str) -> None:
-    """The YAML nesting limit, for JSON documents (checked without recursion)."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(
-            node, list) else None
-        if children is None:
-            continue
-        if depth > MAX_DEPTH:
-            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path)
-        stack.extend((child, depth + 1) for child in children)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number this tool accepts")
 
 
 # -- strings ---------------------------------------------------------------------------------
@@ -397,7 +278,7 @@ def _locate_control(data: Any, path: str) -> None:
 
 def _control(found: re.Match[str], path: str, data: Any, loc: tuple[Any, ...],
              key: str | None = None) -> InputError:
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".")
+    where = dotted(loc, data)
     if key is not None:
         where = f"{where}.{printable(key)}" if where else printable(key)
     message = (f"control character U+{ord(found[0]):04X} is not allowed in a "
@@ -412,6 +293,22 @@ def printable(text: str) -> str:
 
 
 # -- helpers for the validators --------------------------------------------------------------
+def dotted(loc: Sequence[Any], data: Any = None) -> str:
+    """``gpus[3].vram_gb`` from a pydantic loc; list items are named by their ``id`` if any."""
+    out = ""
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            item = node[part] if isinstance(node, list) and part < len(node) else None
+            ident = item.get("id") if isinstance(item, dict) else None
+            out += f"[{ident}]" if isinstance(ident, str) else f"[{part}]"
+            node = item
+        else:
+            out += f".{part}" if out else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
+
+
 def type_name(value: Any) -> str:
     """The plain type name of parsed data (``list``, not the line-tracking ``LineList``)."""
     return next(t.__name__ for t in type(value).__mro__ if t.__module__ == "builtins")

@@ -54,15 +54,33 @@ def test_json_file(catalog: Catalog, tmp_path: Path) -> None:
     assert answers.upfront_capex is True
 
 
-def test_empty_file_and_no_file_give_all_defaults(catalog: Catalog, tmp_path: Path) -> None:
-    from_empty = load_answers(write(tmp_path, ""), [], catalog)
-    from_none = load_answers(None, [], catalog)
-    assert from_empty == from_none
-    assert from_none.model == catalog.question("model").default
+@pytest.mark.parametrize(("text", "name"), [("", "answers.yaml"), ("# only a comment\n",
+                                             "answers.yaml"), ("{}", "answers.json"),
+                                            ("budget_usd: 9000\n", "answers.yaml")])
+def test_a_file_that_names_no_model_is_refused(catalog: Catalog, tmp_path: Path, text: str,
+                                               name: str) -> None:
+    path = write(tmp_path, text, name)
+    assert refused(path, catalog) == f"{path}: names no model: give model or model_params_b"
+
+
+def test_no_file_and_no_model_is_refused(catalog: Catalog) -> None:
+    expected = ("the answers name no model: give --set model=ID or --set model_params_b=N, "
+                "or --answers FILE")
+    assert refused(None, catalog) == expected
+    assert refused(None, catalog, "budget_usd=9000") == expected
+
+
+def test_the_model_is_enough_everything_else_has_a_default(catalog: Catalog,
+                                                            tmp_path: Path) -> None:
+    from_file = load_answers(write(tmp_path, "model: mistral-7b\n"), [], catalog)
+    from_set = load_answers(None, ["model=mistral-7b"], catalog)
+    assert from_file == from_set
+    assert from_set.budget_usd == catalog.question("budget_usd").default
 
 
 def test_answers_round_trip(catalog: Catalog, tmp_path: Path) -> None:
-    answers = load_answers(None, ["data_residency=region", "allowed_regions=eu,us"], catalog)
+    answers = load_answers(None, ["model=mistral-7b", "data_residency=region",
+                                  "allowed_regions=eu,us"], catalog)
     path = write(tmp_path, json.dumps(answers_to_data(answers)), "dumped.json")
     assert load_answers(path, [], catalog) == answers
 
@@ -206,16 +224,16 @@ def test_neither_model_nor_size(catalog: Catalog, tmp_path: Path) -> None:
 
 
 def test_region_residency_without_regions(catalog: Catalog, tmp_path: Path) -> None:
-    path = write(tmp_path, "budget_usd: 10\ndata_residency: region\n")
+    path = write(tmp_path, "model: mistral-7b\ndata_residency: region\n")
     assert refused(path, catalog) == (
         f"{path}:1: allowed_regions: data_residency is region: list at least one region"
     )
 
 
 def test_regions_without_region_residency(catalog: Catalog, tmp_path: Path) -> None:
-    path = write(tmp_path, "allowed_regions: [eu]\n")
+    path = write(tmp_path, "model: mistral-7b\nallowed_regions: [eu]\n")
     assert refused(path, catalog) == (
-        f"{path}:1: allowed_regions: only applies when data_residency is region (it is 'none')"
+        f"{path}:2: allowed_regions: only applies when data_residency is region (it is 'none')"
     )
 
 

@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from engine.answers import load_answers
 from engine.catalog.load import Catalog, load_catalog
 from engine.errors import EngineError
+from engine.jsonio import load_data_file
 from engine.resources import bundled_dir
 from engine.rulebook import load_rulebook
-from engine.yamlio import load_data_file, parse_yaml
+from engine.yamlio import parse_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
