@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.errors import InputError
 from engine.yamlio import (
+    CONTROL_CHARACTERS,
     MAX_DEPTH,
     MAX_INT_DIGITS,
     MAX_NODES,
@@ -58,7 +59,11 @@ def parse_json(text: str, *, path: str) -> Any:
     except RecursionError:  # the C decoder recurses per level: [[[[... a million deep
         raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
     _check_depth(data, path)
-    check_strings(data, path)
+    try:
+        check_strings(data, path)
+    except InputError as exc:
+        raise InputError(exc.message, path=path, line=_json_control_line(text),
+                         field=exc.field) from None
     return data
 
 
@@ -102,6 +107,14 @@ def _json_duplicate_line(text: str, key: str) -> int | None:
             if name == key and name in objects[-1]:
                 return text.count("\n", 0, token.start()) + 1
             objects[-1].add(name)
+    return None
+
+
+def _json_control_line(text: str) -> int | None:
+    """The line of the first key or string holding a control character (valid JSON)."""
+    for token in _JSON_TOKEN.finditer(text):
+        if token["string"] is not None and CONTROL_CHARACTERS.search(json.loads(token["string"])):
+            return text.count("\n", 0, token.start()) + 1
     return None
 
 

@@ -29,7 +29,7 @@ MAX_INT_DIGITS = 400
 """Longer integer literals are refused before conversion (beyond any float, and Python's
 int parser is quadratic on them)."""
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters (Unicode category Cc) except tab and line feed."""
 
 try:  # the C parser is ~10x faster; the constructor (where we hook) is Python either way
@@ -249,7 +249,7 @@ def _has_control(data: Any) -> bool:
     while stack:
         node = stack.pop()
         if isinstance(node, str):
-            if _CONTROL.search(node):
+            if CONTROL_CHARACTERS.search(node):
                 return True
         elif isinstance(node, dict):
             stack.extend(node)
@@ -266,12 +266,12 @@ def _locate_control(data: Any, path: str) -> None:
         node, loc = stack.pop()
         if isinstance(node, dict):
             for key, value in node.items():
-                if isinstance(key, str) and (found := _CONTROL.search(key)):
+                if isinstance(key, str) and (found := CONTROL_CHARACTERS.search(key)):
                     raise _control(found, path, data, loc, key)
                 stack.append((value, (*loc, key)))
         elif isinstance(node, (list, tuple, set, frozenset)):
             stack.extend((item, (*loc, i)) for i, item in enumerate(node))
-        elif isinstance(node, str) and (found := _CONTROL.search(node)):
+        elif isinstance(node, str) and (found := CONTROL_CHARACTERS.search(node)):
             raise _control(found, path, data, loc)
     raise InputError("a control character is not allowed", path=path)  # pragma: no cover
 
@@ -289,7 +289,7 @@ def _control(found: re.Match[str], path: str, data: Any, loc: tuple[Any, ...],
 
 def printable(text: str) -> str:
     """``text`` with every control character but tab and line feed written as ``\\xNN``."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+    return CONTROL_CHARACTERS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 # -- helpers for the validators --------------------------------------------------------------
