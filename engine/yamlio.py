@@ -88,6 +88,16 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             raise _MarkedError(long_integer(len(node.value)), node.start_mark)
         return super().construct_yaml_int(node)
 
+    def construct_yaml_float(self, node: Any) -> Any:
+        # 1:2:3:….5 (sexagesimal) multiplies by 60 per part: long forms overflow or crawl
+        if len(node.value) > MAX_INT_DIGITS:
+            raise _MarkedError(f"number of {len(node.value):,} characters is too long (at most "
+                               f"{MAX_INT_DIGITS})", node.start_mark)
+        try:
+            return super().construct_yaml_float(node)
+        except OverflowError:
+            raise _MarkedError("number is too large", node.start_mark) from None
+
     def construct_yaml_binary(self, node: Any) -> Any:
         raise _MarkedError("binary values (!!binary) are not accepted", node.start_mark)
 
@@ -95,6 +105,7 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_mapping)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_sequence)
 _LineLoader.add_constructor("tag:yaml.org,2002:int", _LineLoader.construct_yaml_int)
+_LineLoader.add_constructor("tag:yaml.org,2002:float", _LineLoader.construct_yaml_float)
 _LineLoader.add_constructor("tag:yaml.org,2002:binary", _LineLoader.construct_yaml_binary)
 
 
