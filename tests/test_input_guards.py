@@ -186,6 +186,22 @@ def test_an_unwritable_chart_folder_is_refused_first(runner: CliRunner, tmp_path
     assert not isolated_audit_store.exists()
 
 
+def test_an_unwritable_chart_folder_as_root_is_refused_first(
+        runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        isolated_audit_store: Path) -> None:
+    """The same check where the OS would let root write: access() is what is asked."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == folder
+                        else real(p, mode, **kw))
+    target = folder / "out.svg"
+    line = one_error_line(runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE),
+                                              "--chart", str(target)]))
+    assert line == f"error: {target}: --chart: cannot write in folder {folder} (permission denied)"
+    assert not isolated_audit_store.exists()
+
+
 def test_a_chart_without_matplotlib_is_refused_first(runner: CliRunner, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
