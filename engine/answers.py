@@ -16,7 +16,7 @@ from engine.catalog.models import Question
 from engine.errors import AnswerError, InputError
 from engine.jsonio import load_data_file
 from engine.validation import did_you_mean
-from engine.yamlio import MAX_INT_DIGITS, line_of, type_name
+from engine.yamlio import MAX_NUMBER_CHARS, line_of, type_name
 
 Tristate = bool | Literal["auto"]
 
@@ -178,7 +178,7 @@ def parse_number(text: str, question: Question, *, field: str) -> Any:
                               path="--set", field=field)
         return text
     plain = text.replace(",", "").replace("_", "")
-    if len(plain.lstrip("+-")) > MAX_INT_DIGITS:
+    if len(plain.lstrip("+-")) > MAX_NUMBER_CHARS:
         raise AnswerError(f"a number of {len(plain):,} characters is too long", path="--set",
                           field=field)
     if match["frac"] is None and match["exp"] is None and match["int"] is not None:

@@ -16,8 +16,8 @@ from engine.errors import InputError
 from engine.yamlio import (
     CONTROL_CHARACTERS,
     MAX_DEPTH,
-    MAX_INT_DIGITS,
     MAX_NODES,
+    MAX_NUMBER_CHARS,
     TOO_MANY_NODES,
     check_strings,
     long_integer,
@@ -86,7 +86,7 @@ def _json_nodes(bare: str) -> int:
 
 
 def _json_long_int_line(bare: str) -> int | None:
-    found = re.search(f"[0-9]{{{MAX_INT_DIGITS + 1}}}", bare)
+    found = re.search(f"[0-9]{{{MAX_NUMBER_CHARS + 1}}}", bare)
     return None if found is None else bare.count("\n", 0, found.start()) + 1
 
 
@@ -130,7 +130,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def _bounded_int(digits: str) -> int:
-    if len(digits) > MAX_INT_DIGITS:
+    if len(digits) > MAX_NUMBER_CHARS:
         raise ValueError(long_integer(len(digits.lstrip("-"))))
     return int(digits)
 

@@ -25,9 +25,9 @@ MAX_DEPTH = 40
 MAX_NODES = 50_000
 """Values, keys and collections per document (the largest bundled file has ~1,500)."""
 TOO_MANY_NODES = f"more than {MAX_NODES:,} values, keys, lists and mappings"
-MAX_INT_DIGITS = 400
-"""Longer integer literals are refused before conversion (beyond any float, and Python's
-int parser is quadratic on them)."""
+MAX_NUMBER_CHARS = 400
+"""Longer number literals are refused before conversion: far beyond any float, and
+converting them costs quadratic time (decimal integers, sexagesimal ``1:2:3…``)."""
 
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """Control characters (Unicode category Cc) except tab and line feed."""
@@ -84,15 +84,15 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
 
     def construct_yaml_int(self, node: Any) -> Any:
         # int() of 4,301+ digits raises, and sexagesimal 1:2:3:… grows quadratically
-        if len(node.value) > MAX_INT_DIGITS:
+        if len(node.value) > MAX_NUMBER_CHARS:
             raise _MarkedError(long_integer(len(node.value)), node.start_mark)
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: Any) -> Any:
         # 1:2:3:….5 (sexagesimal) multiplies by 60 per part: long forms overflow or crawl
-        if len(node.value) > MAX_INT_DIGITS:
+        if len(node.value) > MAX_NUMBER_CHARS:
             raise _MarkedError(f"number of {len(node.value):,} characters is too long (at most "
-                               f"{MAX_INT_DIGITS})", node.start_mark)
+                               f"{MAX_NUMBER_CHARS})", node.start_mark)
         try:
             return super().construct_yaml_float(node)
         except OverflowError:
@@ -111,7 +111,7 @@ _LineLoader.add_constructor("tag:yaml.org,2002:binary", _LineLoader.construct_ya
 
 def long_integer(digits: int) -> str:
     """The refusal of an integer literal of ``digits`` digits (YAML and JSON alike)."""
-    return f"integer of {digits:,} digits is too long (at most {MAX_INT_DIGITS})"
+    return f"integer of {digits:,} digits is too long (at most {MAX_NUMBER_CHARS})"
 
 
 # -- reading ---------------------------------------------------------------------------------
