@@ -16,7 +16,7 @@ from engine.catalog.models import Question
 from engine.errors import AnswerError, InputError
 from engine.jsonio import load_data_file
 from engine.validation import did_you_mean
-from engine.yamlio import MAX_NUMBER_CHARS, line_of, type_name
+from engine.yamlio import CONTROL_CHARACTERS, MAX_NUMBER_CHARS, line_of, type_name
 
 Tristate = bool | Literal["auto"]
 
@@ -281,6 +281,8 @@ def _check(question: Question, value: Any, catalog: Catalog, where: _Where,
     if kind in ("gpu", "model", "text"):
         if not isinstance(value, str):
             raise fail(f"expected {describe(question)}, got {value!r}")
+        if found := CONTROL_CHARACTERS.search(value):  # from --set, a prompt or a batch line
+            raise fail(f"control character U+{ord(found[0]):04X} is not allowed")
         index: Mapping[str, Any] = {"gpu": catalog.gpus, "model": catalog.models}.get(kind, {})
         if kind != "text" and value not in index:
             raise fail(f"unknown {kind} '{value}'{did_you_mean(value, index)}; see "

@@ -388,3 +388,11 @@ def test_validate_answers_refuses_a_huge_integer_cleanly(catalog: Catalog) -> No
         validate_answers({"model": "llama-2-7b", "hours_per_year": 10**400}, catalog)
     assert str(exc.value) == ("hours_per_year: a 401-digit number is out of range; expected a "
                               "number from 0 to 10,000,000 GPU-hours/year")
+
+
+@pytest.mark.parametrize("value", ["llama\x1b[2J", "x\x9b31m", "a\rb"])
+def test_set_a_control_character_in_a_text_answer_is_refused(catalog: Catalog,
+                                                             value: str) -> None:
+    code = next(f"U+{ord(c):04X}" for c in value if ord(c) < 32 or 127 <= ord(c) < 160)
+    assert refused(None, catalog, f"model={value}") == (
+        f"--set: model: control character {code} is not allowed")
