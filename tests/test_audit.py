@@ -23,7 +23,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from engine.answers import validate_answers
-from engine.audit import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path, verify
+from engine.audit import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path
+from engine.audit_chain import verify
 from engine.cli import cli
 from engine.recommend import Engine, load_engine
 from engine.resources import bundled_dir

@@ -27,7 +27,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.answers import validate_answers
-from engine.audit import AuditError, AuditStore, verify
+from engine.audit import AuditError, AuditStore
+from engine.audit_chain import verify
 from engine.cli import cli
 from engine.recommend import Engine, load_engine
 
