@@ -74,11 +74,17 @@ def _read_key_file(path: Path) -> bytes:
     except OSError as exc:
         raise InputError(f"cannot read the audit key file ({exc.strerror})",
                          path=str(path)) from None
-    with os.fdopen(fd, "rb") as handle:
+    try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise InputError("the audit key file is not a regular file", path=str(path))
         if info.st_size > MAX_KEY_FILE_BYTES:
             raise InputError(f"the audit key file is {info.st_size:,} bytes; a key is at most "
                              f"{MAX_KEY_FILE_BYTES:,}", path=str(path))
-        return handle.read(MAX_KEY_FILE_BYTES + 1)
+        data = os.read(fd, MAX_KEY_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    if len(data) > MAX_KEY_FILE_BYTES:  # it grew since fstat
+        raise InputError(f"the audit key file is over {MAX_KEY_FILE_BYTES:,} bytes",
+                         path=str(path))
+    return data

@@ -144,6 +144,9 @@ def storage_error(path: Path, exc: sqlite3.Error) -> AuditError:
     if "disk I/O error" in text:  # e.g. EFBIG past a file-size limit, or EIO
         return AuditError(f"{path}: cannot write the audit store (disk I/O error: disk full or "
                           "file size limit?); nothing was recorded")
+    if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":
+        return AuditError(f"{path}: cannot open the audit store to write (a read-only folder "
+                          "or mount?); nothing was recorded")
     if "not a database" in text or "malformed" in text:
         return AuditError(f"{path}: the audit store is corrupt ({text}); it was not modified")
     return AuditError(f"{path}: audit store error: {text}")

@@ -243,6 +243,7 @@ def test_read_only_bind_mount(runner: CliRunner, tmp_path: Path, engine: Engine)
             (view / "probe").unlink()
             pytest.skip("bind mount is not read-only here")
         _assert_read_only_refused(runner, view / db.name, before)
+        _assert_readable(runner, view / db.name, 2)
         answers = validate_answers({}, engine.catalog)
         with pytest.raises(AuditError), AuditStore(view / db.name) as store:
             store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
@@ -256,6 +257,7 @@ def test_immutable_file(runner: CliRunner, tmp_path: Path, engine: Engine) -> No
         pytest.skip(f"chattr +i not supported here ({done.stderr.strip()})")
     try:
         _assert_read_only_refused(runner, db, before)
+        _assert_readable(runner, db, 2)
     finally:
         subprocess.run(["chattr", "-i", str(db)], check=False)
     assert verified(db) == 2
@@ -269,9 +271,88 @@ def test_permissions_0444_0555(runner: CliRunner, tmp_path: Path,
     db.parent.chmod(0o555)
     try:
         _assert_read_only_refused(runner, db, before)
+        _assert_readable(runner, db, 2)
+        assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
     finally:
         db.parent.chmod(0o755)
         db.chmod(0o600)
+
+
+def _open_store_copy(tmp_path: Path, engine: Engine, *, shm: bool) -> Path:
+    """A copy of a store taken while its writer still has records only in the -wal file
+    (and, with ``shm``, its -shm index): what a killed writer leaves."""
+    source = tmp_path / "live" / "audit.sqlite3"
+    source.parent.mkdir()
+    copy = tmp_path / "ro" / "audit.sqlite3"
+    copy.parent.mkdir()
+    fill(source, engine, 1)
+    with AuditStore(source) as store:
+        answers = validate_answers({"hours_per_year": 3210}, engine.catalog)
+        store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
+        for suffix in ("", "-wal", *(("-shm",) if shm else ())):
+            shutil.copyfile(f"{source}{suffix}", f"{copy}{suffix}")
+    assert Path(f"{copy}-wal").stat().st_size > 0
+    return copy
+
+
+def _no_wal_index(db: Path) -> None:
+    """Make SQLite unable to create the store's -shm index, as in a read-only folder, even
+    for root: a dangling symbolic link in its place."""
+    Path(f"{db}-shm").unlink(missing_ok=True)
+    Path(f"{db}-shm").symlink_to(db.parent / "missing" / "shm")
+
+
+def test_read_only_folder_without_a_wal_index_is_still_readable(runner: CliRunner,
+                                                                tmp_path: Path,
+                                                                engine: Engine) -> None:
+    db, _ = _closed_store(tmp_path, engine)
+    _no_wal_index(db)
+    conn = sqlite3.connect(db)  # what a plain connection (the code before) made of it
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
+            conn.execute("SELECT count(*) FROM decisions")
+    finally:
+        conn.close()
+    _assert_readable(runner, db, 2)
+
+
+def test_unreadable_wal_is_refused_not_ignored(runner: CliRunner, tmp_path: Path,
+                                               engine: Engine) -> None:
+    """Without the -shm index SQLite could read the file only by ignoring the -wal file's
+    records (the last one here): say so instead of verifying a shorter chain."""
+    db = _open_store_copy(tmp_path, engine, shm=False)
+    _no_wal_index(db)
+    result = runner.invoke(cli, ["audit", "verify", "--audit-db", str(db)])
+    line = one_error_line(result.exit_code, result.stdout, result.stderr)
+    assert line == (f"error: {db}: cannot read the store's write-ahead log here (its folder is "
+                    "read-only and the -shm index is missing); copy the store with its -wal "
+                    "file to a writable folder and read the copy")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
+def test_read_only_mount_with_wal_and_index_reads_the_wal(runner: CliRunner, tmp_path: Path,
+                                                          engine: Engine) -> None:
+    db = _open_store_copy(tmp_path, engine, shm=True)
+    view = tmp_path / "view"
+    view.mkdir()
+    with mounted("--bind", "-o", "ro", str(db.parent), str(view)):
+        _assert_readable(runner, view / db.name, 2)
+
+
+def _assert_readable(runner: CliRunner, db: Path, count: int) -> None:
+    """verify, list, show and replay work on a store that cannot be written to."""
+    result = runner.invoke(cli, ["audit", "verify", "--audit-db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"ok: {count} record(s), chain intact; head {count}:")
+    result = runner.invoke(cli, ["audit", "list", "--audit-db", str(db), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    ids = [item["id"] for item in json.loads(result.stdout)]
+    assert len(ids) == count
+    result = runner.invoke(cli, ["audit", "show", ids[-1], "--audit-db", str(db), "--format",
+                                 "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["decision_id"] == ids[-1]
+    result = runner.invoke(cli, ["audit", "replay", ids[0], "--audit-db", str(db)])
+    assert result.exit_code == 0 and result.stdout.endswith(": identical\n"), result.output
 
 
 # -- concurrent writers --------------------------------------------------------------------------
