@@ -26,8 +26,8 @@ from engine.audit_key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
 from engine.audit_sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
 
-__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "default_path",
-           "index_columns", "policy_hash", "record_hash"]
+__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "canonical_bytes",
+           "default_path", "index_columns", "policy_hash", "record_hash"]
 
 SCHEMA_VERSION = 2
 GENESIS = "0" * 64

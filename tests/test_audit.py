@@ -39,6 +39,13 @@ RULE = "usage.continuous-favours-local"
 
 
 # -- helpers ---------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain records, whatever the environment running the tests says."""
+    for name in ("GPU_ADVISOR_AUDIT_KEY", "GPU_ADVISOR_AUDIT_KEY_FILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()

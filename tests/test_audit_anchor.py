@@ -20,7 +20,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engine.answers import validate_answers
-from engine.audit import GENESIS, KEYED, PLAIN, AuditStore, policy_hash, record_hash
+from engine.audit import (
+    GENESIS,
+    KEYED,
+    PLAIN,
+    AuditStore,
+    PolicyMismatch,
+    policy_hash,
+    record_hash,
+)
 from engine.audit_chain import Head, Verification, verify
 from engine.audit_key import AuditKey
 from engine.cli import cli
@@ -600,11 +608,8 @@ def test_replay_of_an_edited_stored_policy_names_the_hash_mismatch(runner: CliRu
     conn.commit()
     conn.close()
     rules = engine.rulebook.hash
-    with AuditStore(db, create=False) as store:
-        from engine.audit import PolicyMismatch
-
-        with pytest.raises(PolicyMismatch) as caught:
-            store.policy(rules)
+    with AuditStore(db, create=False) as store, pytest.raises(PolicyMismatch) as caught:
+        store.policy(rules)
     texts_hash = str(caught.value).split("hash to ")[1][:12]
     line = (f"error: {db}: the stored rules policy {rules[:12]} no longer matches its hash "
             f"(its texts hash to {texts_hash}): the store was altered")

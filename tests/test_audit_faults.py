@@ -38,6 +38,13 @@ EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 KILL_ROUNDS = int(os.environ.get("AUDIT_KILL_ROUNDS", "50"))
 
 
+@pytest.fixture(autouse=True)
+def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain records, whatever the environment running the tests says."""
+    for name in ("GPU_ADVISOR_AUDIT_KEY", "GPU_ADVISOR_AUDIT_KEY_FILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()
