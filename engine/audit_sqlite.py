@@ -63,10 +63,17 @@ def _try_open(path: Path, uri: str | None) -> sqlite3.Connection | None:
         _configured(conn).execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         conn.close()
-        if getattr(exc, "sqlite_errorname", "") == "SQLITE_CANTOPEN":
+        if _cannot_open_here(exc):
             return None
         raise storage_error(path, exc) from None
     return conn
+
+
+def _cannot_open_here(exc: sqlite3.Error) -> bool:
+    """SQLite cannot open the file this way where it may not create files: SQLITE_CANTOPEN
+    on a read-only mount, SQLITE_READONLY_DIRECTORY (and kin) in a read-only folder."""
+    name = getattr(exc, "sqlite_errorname", "")
+    return name == "SQLITE_CANTOPEN" or name.startswith("SQLITE_READONLY_")
 
 
 def _configured(conn: sqlite3.Connection) -> sqlite3.Connection:

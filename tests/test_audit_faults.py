@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -283,6 +284,69 @@ def test_permissions_0444_0555(runner: CliRunner, tmp_path: Path,
     finally:
         db.parent.chmod(0o755)
         db.chmod(0o600)
+
+
+_AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+_READ_AS_NOBODY = """
+import sqlite3, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from engine.audit import AuditStore
+db = Path(sys.argv[2])
+try:
+    sqlite3.connect(db).execute("SELECT count(*) FROM decisions")
+except sqlite3.Error as exc:
+    print("plain connection:", exc)
+with AuditStore(db, create=False) as store:
+    links = [r.prev_hash for r in store.iter_all()]
+    print(store.count(), len(set(links)))
+"""
+
+
+def _python_for_nobody() -> str | None:
+    """A Python 3.11+ the user 'nobody' can run (the test's own may be in root's home)."""
+    for python in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        done = subprocess.run([*_AS_NOBODY, python, "-c", "import sqlite3, sys; "
+                               "sys.exit(sys.version_info < (3, 11))"], capture_output=True,
+                              check=False)
+        if done.returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root, to read as another user")
+def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engine) -> None:
+    """Root ignores permissions, so 'nobody' reads the read-only file in the read-only
+    folder, with the store modules alone (the engine's dependencies may be out of its
+    reach). SQLite says SQLITE_READONLY_DIRECTORY there, not SQLITE_CANTOPEN as on a mount."""
+    python = _python_for_nobody()
+    if python is None:
+        pytest.skip("no Python 3.11+ that the user 'nobody' can run")
+    base = Path(tempfile.mkdtemp(prefix="gpu-advisor-readonly-"))
+    store = base / "store"
+    try:
+        base.chmod(0o755)
+        package = base / "src" / "engine"
+        package.mkdir(parents=True)
+        for name in ("__init__.py", "errors.py", "audit.py", "audit_key.py", "audit_sqlite.py"):
+            shutil.copyfile(ROOT / "engine" / name, package / name)
+        for path in (base / "src", package, *package.iterdir()):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        db = store / "audit.sqlite3"
+        store.mkdir()
+        fill(db, engine, 2)
+        db.chmod(0o444)
+        store.chmod(0o555)
+        done = subprocess.run([*_AS_NOBODY, python, "-c", _READ_AS_NOBODY, str(base / "src"),
+                               str(db)], capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "plain connection: attempt to write a readonly database\n2 2\n"
+        assert sorted(p.name for p in store.iterdir()) == [db.name]
+    finally:
+        store.chmod(0o755)
+        shutil.rmtree(base)
 
 
 def _open_store_copy(tmp_path: Path, engine: Engine, *, shm: bool) -> Path:
