@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from engine.answers import validate_answers
 from engine.catalog.load import Catalog
 from engine.errors import EngineError
+from engine.jsonio import strict_loads
 from engine.recommend import Engine, load_engine
 from engine.render.jsonout import compact
 from engine.yamlio import MAX_DEPTH
@@ -110,7 +111,7 @@ def _parse(text: str | Oversized, limit: int) -> dict[str, Any]:
     if isinstance(text, Oversized) or size > limit:
         raise _LineRefused(f"line is {size:,} bytes; the limit is {limit:,}")
     try:
-        data = json.loads(text)
+        data = strict_loads(text)
     except ValueError as exc:
         raise _LineRefused(f"invalid JSON: {_json_reason(exc)}") from None
     except RecursionError:  # the C decoder recurses per level: [[[[... 100,000 deep

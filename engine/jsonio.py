@@ -34,9 +34,19 @@ def load_data_file(path: Path) -> Any:
     return parse_yaml(text, path=str(path))
 
 
-class _DuplicateKey(Exception):
+class DuplicateKey(ValueError):
+    """A JSON object names the same key twice."""
+
     def __init__(self, key: str) -> None:
+        super().__init__(f"duplicate key {key!r}")
         self.key = key
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` that refuses duplicate keys, NaN/Infinity and over-long integers
+    (each a ValueError); no size or node limits, which callers check first."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
+                      object_pairs_hook=_unique_pairs)
 
 
 def parse_json(text: str, *, path: str) -> Any:
@@ -47,9 +57,8 @@ def parse_json(text: str, *, path: str) -> Any:
     if _json_nodes(bare) > MAX_NODES:
         raise InputError(TOO_MANY_NODES, path=path)
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, parse_int=_bounded_int,
-                          object_pairs_hook=_unique_pairs)
-    except _DuplicateKey as exc:
+        data = strict_loads(text)
+    except DuplicateKey as exc:
         raise InputError(f"JSON error: duplicate key {exc.key!r}", path=path,
                          line=_json_duplicate_line(text, exc.key)) from None
     except json.JSONDecodeError as exc:
@@ -124,7 +133,7 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _DuplicateKey(key)
+                raise DuplicateKey(key)
             seen.add(key)
     return data
 

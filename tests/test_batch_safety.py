@@ -54,11 +54,10 @@ CORPUS_ERRORS = {
     "escape-sequence-key.jsonl": "\\u001b[2J\\u001b]0;pwned\\u0007: unknown answer",
     "huge-quoted-value.jsonl":
         f"model: unknown model '{'x' * 78}… see `gpu-advisor catalog list models`",
-    "huge-integer.jsonl": "invalid JSON: Exceeds the limit (4300 digits) for integer string "
-                          "conversion: value has 5000 digits; use sys.set_int_max_str_digits() "
-                          "to increase the limit",
+    "huge-integer.jsonl": "invalid JSON: integer of 5,000 digits is too long (at most 400)",
     "huge-float.jsonl": "budget_usd: expected a finite number, got inf",
-    "nan.jsonl": "budget_usd: expected a finite number, got nan",
+    "nan.jsonl": "invalid JSON: NaN is not a number this tool accepts",
+    "duplicate-key.jsonl": "invalid JSON: duplicate key 'budget_usd'",
     "invalid-utf8.jsonl": "model: unknown model 'caf\ufffd'; see `gpu-advisor catalog list "
                           "models`",
 }

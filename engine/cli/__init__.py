@@ -84,6 +84,9 @@ class AdvisorGroup(click.Group):
             # (e.g. an unknown key "a\nb" in an answers file).
             click.echo(f"error: {_one_line(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # one line, not click's blank line and "Aborted!"
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
 
 
 def _one_line(message: str) -> str:
