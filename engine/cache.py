@@ -27,7 +27,6 @@ import json
 import logging
 import os
 import pickle
-import secrets
 import stat
 import sys
 import threading
@@ -39,6 +38,16 @@ from typing import Any
 from engine import __version__
 from engine.catalog.load import Catalog, content_hash
 from engine.compiler import Compiled
+from engine.private_files import (
+    SUPPORTED,
+    Refused,
+    check_file,
+    load_secret,
+    open_dir,
+    open_no_follow,
+    read_all,
+    write_atomically,
+)
 from engine.rulebook import Rulebook
 
 Policy = tuple[Catalog, Rulebook, Compiled]
@@ -51,17 +60,9 @@ SECRET_BYTES = 32
 
 _MAGIC = b"gpu-advisor-policy-cache-2\n"
 _MAC_BYTES = 32
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC  # a FIFO cannot block
-_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-
 _log = logging.getLogger(__name__)
 _noticed = False
 _notice_lock = threading.Lock()
-
-
-class Refused(Exception):
-    """A cache entry or key file failed a check; the message says which."""
 
 
 def cache_dir() -> Path:
@@ -170,7 +171,7 @@ def _fingerprint(path: Path) -> bytes:
 def cached_policy(key: str, build: Callable[[], Policy]) -> Policy:
     """The policy stored under ``key`` if a trusted entry holds it, else ``build()`` (then
     stored)."""
-    if os.environ.get("GPU_ADVISOR_NO_CACHE"):
+    if os.environ.get("GPU_ADVISOR_NO_CACHE") or not SUPPORTED:
         return build()
     store = _open_store()
     if store is None:
@@ -204,19 +205,19 @@ class _Store:
         if value is None:
             value = build()
             with contextlib.suppress(OSError, pickle.PicklingError):
-                _write_new(self.dir_fd, name, encode(key, value, self.secret))
+                write_atomically(self.dir_fd, name, encode(key, value, self.secret))
                 self._prune()
         return value
 
     def _read(self, name: str, key: str) -> Policy | None:
         """The entry's policy; None when there is none; Refused when it fails a check."""
         try:
-            fd = _open_no_follow(name, self.dir_fd)
+            fd = open_no_follow(name, self.dir_fd)
         except FileNotFoundError:
             return None
         try:
-            _check_file(os.fstat(fd), private=False)
-            value = decode(_read_all(fd), key, self.secret)
+            check_file(os.fstat(fd), private=False)
+            value = decode(read_all(fd), key, self.secret)
             with contextlib.suppress(OSError):
                 os.utime(fd)  # recently used: the last to be pruned
             return value
@@ -251,7 +252,7 @@ def _open_store() -> _Store | None:
     cache) when it cannot be used."""
     path = cache_dir()
     try:
-        dir_fd = _open_dir(path)
+        dir_fd = open_dir(path)
     except OSError:
         return None  # cannot be created or opened (read-only, not a directory)
     try:
@@ -260,23 +261,13 @@ def _open_store() -> _Store | None:
             _notice(f"not using the policy cache directory {path} ({problem}; "
                     f"set {SHARED_ENV}=1 to use it anyway)")
         else:
-            return _Store(path, dir_fd, _secret(dir_fd))
+            return _Store(path, dir_fd, load_secret(key_file(), SECRET_BYTES, outside=dir_fd))
     except Refused as exc:
         _notice(f"not using the policy cache: its key file {key_file()} is {exc}")
     except OSError:
         pass  # the key cannot be created or read: no cache
     os.close(dir_fd)
     return None
-
-
-def _open_dir(path: Path) -> int:
-    """An open descriptor of the directory (created 0700 when missing); every entry is then
-    opened relative to it, so the directory checked is the directory used."""
-    try:
-        return os.open(path, _DIR_FLAGS)
-    except FileNotFoundError:
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        return os.open(path, _DIR_FLAGS)
 
 
 def _directory_problem(info: os.stat_result) -> str | None:
@@ -290,113 +281,6 @@ def _directory_problem(info: os.stat_result) -> str | None:
     if info.st_mode & stat.S_IWGRP:
         return "group-writable"
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# The secret
-
-
-def _secret(cache_fd: int) -> bytes:
-    """The user's signing secret, created (0600, atomically) on first use."""
-    path = key_file()
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    dir_fd = os.open(path.parent, _DIR_FLAGS)
-    try:
-        here, cache = os.fstat(dir_fd), os.fstat(cache_fd)
-        if (here.st_dev, here.st_ino) == (cache.st_dev, cache.st_ino):
-            raise Refused("inside the cache directory")
-        try:
-            return _read_secret(path.name, dir_fd)
-        except FileNotFoundError:
-            _create_secret(path.name, dir_fd)
-            return _read_secret(path.name, dir_fd)
-    finally:
-        os.close(dir_fd)
-
-
-def _read_secret(name: str, dir_fd: int) -> bytes:
-    fd = _open_no_follow(name, dir_fd)
-    try:
-        info = os.fstat(fd)
-        _check_file(info, private=True)
-        secret = _read_all(fd)
-        if info.st_size != SECRET_BYTES or len(secret) != SECRET_BYTES:
-            raise Refused(f"not {SECRET_BYTES} bytes long")
-        return secret
-    finally:
-        os.close(fd)
-
-
-def _create_secret(name: str, dir_fd: int) -> None:
-    """Write a new secret to a private temporary file, then link it into place: a reader
-    never sees a partial secret, and of two processes creating one at once, one wins."""
-    temporary = f".{name}-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(SECRET_BYTES))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
-                    follow_symlinks=False)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)
-
-
-# --------------------------------------------------------------------------------------------
-# Files
-
-
-def _open_no_follow(name: str, dir_fd: int) -> int:
-    """Open for reading without following a symbolic link; Refused if it is one."""
-    try:
-        return os.open(name, _READ_FLAGS, dir_fd=dir_fd)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if _is_link(name, dir_fd):
-            raise Refused("a symbolic link") from None
-        raise Refused(f"unreadable: {exc.strerror}") from None
-
-
-def _is_link(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
-
-
-def _check_file(info: os.stat_result, *, private: bool) -> None:
-    """A regular file of the current user that others cannot write (nor read, if private)."""
-    if not stat.S_ISREG(info.st_mode):
-        raise Refused("not a regular file")
-    if info.st_uid != os.getuid():
-        raise Refused(f"owned by uid {info.st_uid}")
-    if private and info.st_mode & 0o077:
-        raise Refused("readable or writable by others")
-    if info.st_mode & 0o022:
-        raise Refused("writable by others")
-
-
-def _read_all(fd: int) -> bytes:
-    with os.fdopen(fd, "rb", closefd=False) as handle:
-        return handle.read()
-
-
-def _write_new(dir_fd: int, name: str, data: bytes) -> None:
-    """Write ``name`` (mode 0600) atomically: a temporary file renamed over it."""
-    temporary = f".policy-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)
-        raise
 
 
 # --------------------------------------------------------------------------------------------

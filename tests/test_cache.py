@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -220,3 +221,32 @@ def test_pruning_leaves_another_users_entries_alone(policy: tuple[Path, Path, Pa
     load_engine(rules, catalog)  # writes a new entry, then prunes
     assert theirs.exists()
     assert len([e for e in _entries(store) if e != theirs]) == cache.KEEP
+
+
+def test_the_key_covers_python_and_the_libraries_versions(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgraded pydantic, PyYAML, durable_rules or Python never reads what the old one
+    pickled."""
+    import durable.engine
+    import durable_rules_engine
+    import pydantic
+    import pydantic_core
+    import yaml
+
+    fingerprint = cache._dependency_fingerprint.__wrapped__
+    before = fingerprint()
+    for module, name in ((sys, "version"), (pydantic, "VERSION"),
+                         (pydantic_core, "__version__"), (yaml, "__version__")):
+        with monkeypatch.context() as patch:
+            patch.setattr(module, name, "0.0.0-other")
+            assert fingerprint() != before, name
+    for module in (durable.engine, durable_rules_engine):  # no version attribute: its files
+        copy = tmp_path / Path(module.__file__).name
+        shutil.copy(module.__file__, copy)
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "__file__", str(copy))
+            assert fingerprint() != before, module
+    assert fingerprint() == before
+    key = cache.content_key(tmp_path)
+    monkeypatch.setattr(cache, "_dependency_fingerprint", lambda: b"other libraries")
+    assert cache.content_key(tmp_path) != key

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from engine import cache
+from engine import cache, private_files
 from engine.catalog.load import Catalog, load_catalog
 from engine.recommend import _ENGINES, Engine, load_engine
 
@@ -90,7 +90,8 @@ def test_concurrent_first_uses_agree_on_one_key(store: Path) -> None:
     dir_fd = os.open(store, os.O_RDONLY | os.O_DIRECTORY)
     found: list[bytes] = []
     try:
-        threads = [threading.Thread(target=lambda: found.append(cache._secret(dir_fd)))
+        threads = [threading.Thread(target=lambda: found.append(private_files.load_secret(
+                       cache.key_file(), cache.SECRET_BYTES, outside=dir_fd)))
                    for _ in range(8)]
         for thread in threads:
             thread.start()
@@ -320,9 +321,9 @@ def test_what_a_signed_entry_holds_is_checked(header: bytes, payload: bytes,
     secret, key = os.urandom(cache.SECRET_BYTES), "f" * 64
     signed = header.replace(b"KEY", key.encode()) + b"\n" + payload
     data = cache._MAGIC + cache._mac(secret, signed) + signed
-    with pytest.raises(cache.Refused, match=f"^{reason}$"):
+    with pytest.raises(private_files.Refused, match=f"^{reason}$"):
         cache.decode(data, key, secret)
-    with pytest.raises(cache.Refused, match=r"^bad signature$"):
+    with pytest.raises(private_files.Refused, match=r"^bad signature$"):
         cache.decode(data, key, os.urandom(cache.SECRET_BYTES))
 
 
