@@ -269,3 +269,53 @@ def test_the_notice_is_given_once_per_process(store: Path, tmp_path: Path,
         f"note: ignored an untrusted policy cache entry {tampered[0]} "
         "(not a policy cache entry); rebuilt it"]
     assert all(r.levelno == logging.WARNING for r in caplog.records if r.name == "engine.cache")
+
+
+# --------------------------------------------------------------------------------------------
+# The race in a shared directory: a symlink to a file the user owns, swapped with a crafted
+# pickle of another member of the group
+
+
+SWAPPER = """
+import os, sys
+entry, owned, crafted, parent = sys.argv[1:]
+tmp = entry + ".swap"
+while os.getppid() == int(parent):  # never outlives the test
+    for make in (lambda: os.symlink(owned, tmp), lambda: os.link(crafted, tmp)):
+        try:
+            make()
+            os.replace(tmp, entry)
+        except OSError:
+            pass
+"""
+
+
+def test_swapping_a_symlink_and_a_crafted_pickle_never_runs_code(
+        store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The issue's race, as a guard: on the old code it ran the pickle only now and then
+    (once in three runs of 300 loads); the tests above reproduce each step deterministically.
+    """
+    monkeypatch.setenv("GPU_ADVISOR_CACHE_SHARED", "1")  # the victim shares the directory
+    store.mkdir()
+    store.chmod(0o2770)
+    rules = policy_copy(tmp_path, "rules", edit=False)
+    entry = new_entry(store, lambda: load_fresh(rules))
+    expected = load_fresh(rules).rulebook.hash
+    owned = tmp_path / "victims-file"
+    shutil.copy(entry, owned)  # passes any owner check: the victim's own file
+    marker = tmp_path / "code-ran"
+    crafted = store / "crafted"
+    crafted.write_bytes(crafted_entries(marker)[0])
+    try:
+        os.chown(crafted, os.getuid() + 1, -1)  # the attacker's file
+    except PermissionError:
+        pytest.skip("a file of another user needs root")
+    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(entry), str(owned),
+                                str(crafted), str(os.getpid())])  # another process: a race
+    try:
+        for _ in range(10):
+            assert load_fresh(rules).rulebook.hash == expected
+    finally:
+        swapper.kill()
+        swapper.wait(60)
+    assert not marker.exists()
