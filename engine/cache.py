@@ -126,7 +126,7 @@ def _code_fingerprint() -> bytes:
 def _dependency_fingerprint() -> bytes:
     """Python and the libraries whose objects are pickled or that shape what is compiled.
 
-    Version attributes where they exist (importlib.metadata would cost ~50 ms);
+    Version attributes where they exist (0.1 ms; importlib.metadata costs 20-40 ms);
     durable_rules has none, so its Python module and C core stand for it by path, size and
     modification time (any reinstall changes them).
     """
