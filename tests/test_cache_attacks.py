@@ -34,7 +34,7 @@ def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GPU_ADVISOR_CACHE_KEY_FILE", str(tmp_path / "key" / "policy-cache.key"))
     monkeypatch.delenv("GPU_ADVISOR_NO_CACHE", raising=False)
     monkeypatch.delenv("GPU_ADVISOR_CACHE_SHARED", raising=False)
-    monkeypatch.setattr(cache, "_noticed", False, raising=False)
+    monkeypatch.setattr(cache, "_noticed", False)
     _ENGINES.clear()
     return path
 
@@ -207,7 +207,7 @@ def crafted_entries(marker: Path) -> list[bytes]:
     """Entries whose unpickling would touch ``marker``: the old format, and the new one with a
     forged signature."""
     payload = pickle.dumps(RunsCode(marker))
-    magic = getattr(cache, "_MAGIC", b"gpu-advisor-policy-cache-2\n")
+    magic = cache._MAGIC
     header = json.dumps({"key": "0" * 64, "catalog": "0" * 64, "rulebook": "0" * 64}).encode()
     return [b"gpu-advisor-policy-cache-1\n" + payload,
             magic + payload,
