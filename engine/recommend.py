@@ -232,7 +232,7 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
     Across processes the validated catalog and rulebook and their compiled rulesets come
     from the user cache when no file changed (see ``engine.cache``).
     """
-    from engine.cache import cached, content_key
+    from engine.cache import cached_policy, content_key
 
     rules_dir = rules or bundled_dir("rules")
     catalog_dir = catalog or bundled_dir("catalog")
@@ -244,7 +244,7 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 book = load_rulebook(rules, cat)
                 return cat, book, compile_policy(book)
 
-            cat, book, compiled = cached(key, build, _sane)
+            cat, book, compiled = cached_policy(key, build)
             _ENGINES[key] = Engine.build(cat, book, compiled)
         return _ENGINES[key]
 
@@ -252,11 +252,6 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
 def compile_policy(rulebook: Rulebook) -> Compiled:
     """The rulebook compiled to durable_rules rulesets for this engine's candidate facts."""
     return compile_rulebook(rulebook, _CANDIDATE_FIELDS)
-
-
-def _sane(value: Any) -> bool:
-    return (isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Catalog)
-            and isinstance(value[1], Rulebook) and isinstance(value[2], Compiled))
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,
