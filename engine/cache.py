@@ -99,10 +99,16 @@ def content_key(*paths: Path | None) -> str:
         digest.update(b"\x01" + str(path).encode())
         if path is None:
             continue
-        entries = sorted(path.iterdir()) if path.is_dir() else [path]
-        for entry in entries:
-            if entry.is_file():
-                digest.update(entry.name.encode() + b"\x00" + _fingerprint(entry) + b"\x00")
+        if not path.is_dir():  # a file named directly (a link to it is followed)
+            if path.is_file():
+                digest.update(path.name.encode() + b"\x00" + _fingerprint(path) + b"\x00")
+            continue
+        for entry in sorted(path.iterdir()):
+            # links and special files inside a folder are refused by the loaders: they count
+            # by kind, so adding one misses the cache and the loader says no
+            kind = stat.S_IFMT(entry.lstat().st_mode)
+            mark = _fingerprint(entry) if kind == stat.S_IFREG else f"kind:{kind}".encode()
+            digest.update(entry.name.encode() + b"\x00" + mark + b"\x00")
     return digest.hexdigest()
 
 

@@ -77,6 +77,24 @@ def test_a_fifo_without_writer_is_refused_not_waited_for(
     assert not (tmp_path / "audit.sqlite3").exists()
 
 
+def test_a_fifo_added_after_a_cached_build_is_refused(tmp_path: Path, rules_copy: Path) -> None:
+    """The cache key counts links and special files in a folder by kind: adding one after
+    the policy was cached misses the cache, so the loader refuses it as on a cold run."""
+    env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(tmp_path / "cache"),
+           "GPU_ADVISOR_NO_CACHE": ""}
+    args = [sys.executable, "-m", "engine", "recommend", "--no-audit", "--answers",
+            str(EXAMPLE), "--rules", str(rules_copy), "--format", "json"]
+    warm = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env,
+                          check=False)
+    assert warm.returncode == 0, warm.stderr
+    fifo = rules_copy / "zz-special.yaml"
+    os.mkfifo(fifo)
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, env=env,
+                          check=False)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"error: {fifo}: is a FIFO (named pipe), expected a regular file\n"
+
+
 def test_a_socket_is_refused(runner: CliRunner, tmp_path: Path) -> None:
     path = tmp_path / "s.yaml"
     with socket.socket(socket.AF_UNIX) as server:
