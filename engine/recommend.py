@@ -29,7 +29,7 @@ from engine.decision import (
     sort_warnings,
 )
 from engine.errors import EngineError
-from engine.evaluate import Evaluator
+from engine.evaluate import Evaluator, verified
 from engine.facts import Facts, build_facts, durable_fact
 from engine.factspec import CANDIDATE
 from engine.resources import bundled_dir
@@ -250,8 +250,9 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
 
 
 def compile_policy(rulebook: Rulebook) -> Compiled:
-    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts."""
-    return compile_rulebook(rulebook, _CANDIDATE_FIELDS)
+    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts, and
+    built once in a bounded trial (so a cached policy is known to build)."""
+    return verified(compile_rulebook(rulebook, _CANDIDATE_FIELDS))
 
 
 def _sane(value: Any) -> bool:

@@ -44,20 +44,21 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
     book = load_rulebook(rules_dir, catalog, errors)
     for error in errors:
         click.echo(str(error))
-    warnings = 0
     whole = rules_dir is None or (rules_dir.is_dir() and (rules_dir / "decisions.yaml").is_file())
-    if not errors:
-        try:
+    findings = lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors)
+    if not errors and not any(f.severity == "error" for f in findings):
+        try:  # only rules that fit durable_rules' limits are built (in a bounded trial first)
             Engine.build(catalog, book)
         except EngineError as exc:
             click.echo(f"{rules_dir or 'rules'}: compile: {exc}")
             errors.append(RuleError(str(exc)))
-    for finding in lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors):
-            click.echo(str(finding))
-            if finding.severity == "error":
-                errors.append(RuleError(finding.message))
-            else:
-                warnings += 1
+    warnings = 0
+    for finding in findings:
+        click.echo(str(finding))
+        if finding.severity == "error":
+            errors.append(RuleError(finding.message))
+        else:
+            warnings += 1
     click.echo(f"{len(book.rules)} rules: {len(errors)} error(s), {warnings} warning(s)",
                err=True)
     if errors:

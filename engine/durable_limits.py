@@ -1,0 +1,261 @@
+"""What durable_rules 2.0.28 can build and run: measured limits and a model of its network.
+
+durable_rules turns each rule's pattern into an alpha network (``rete.c``): one node per
+comparison, shared with an equal comparison under the same parent; an ``$and`` is a chain of
+nodes, an ``$or`` hangs every alternative under the parent and joins them in a "forward"
+node. Fixed-size arrays make some shapes fail, crash or hang, and a hang cannot be
+interrupted (the C core holds the GIL and ignores SIGINT). Measured against the real engine,
+each shape in a child process with a timeout (``benchmarks/durable_limits.py``):
+
+=============================================  =========  ====================================
+shape                                          works up to  first failure
+=============================================  =========  ====================================
+``$and``/``$or`` groups in one rule's pattern  15         16: error 113 at build
+comparisons directly under one node            511        512: error 303 or a hang at assert;
+                                                          513: a hang at build
+absence tests and ``$or`` joins under a node   128        129: error 107 at build
+rules ending on one node                       256        257: error 108 at build
+matches pending at once for one fact           64         65: error 303, or SIGABRT when they
+                                                          are absence tests
+properties of a fact (kind, fact_id, sid too)  253        254: SIGSEGV
+string length (bytes)                          65,534     65,535 on: compared wrongly, silently
+ways one fact matches one rule                 10^5 1.5 s  each is walked: 10^6 took 9 s
+=============================================  =========  ====================================
+
+The compiler keeps every count below the constants here (the measured threshold with margin),
+splitting a rule that does not fit (``engine.compiler``); ``engine.evaluate.verified`` builds
+the result once in a child process under a time bound, for whatever this table misses.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+MAX_GROUPS = 14
+"""``$and``/``$or`` groups in one rule's pattern, the ``kind`` wrapper included (16: error 113)."""
+MAX_STACK = 48
+"""Matches that can be pending at once for one fact in one ruleset (65: error 303 or a crash)."""
+MAX_CHILDREN = 256
+"""Comparisons directly under one node (512 hang)."""
+MAX_JOINS = 100
+"""Absence tests and ``$or`` joins under one node (129: error 107)."""
+MAX_BETAS = 200
+"""Rules ending on the same node (257: error 108)."""
+MAX_PATHS = 256
+"""Ways one fact can match one rule; each is walked separately (~9 µs each)."""
+MAX_PROPERTIES = 250
+"""Properties of one fact, ``kind``, ``fact_id`` and ``sid`` included (254 crash)."""
+MAX_LIST_VALUES = 500
+"""Values of one ``in``/``not_in`` list (512 alternatives on one field hang when unsplit)."""
+MAX_STRING_BYTES = 4096
+"""UTF-8 bytes of a string literal (from 65,535 durable_rules compares strings wrongly)."""
+MAX_PARTS = 16
+"""Durable rules one rule may be split into to fit the limits above."""
+
+Expr = dict[str, Any]
+"""A compiled durable_rules expression (``{"$and": [...]}``, ``{"$gt": {"x": 1}}``, …)."""
+
+
+class LimitError(ValueError):
+    """A rule that does not fit durable_rules' limits; ``kind`` names the limit."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+def is_group(expr: Expr, op: str | None = None) -> bool:
+    """Whether ``expr`` is an ``$and``/``$or`` group (of operator ``op``, when given)."""
+    key = next(iter(expr))
+    return key in ("$and", "$or") and (op is None or key == op)
+
+
+def leaf_parts(expr: Expr) -> tuple[str, str, Any]:
+    """(operator, field, value) of a leaf; equality is ``$eq``."""
+    key, body = next(iter(expr.items()))
+    if not key.startswith("$"):
+        return "$eq", key, body
+    field, value = next(iter(body.items()))
+    return key, field, value
+
+
+def groups(expr: Expr) -> int:
+    """``$and``/``$or`` groups in an expression (what error 113 counts)."""
+    if not is_group(expr):
+        return 0
+    return 1 + sum(groups(child) for child in next(iter(expr.values())))
+
+
+@dataclass(frozen=True)
+class Shape:
+    """How one fact can walk an expression's part of the network.
+
+    ``first``: nodes its parent pushes at once; ``peak``: most entries of it pending at once;
+    ``rest``: entries of it still pending when what follows it is walked; ``paths``: ways
+    the whole expression can match.
+    """
+
+    first: int
+    peak: int
+    rest: int
+    paths: int
+
+
+_LEAF = Shape(1, 1, 0, 1)
+
+
+def shape(expr: Expr) -> Shape:
+    """The :class:`Shape` of an expression (an upper bound for any fact)."""
+    if not is_group(expr):
+        return _LEAF
+    op, children = next(iter(expr.items()))
+    if op == "$and":
+        return _chain([shape(child) for child in children])
+    return _alternatives([*_units(children),
+                          *(shape(c) for c in children if _unit(c) is None)])
+
+
+def _chain(parts: Sequence[Shape]) -> Shape:
+    pending = peak = 0
+    paths = 1
+    for part in parts:
+        peak = max(peak, pending + part.peak)
+        pending += part.rest
+        paths *= part.paths
+    return Shape(parts[0].first, peak, pending, paths)
+
+
+def _alternatives(parts: Sequence[Shape]) -> Shape:
+    pushed = sum(p.first for p in parts)
+    return Shape(pushed, max(pushed - p.first + p.peak for p in parts),
+                 max(pushed - p.first + p.rest for p in parts), sum(p.paths for p in parts))
+
+
+def _unit(expr: Expr) -> str | None:
+    """The field of a leaf that compares it with a literal or tests its absence."""
+    if is_group(expr):
+        return None
+    op, field, value = leaf_parts(expr)
+    if op == "$ex" or isinstance(value, dict):
+        return None
+    return field
+
+
+def _units(children: Iterable[Expr]) -> list[Shape]:
+    """The alternatives of an ``$or`` that compare one field with literals, as leaves.
+
+    Equalities with distinct values cannot hold together, nor can absence and any
+    comparison: per field, at most (other comparisons + 1 if any equality) hold at once,
+    or 1 for absence alone.
+    """
+    counts: Counter[str] = Counter()
+    equal: dict[str, Counter[tuple[str, Any]]] = {}
+    absent: set[str] = set()
+    for child in children:
+        field = _unit(child)
+        if field is None:
+            continue
+        op, _, value = leaf_parts(child)
+        if op == "$nex":
+            absent.add(field)
+        elif op == "$eq":  # durable_rules: 1 == 1.0 == True
+            key = ("s", value) if isinstance(value, str) else ("n", float(value or 0))
+            equal.setdefault(field, Counter())[key] += 1
+        else:
+            counts[field] += 1
+    fields = set(counts) | set(equal) | absent
+    return [_LEAF] * sum(
+        max(counts[f] + max(equal.get(f, {None: 0}).values()), f in absent) for f in fields)
+
+
+class Network:
+    """The alpha network durable_rules builds for one ruleset, counted (``rete.c``:
+    ``createAlpha``, ``findAlpha``, ``linkAlpha``)."""
+
+    _ROOT = 0
+
+    def __init__(self) -> None:
+        self._nodes: dict[tuple[Any, ...], int] = {}
+        self._count = 1
+        self.children: Counter[int] = Counter()
+        self.joins: Counter[int] = Counter()
+        self.betas: Counter[int] = Counter()
+        self.stack = 1
+        """Pending matches: the catch-all rule's, then each rule's peak."""
+
+    def add(self, pattern: Expr, peak: int | None = None) -> None:
+        """Add one rule's pattern (``peak``: its shape's, when already known)."""
+        self.betas[self._alpha(pattern, self._ROOT)] += 1
+        self.stack += shape(pattern).peak if peak is None else peak
+
+    def problem(self) -> LimitError | None:
+        """The first limit this network exceeds, or None."""
+        checks = (
+            ("stack", self.stack, MAX_STACK,
+             "up to {n} of its comparisons can hold for one fact at once; at most {limit} "
+             "(from 65, durable_rules 2.0.28 fails with error 303 or crashes)"),
+            ("children", max(self.children.values(), default=0), MAX_CHILDREN,
+             "puts {n} alternatives under one condition; at most {limit} (from 512, "
+             "durable_rules 2.0.28 hangs)"),
+            ("joins", max(self.joins.values(), default=0), MAX_JOINS,
+             "puts {n} absence tests and any-joins under one condition; at most {limit} "
+             "(from 129, durable_rules 2.0.28 fails with error 107)"),
+            ("betas", max(self.betas.values(), default=0), MAX_BETAS,
+             "{n} rules end on the same condition; at most {limit} (from 257, durable_rules "
+             "2.0.28 fails with error 108)"),
+        )
+        for kind, n, limit, text in checks:
+            if n > limit:
+                return LimitError(kind, text.format(n=f"{n:,}", limit=f"{limit:,}"))
+        return None
+
+    def _new(self) -> int:
+        self._count += 1
+        return self._count - 1
+
+    def _alpha(self, expr: Expr, parent: int) -> int:
+        """Add ``expr`` under ``parent``; the node where a match of it ends."""
+        op, body = next(iter(expr.items()))
+        if op == "$and":
+            node = parent
+            for child in body:
+                node = self._alpha(child, node)
+            return node
+        if op == "$or":
+            forward = self._new()
+            for child in body:
+                self.joins[self._alpha(child, parent)] += 1
+            return forward
+        op, field, value = leaf_parts(expr)
+        key = (parent, op, field, _canonical(value))
+        if key not in self._nodes:
+            self._nodes[key] = self._new()
+            (self.joins if op == "$nex" else self.children)[parent] += 1
+        return self._nodes[key]
+
+
+def _canonical(value: Any) -> tuple[Any, ...]:
+    """A hashable form that keeps 1, 1.0 and True apart (as separate nodes: the safe side)."""
+    if isinstance(value, dict):
+        return ("ref", *sorted(value.items()))
+    return (value.__class__.__name__, value)
+
+
+def pattern_problem(pattern: Expr) -> LimitError | None:
+    """The first limit one rule's pattern exceeds on its own, or None."""
+    n = groups(pattern)
+    if n > MAX_GROUPS:
+        return LimitError("groups", f"compiles to {n} nested all/any groups (a negated "
+                          f"comparison is one); at most {MAX_GROUPS} (from 16, durable_rules "
+                          "2.0.28 fails with error 113)")
+    walk = shape(pattern)
+    if walk.paths > MAX_PATHS:
+        return LimitError("paths", f"can match one fact in {walk.paths:,} ways (its "
+                          f"any-groups multiply); at most {MAX_PATHS} (durable_rules walks each "
+                          "one)")
+    network = Network()
+    network.add(pattern, walk.peak)
+    return network.problem()
