@@ -26,8 +26,10 @@ from engine.durable_limits import (
     Expr,
     LimitError,
     Network,
+    Shape,
     is_group,
     pattern_problem,
+    shape,
 )
 from engine.errors import RuleError
 from engine.rulebook import Rule, Rulebook
@@ -118,8 +120,8 @@ def _template_names(rule: Rule) -> list[str]:
     return [name for name, _ in fields(rule.model.because)]
 
 
-def _located(rule: Rule, problem: Exception) -> RuleError:
-    return RuleError(str(problem), path=rule.path, line=rule.line, rule_id=rule.id)
+def _located(rule: Rule, problem: Exception, line: int | None = None) -> RuleError:
+    return RuleError(str(problem), path=rule.path, line=line or rule.line, rule_id=rule.id)
 
 
 def _pack(rules: Sequence[Rule]) -> list[list[tuple[str, Rule, Expr]]]:
@@ -127,12 +129,12 @@ def _pack(rules: Sequence[Rule]) -> list[list[tuple[str, Rule, Expr]]]:
     chunks: list[list[tuple[str, Rule, Expr]]] = [[]]
     network = Network()
     for rule in rules:
-        for name, pattern in rule_parts(rule):
-            network.add(pattern)
+        for name, pattern, walk in _rule_parts(rule):
+            network.add(pattern, walk.peak)
             if chunks[-1] and network.problem() is not None:
                 chunks.append([])  # the part goes to a new ruleset, which it fits alone
                 network = Network()
-                network.add(pattern)
+                network.add(pattern, walk.peak)
             chunks[-1].append((name, rule, pattern))
     return chunks
 
@@ -140,13 +142,17 @@ def _pack(rules: Sequence[Rule]) -> list[list[tuple[str, Rule, Expr]]]:
 def rule_parts(rule: Rule) -> list[tuple[str, Expr]]:
     """(definition name, pattern) of each part of a rule: one named by the rule id when it
     fits durable_rules whole. Raises :class:`RuleError` when it cannot be made to fit."""
+    return [(name, pattern) for name, pattern, _ in _rule_parts(rule)]
+
+
+def _rule_parts(rule: Rule) -> list[tuple[str, Expr, Shape]]:
     try:
-        parts = split_pattern(rule_pattern(rule))
-    except LimitError as exc:
-        raise _located(rule, exc) from None
+        parts = _split(rule_pattern(rule))
+    except LimitError as exc:  # located at its condition
+        raise _located(rule, exc, rule.condition.line) from None
     if len(parts) == 1:
-        return [(rule.id, parts[0])]
-    return [(f"{rule.id}#{i}", part) for i, part in enumerate(parts, start=1)]
+        return [(rule.id, *parts[0])]
+    return [(f"{rule.id}#{i}", *part) for i, part in enumerate(parts, start=1)]
 
 
 def fact_width_problems(book: Rulebook, candidate_fields: frozenset[str]
@@ -183,14 +189,19 @@ def split_pattern(pattern: Expr) -> list[Expr]:
     there are too many groups) until every part fits; LimitError when that takes more than
     MAX_PARTS parts.
     """
-    parts: list[Expr] = []
+    return [part for part, _ in _split(pattern)]
+
+
+def _split(pattern: Expr) -> list[tuple[Expr, Shape]]:
+    parts: list[tuple[Expr, Shape]] = []
     pending = [pattern]
     first: LimitError | None = None
     while pending:
         part = pending.pop()
-        problem = pattern_problem(part)
+        walk = shape(part)
+        problem = pattern_problem(part, walk)
         if problem is None:
-            parts.append(part)
+            parts.append((part, walk))
             continue
         first = first or problem
         halves = _halves(part, problem.kind)

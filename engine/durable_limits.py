@@ -7,20 +7,21 @@ node. Fixed-size arrays make some shapes fail, crash or hang, and a hang cannot 
 interrupted (the C core holds the GIL and ignores SIGINT). Measured against the real engine,
 each shape in a child process with a timeout (``benchmarks/durable_limits.py``):
 
-=============================================  =========  ====================================
-shape                                          works up to  first failure
-=============================================  =========  ====================================
-``$and``/``$or`` groups in one rule's pattern  15         16: error 113 at build
-comparisons directly under one node            511        512: error 303 or a hang at assert;
-                                                          513: a hang at build
-absence tests and ``$or`` joins under a node   128        129: error 107 at build
-rules ending on one node                       256        257: error 108 at build
-matches pending at once for one fact           64         65: error 303, or SIGABRT when they
-                                                          are absence tests
-properties of a fact (kind, fact_id, sid too)  253        254: SIGSEGV
-string length (bytes)                          65,534     65,535 on: compared wrongly, silently
-ways one fact matches one rule                 10^5 1.5 s  each is walked: 10^6 took 9 s
-=============================================  =========  ====================================
+==============================================  ==========  ===================================
+shape                                           works up to  first failure
+==============================================  ==========  ===================================
+``$and``/``$or`` groups in one rule's pattern   15          16: error 113 at build
+comparisons directly under one node             511         512: error 303 or SIGSEGV at assert;
+                                                            513: a hang at build
+absence tests and ``$or`` joins under one node  127         128: SIGSEGV at assert; 129: error
+                                                            107 at build
+rules ending on one node                        256         257: error 108 at build
+matches pending at once for one fact            64          65: error 303, SIGSEGV or SIGABRT
+properties of a fact (kind, fact_id, sid too)   253         254: SIGSEGV
+string length (bytes)                           65,534      65,535 on: compared wrongly, silently
+ways one fact matches one rule                  10^5: 0.8 s  each is walked: 10^6 took 8 s
+``not_in`` list (a chain of ``$neq``)           5,000       (none found)
+==============================================  ==========  ===================================
 
 The compiler keeps every count below the constants here (the measured threshold with margin),
 splitting a rule that does not fit (``engine.compiler``); ``engine.evaluate.verified`` builds
@@ -37,11 +38,12 @@ from typing import Any
 MAX_GROUPS = 14
 """``$and``/``$or`` groups in one rule's pattern, the ``kind`` wrapper included (16: error 113)."""
 MAX_STACK = 48
-"""Matches that can be pending at once for one fact in one ruleset (65: error 303 or a crash)."""
+"""Matches that can be pending at once for one fact in one ruleset (65: error 303 or a
+crash)."""
 MAX_CHILDREN = 256
 """Comparisons directly under one node (512 hang)."""
 MAX_JOINS = 100
-"""Absence tests and ``$or`` joins under one node (129: error 107)."""
+"""Absence tests and ``$or`` joins under one node (128 crash, 129: error 107)."""
 MAX_BETAS = 200
 """Rules ending on the same node (257: error 108)."""
 MAX_PATHS = 256
@@ -95,13 +97,14 @@ class Shape:
 
     ``first``: nodes its parent pushes at once; ``peak``: most entries of it pending at once;
     ``rest``: entries of it still pending when what follows it is walked; ``paths``: ways
-    the whole expression can match.
+    the whole expression can match; ``leaves``: its comparisons.
     """
 
     first: int
     peak: int
     rest: int
     paths: int
+    leaves: int = 1
 
 
 _LEAF = Shape(1, 1, 0, 1)
@@ -114,8 +117,9 @@ def shape(expr: Expr) -> Shape:
     op, children = next(iter(expr.items()))
     if op == "$and":
         return _chain([shape(child) for child in children])
-    return _alternatives([*_units(children),
-                          *(shape(c) for c in children if _unit(c) is None)])
+    others = [shape(c) for c in children if _unit(c) is None]
+    return _alternatives([*_units(children), *others],
+                         len(children) - len(others) + sum(o.leaves for o in others))
 
 
 def _chain(parts: Sequence[Shape]) -> Shape:
@@ -125,13 +129,14 @@ def _chain(parts: Sequence[Shape]) -> Shape:
         peak = max(peak, pending + part.peak)
         pending += part.rest
         paths *= part.paths
-    return Shape(parts[0].first, peak, pending, paths)
+    return Shape(parts[0].first, peak, pending, paths, sum(p.leaves for p in parts))
 
 
-def _alternatives(parts: Sequence[Shape]) -> Shape:
+def _alternatives(parts: Sequence[Shape], leaves: int) -> Shape:
     pushed = sum(p.first for p in parts)
     return Shape(pushed, max(pushed - p.first + p.peak for p in parts),
-                 max(pushed - p.first + p.rest for p in parts), sum(p.paths for p in parts))
+                 max(pushed - p.first + p.rest for p in parts), sum(p.paths for p in parts),
+                 leaves)
 
 
 def _unit(expr: Expr) -> str | None:
@@ -183,12 +188,14 @@ class Network:
         self.children: Counter[int] = Counter()
         self.joins: Counter[int] = Counter()
         self.betas: Counter[int] = Counter()
+        self.most = {"children": 0, "joins": 0, "betas": 0}
+        """The highest count of each kind on any node."""
         self.stack = 1
         """Pending matches: the catch-all rule's, then each rule's peak."""
 
     def add(self, pattern: Expr, peak: int | None = None) -> None:
         """Add one rule's pattern (``peak``: its shape's, when already known)."""
-        self.betas[self._alpha(pattern, self._ROOT)] += 1
+        self._count_on("betas", self.betas, self._alpha(pattern, self._ROOT))
         self.stack += shape(pattern).peak if peak is None else peak
 
     def problem(self) -> LimitError | None:
@@ -196,14 +203,14 @@ class Network:
         checks = (
             ("stack", self.stack, MAX_STACK,
              "up to {n} of its comparisons can hold for one fact at once; at most {limit} "
-             "(from 65, durable_rules 2.0.28 fails with error 303 or crashes)"),
-            ("children", max(self.children.values(), default=0), MAX_CHILDREN,
+             "(from 65, durable_rules 2.0.28 crashes or fails with error 303)"),
+            ("children", self.most["children"], MAX_CHILDREN,
              "puts {n} alternatives under one condition; at most {limit} (from 512, "
              "durable_rules 2.0.28 hangs)"),
-            ("joins", max(self.joins.values(), default=0), MAX_JOINS,
+            ("joins", self.most["joins"], MAX_JOINS,
              "puts {n} absence tests and any-joins under one condition; at most {limit} "
-             "(from 129, durable_rules 2.0.28 fails with error 107)"),
-            ("betas", max(self.betas.values(), default=0), MAX_BETAS,
+             "(from 128, durable_rules 2.0.28 crashes or fails with error 107)"),
+            ("betas", self.most["betas"], MAX_BETAS,
              "{n} rules end on the same condition; at most {limit} (from 257, durable_rules "
              "2.0.28 fails with error 108)"),
         )
@@ -216,6 +223,10 @@ class Network:
         self._count += 1
         return self._count - 1
 
+    def _count_on(self, kind: str, counts: Counter[int], node: int) -> None:
+        counts[node] += 1
+        self.most[kind] = max(self.most[kind], counts[node])
+
     def _alpha(self, expr: Expr, parent: int) -> int:
         """Add ``expr`` under ``parent``; the node where a match of it ends."""
         op, body = next(iter(expr.items()))
@@ -227,13 +238,16 @@ class Network:
         if op == "$or":
             forward = self._new()
             for child in body:
-                self.joins[self._alpha(child, parent)] += 1
+                self._count_on("joins", self.joins, self._alpha(child, parent))
             return forward
         op, field, value = leaf_parts(expr)
         key = (parent, op, field, _canonical(value))
         if key not in self._nodes:
             self._nodes[key] = self._new()
-            (self.joins if op == "$nex" else self.children)[parent] += 1
+            if op == "$nex":
+                self._count_on("joins", self.joins, parent)
+            else:
+                self._count_on("children", self.children, parent)
         return self._nodes[key]
 
 
@@ -244,18 +258,21 @@ def _canonical(value: Any) -> tuple[Any, ...]:
     return (value.__class__.__name__, value)
 
 
-def pattern_problem(pattern: Expr) -> LimitError | None:
-    """The first limit one rule's pattern exceeds on its own, or None."""
+def pattern_problem(pattern: Expr, walk: Shape | None = None) -> LimitError | None:
+    """The first limit one rule's pattern exceeds on its own, or None (``walk``: its
+    :class:`Shape`, when already known)."""
     n = groups(pattern)
     if n > MAX_GROUPS:
-        return LimitError("groups", f"compiles to {n} nested all/any groups (a negated "
-                          f"comparison is one); at most {MAX_GROUPS} (from 16, durable_rules "
+        return LimitError("groups", f"compiles to {n} nested all/any groups (each negated "
+                          f"comparison makes one); at most {MAX_GROUPS} (from 16, durable_rules "
                           "2.0.28 fails with error 113)")
-    walk = shape(pattern)
+    walk = walk or shape(pattern)
     if walk.paths > MAX_PATHS:
         return LimitError("paths", f"can match one fact in {walk.paths:,} ways (its "
                           f"any-groups multiply); at most {MAX_PATHS} (durable_rules walks each "
                           "one)")
+    if walk.leaves + n < min(MAX_STACK, MAX_CHILDREN, MAX_JOINS):
+        return None  # no count of the network alone can reach a limit
     network = Network()
     network.add(pattern, walk.peak)
     return network.problem()

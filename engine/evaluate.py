@@ -38,6 +38,7 @@ import durable_rules_engine
 from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
+from engine.durable_limits import MAX_PROPERTIES
 from engine.errors import EngineError, EvaluationError, RuleError
 from engine.memo import Memo
 from engine.signature import Signer
@@ -491,8 +492,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def _check_fact(fact: Mapping[str, Any]) -> None:
     """Refuse values durable_rules would misread (exponent floats, non-scalars, too many keys)."""
-    if len(fact) > 250:
-        raise EvaluationError(f"fact has {len(fact)} properties; durable_rules allows 255")
+    if len(fact) > MAX_PROPERTIES:
+        raise EvaluationError(f"fact has {len(fact)} properties; at most {MAX_PROPERTIES} "
+                              "(durable_rules 2.0.28 crashes from 254)")
     for key, value in fact.items():
         kind = type(value)
         if kind is float and (
