@@ -343,6 +343,8 @@ def verified(compiled: Compiled) -> Compiled:
     """
     if compiled.built or not hasattr(os, "fork"):
         return compiled
+    import resource  # noqa: F401 - imported here, not first in the child (see _limit_memory)
+
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's code
@@ -367,7 +369,7 @@ def verified(compiled: Compiled) -> Compiled:
 
 def _limit_memory() -> None:
     """Cap the child's address space at what it has plus TRIAL_MEMORY_BYTES (Linux)."""
-    import resource
+    import resource  # already imported by the parent (below): no import lock in the child
 
     with contextlib.suppress(OSError, ValueError):
         pages = Path("/proc/self/statm").read_text(encoding="ascii").split()[0]

@@ -205,7 +205,7 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     """
     import yaml
 
-    from engine.compiler import compile_rule
+    from engine.compiler import rule_parts
     from engine.errors import InputError
     from engine.factspec import candidate_registry
     from engine.recommend import load_engine
@@ -220,8 +220,12 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     click.echo(f"# {rule.path}:{rule.line} (stratum {rule.stratum}, match {rule.match})")
     click.echo(yaml.safe_dump([rule.model.model_dump(mode="json", exclude_defaults=True)],
                               sort_keys=False, allow_unicode=True).rstrip())
-    click.echo("\ncompiled (durable_rules JSON):")
-    click.echo(json.dumps(compile_rule(rule), indent=2))
+    parts = rule_parts(rule)
+    split = f", in {len(parts)} parts that fire as one rule" if len(parts) > 1 else ""
+    click.echo(f"\ncompiled (durable_rules JSON{split}):")
+    for name, pattern in parts:
+        click.echo(json.dumps({name: {"all": [{"m": pattern}]}} if split else
+                              {"all": [{"m": pattern}]}, indent=2))
     specs = {**candidate_registry(engine.catalog), **engine.rulebook.set_facts}
     click.echo("\nfacts it reads:")
     for name in sorted(rule.reads):
