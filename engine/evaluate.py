@@ -11,7 +11,7 @@ is seen. Later facts of that class get the same rules, without a session. The me
 per Evaluator (one compiled policy) and bounded.
 
 durable_rules' C core cannot be interrupted (it holds the GIL and ignores SIGINT), so a
-policy is first built in a child process under a time bound (:func:`verified`); only a
+policy is first built in a child process under a time bound (``engine.trial``); only a
 policy built there is built in-process.
 """
 
@@ -19,19 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import itertools
 import json
 import math
-import os
 import re
-import select
-import signal
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import durable_rules_engine
@@ -39,7 +33,7 @@ from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
 from engine.durable_limits import MAX_PROPERTIES
-from engine.errors import EngineError, EvaluationError, RuleError
+from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.signature import Signer
 
@@ -53,14 +47,9 @@ Python round-trips through durable_rules' state machinery."""
 Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
 
-TRIAL_STEP_S = 2.0
-"""How long the trial may take to build one ruleset, or to assert one fact into it (a few
-milliseconds normally; the bound only ends what would never finish)."""
-TRIAL_MEMORY_BYTES = 512 * 2**20
-"""Address space the trial child may add to what it inherits."""
 
 
-class _QuietHost(Host):  # type: ignore[misc]
+class QuietHost(Host):  # type: ignore[misc]
     """A Host without the background dispatcher (no timer threads, actions run inline)."""
 
     def _run(self) -> None:
@@ -84,13 +73,15 @@ class Evaluator:
         self._fixed_signs: Memo[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = (
             Memo(MEMO_LIMIT))
         if not compiled.built:
+            from engine.trial import verified  # (engine.trial builds Hosts as this module does)
+
             verified(compiled)
-        definitions = {ruleset.name: _host_definitions(ruleset, self._action_for(ruleset))
+        definitions = {ruleset.name: host_definitions(ruleset, self._action_for(ruleset))
                        for ruleset in compiled.rulesets}
         try:
-            self._host = _QuietHost(definitions)
+            self._host = QuietHost(definitions)
         except Exception as exc:  # the C core raises plain Exceptions with error codes
-            raise EngineError(f"durable_rules could not build the rules: {_describe(exc)}"
+            raise EngineError(f"durable_rules could not build the rules: {describe_error(exc)}"
                               ) from None
 
     def _action_for(self, ruleset: CompiledRuleset) -> Callable[[str], Callable[[Any], None]]:
@@ -289,11 +280,12 @@ _FACT_ID = re.compile(r'"fact_id":\s*("(?:[^"\\]|\\.)*")')
 a quote inside a string value is always escaped)."""
 
 
-def _ignore(c: Any) -> None:
+def ignore(c: Any) -> None:
+    """An action that does nothing (the catch-all rule's)."""
     return None
 
 
-def _host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable[[Any], None]]
+def host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable[[Any], None]]
                       ) -> dict[str, Any]:
     """The ruleset as a Host takes it: each definition with ``action(name)`` as its action,
     batched, and a catch-all rule (so no fact is "unhandled")."""
@@ -301,7 +293,7 @@ def _host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable
     for name, rule in defs.items():
         rule["run"] = action(name)
         rule["cap"] = BATCH_CAP
-    defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": _ignore, "cap": BATCH_CAP}
+    defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": ignore, "cap": BATCH_CAP}
     return defs
 
 
@@ -318,7 +310,7 @@ _MEANING = {
 }
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """One line for a durable_rules error: its text, and what its code means."""
     text = " ".join(str(exc).split())
     code = re.search(r"error code: (\d+)", text)
@@ -328,165 +320,7 @@ def _describe(exc: BaseException) -> str:
 
 def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:
     ids = ", ".join(ruleset.rule_ids[:5]) + (", …" if len(ruleset.rule_ids) > 5 else "")
-    return EvaluationError(f"durable_rules failed on the rules {ids}: {_describe(exc)}")
-
-
-# -- the bounded trial build ---------------------------------------------------------------
-def verified(compiled: Compiled) -> Compiled:
-    """``compiled``, marked as built, once a child process has built each of its rulesets
-    with durable_rules and asserted a fact with no values into it, each step within
-    ``TRIAL_STEP_S``.
-
-    A step that does not finish (the child is killed), a crash or a durable_rules error code
-    becomes a :class:`RuleError` naming the rule when it is known, else the ruleset's rules.
-    Without ``os.fork`` the policy is returned unmarked (unbounded).
-    """
-    if compiled.built or not hasattr(os, "fork"):
-        return compiled
-    import resource  # noqa: F401 - imported here, not first in the child (see _limit_memory)
-
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller's code
-        code = 1
-        try:
-            os.close(read_end)
-            _limit_memory()
-            _trial(compiled, write_end)
-            code = 0
-        finally:
-            os._exit(code)
-    os.close(write_end)
-    try:
-        lines, status = _follow(pid, read_end)
-    finally:
-        os.close(read_end)
-    problem = _verdict(compiled, lines, status)
-    if problem is not None:
-        raise problem
-    return dataclasses.replace(compiled, built=True)
-
-
-def _limit_memory() -> None:
-    """Cap the child's address space at what it has plus TRIAL_MEMORY_BYTES (Linux)."""
-    import resource  # already imported by the parent (below): no import lock in the child
-
-    with contextlib.suppress(OSError, ValueError):
-        pages = Path("/proc/self/statm").read_text(encoding="ascii").split()[0]
-        size = int(pages) * os.sysconf("SC_PAGE_SIZE")
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-        limit = size + TRIAL_MEMORY_BYTES
-        if hard != resource.RLIM_INFINITY:
-            limit = min(limit, hard)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-
-
-def _trial(compiled: Compiled, out: int) -> None:
-    """In the child: build and probe each ruleset, saying what it starts (``build I``,
-    ``probe I``, ``alone I NAME``), then ``error I NAME|- MESSAGE`` or ``ok``."""
-    def say(text: str) -> None:
-        os.write(out, (" ".join(text.split()) + "\n").encode())
-
-    for index, ruleset in enumerate(compiled.rulesets):
-        say(f"build {index}")
-        try:
-            host = _QuietHost({ruleset.name: _host_definitions(ruleset, lambda _: _ignore)})
-        except Exception as exc:
-            say(f"error {index} {_culprit(ruleset, index, say)} {_describe(exc)}")
-            return
-        say(f"probe {index}")
-        try:
-            handle = host.get_ruleset(ruleset.name)._handle
-            durable_rules_engine.assert_facts(handle, json.dumps(
-                [{"kind": ruleset.kind, "fact_id": "probe", "sid": "probe"}]))
-        except Exception as exc:
-            say(f"error {index} - {_describe(exc)}")
-            return
-    say("ok")
-
-
-def _culprit(ruleset: CompiledRuleset, index: int, say: Callable[[str], None]) -> str:
-    """The first definition of a ruleset durable_rules cannot build alone ('-' if none)."""
-    for number, name in enumerate(ruleset.definitions):
-        say(f"alone {index} {name}")
-        alone = dataclasses.replace(ruleset, name=f"gpu_advisor_trial_{number}",
-                                    definitions={name: ruleset.definitions[name]})
-        try:
-            _QuietHost({alone.name: _host_definitions(alone, lambda _: _ignore)})
-        except Exception:
-            return name
-    return "-"
-
-
-def _follow(pid: int, stream: int) -> tuple[list[str], int | None]:
-    """The child's lines and exit status (None: killed after a step took too long)."""
-    lines: list[str] = []
-    pending = b""
-    deadline = time.monotonic() + TRIAL_STEP_S
-    try:
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-                return lines, None
-            if not select.select([stream], [], [], remaining)[0]:
-                continue
-            chunk = os.read(stream, 65536)
-            if not chunk:
-                return lines, os.waitpid(pid, 0)[1]
-            *done, pending = (pending + chunk).split(b"\n")
-            lines += [line.decode(errors="replace") for line in done]
-            if done:
-                deadline = time.monotonic() + TRIAL_STEP_S
-    except BaseException:  # Ctrl-C while waiting: take the child down too
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        raise
-
-
-def _verdict(compiled: Compiled, lines: list[str], status: int | None) -> RuleError | None:
-    """What the child's lines and status say: None when every ruleset built."""
-    if lines[-1:] == ["ok"] and status == 0:
-        return None
-    step, index, name, message = _last_step(lines)
-    doing = "building the rules" if step in ("build", "alone") else "evaluating a fact"
-    if status is None:
-        text = f"durable_rules did not finish {doing} within {TRIAL_STEP_S:g} s"
-    elif os.WIFSIGNALED(status):
-        text = f"durable_rules crashed (signal {os.WTERMSIG(status)}) {doing}"
-    elif message is not None:
-        text = f"durable_rules failed {doing}: {message}"
-    else:
-        text = f"the trial build of the rules failed (exit status {os.WEXITSTATUS(status)})"
-    if index is None:
-        return RuleError(text)
-    ruleset = compiled.rulesets[index]
-    ids = [ruleset.rule_id(name)] if name not in (None, "-") else list(ruleset.rule_ids)
-    if len(ids) == 1:
-        path, line = compiled.origins.get(ids[0], (None, None))
-        return RuleError(text, path=path, line=line, rule_id=ids[0])
-    shown = ", ".join(ids[:5]) + (", …" if len(ids) > 5 else "")
-    return RuleError(f"{text}: one of the rules {shown}")
-
-
-def _last_step(lines: list[str]) -> tuple[str | None, int | None, str | None, str | None]:
-    """(step, ruleset index, definition name, error message) of the child's last lines."""
-    step = name = message = None
-    index: int | None = None
-    for line in lines:
-        word, _, rest = line.partition(" ")
-        if word in ("build", "probe"):
-            step, index, name = word, int(rest), None
-        elif word == "alone":
-            number, _, name = rest.partition(" ")
-            step, index = word, int(number)
-        elif word == "error":
-            number, _, rest = rest.partition(" ")
-            name, _, message = rest.partition(" ")
-            index = int(number)
-    return step, index, name, message
+    return EvaluationError(f"durable_rules failed on the rules {ids}: {describe_error(exc)}")
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})

@@ -29,11 +29,12 @@ from engine.decision import (
     sort_warnings,
 )
 from engine.errors import EngineError
-from engine.evaluate import Evaluator, verified
+from engine.evaluate import Evaluator
 from engine.facts import Facts, build_facts, durable_fact
 from engine.factspec import CANDIDATE
 from engine.resources import bundled_dir
 from engine.rulebook import Rulebook, load_rulebook
+from engine.trial import verified
 
 SCHEMA_VERSION = 1
 _CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)

@@ -47,7 +47,8 @@ from engine.durable_limits import (
     shape,
 )
 from engine.errors import RuleError
-from engine.evaluate import TRIAL_STEP_S, Evaluator, verified
+from engine.evaluate import Evaluator
+from engine.trial import TRIAL_STEP_S, verified
 from tests.test_compiler import make_rule, synthetic_book
 
 REPO = Path(__file__).parent.parent
