@@ -455,3 +455,13 @@ def test_facts_too_wide_for_durable_rules_are_refused_naming_the_rule(tmp_path: 
     check = CliRunner().invoke(cli, ["rules", "check", "--rules", str(directory)])
     assert check.exit_code == 2
     assert message.replace(": with", ": error: with", 1) in check.stdout.splitlines()
+
+
+def test_explain_shows_the_parts_of_a_split_rule(tmp_path: Path) -> None:
+    directory, _ = folder(tmp_path, long_list(500))
+    (tmp_path / "scenarios").mkdir()
+    result = CliRunner().invoke(cli, ["rules", "explain", "my.long-in", "--rules",
+                                      str(directory), "--scenarios", str(tmp_path / "scenarios")])
+    assert result.exit_code == 0, result.output
+    assert "compiled (durable_rules JSON, in 2 parts that fire as one rule):" in result.stdout
+    assert '"my.long-in#1": {' in result.stdout and '"my.long-in#2": {' in result.stdout
