@@ -48,7 +48,6 @@ Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
 
 
-
 class QuietHost(Host):  # type: ignore[misc]
     """A Host without the background dispatcher (no timer threads, actions run inline)."""
 

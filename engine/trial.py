@@ -41,14 +41,23 @@ def verified(compiled: Compiled) -> Compiled:
 
     A step that does not finish (the child is killed), a crash or a durable_rules error code
     becomes a :class:`RuleError` naming the rule when it is known, else the ruleset's rules.
-    Without ``os.fork`` the policy is returned unmarked (unbounded).
+    Without ``os.fork``, or when no child can be started, the policy is returned unmarked
+    (built without a bound, as before this trial existed).
     """
     if compiled.built or not hasattr(os, "fork"):
         return compiled
     import resource  # noqa: F401 - imported here, not first in the child (see _limit_memory)
 
-    read_end, write_end = os.pipe()
-    pid = os.fork()
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return compiled
+    try:
+        pid = os.fork()
+    except OSError:  # e.g. the process limit
+        os.close(read_end)
+        os.close(write_end)
+        return compiled
     if pid == 0:  # the child: never returns into the caller's code
         code = 1
         try:

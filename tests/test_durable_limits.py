@@ -283,6 +283,16 @@ def test_a_crash_names_the_ruleset_rules() -> None:
                             "raw.r3, raw.r4, …") or "error code: 303" in message, message
 
 
+def test_without_a_child_process_the_policy_is_left_untried(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_fork() -> int:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr("os.fork", no_fork)
+    compiled = raw(FINE)
+    assert verified(compiled) is compiled and not compiled.built
+
+
 def test_the_evaluator_tries_an_untried_policy_first() -> None:
     with pytest.raises(RuleError, match="did not finish building"):
         Evaluator(raw(HANGS))
