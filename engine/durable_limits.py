@@ -31,7 +31,7 @@ the result once in a child process under a time bound, for whatever this table m
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +97,8 @@ class Shape:
 
     ``first``: nodes its parent pushes at once; ``peak``: most entries of it pending at once;
     ``rest``: entries of it still pending when what follows it is walked; ``paths``: ways
-    the whole expression can match; ``leaves``: its comparisons.
+    the whole expression can match; ``leaves``: its comparisons, ``absent`` of them
+    absence tests.
     """
 
     first: int
@@ -105,21 +106,21 @@ class Shape:
     rest: int
     paths: int
     leaves: int = 1
+    absent: int = 0
 
 
 _LEAF = Shape(1, 1, 0, 1)
+_ABSENT = Shape(1, 1, 0, 1, 1, 1)
 
 
 def shape(expr: Expr) -> Shape:
     """The :class:`Shape` of an expression (an upper bound for any fact)."""
-    if not is_group(expr):
-        return _LEAF
-    op, children = next(iter(expr.items()))
+    op, body = next(iter(expr.items()))
     if op == "$and":
-        return _chain([shape(child) for child in children])
-    others = [shape(c) for c in children if _unit(c) is None]
-    return _alternatives([*_units(children), *others],
-                         len(children) - len(others) + sum(o.leaves for o in others))
+        return _chain([shape(child) for child in body])
+    if op == "$or":
+        return _alternatives(body)
+    return _ABSENT if op == "$nex" else _LEAF
 
 
 def _chain(parts: Sequence[Shape]) -> Shape:
@@ -129,51 +130,54 @@ def _chain(parts: Sequence[Shape]) -> Shape:
         peak = max(peak, pending + part.peak)
         pending += part.rest
         paths *= part.paths
-    return Shape(parts[0].first, peak, pending, paths, sum(p.leaves for p in parts))
+    return Shape(parts[0].first, peak, pending, paths, sum(p.leaves for p in parts),
+                 sum(p.absent for p in parts))
 
 
-def _alternatives(parts: Sequence[Shape], leaves: int) -> Shape:
-    pushed = sum(p.first for p in parts)
-    return Shape(pushed, max(pushed - p.first + p.peak for p in parts),
-                 max(pushed - p.first + p.rest for p in parts), sum(p.paths for p in parts),
-                 leaves)
+def _alternatives(children: Sequence[Expr]) -> Shape:
+    """An ``$or``: its alternatives pushed at once, walked one after the other.
 
-
-def _unit(expr: Expr) -> str | None:
-    """The field of a leaf that compares it with a literal or tests its absence."""
-    if is_group(expr):
-        return None
-    op, field, value = leaf_parts(expr)
-    if op == "$ex" or isinstance(value, dict):
-        return None
-    return field
-
-
-def _units(children: Iterable[Expr]) -> list[Shape]:
-    """The alternatives of an ``$or`` that compare one field with literals, as leaves.
-
-    Equalities with distinct values cannot hold together, nor can absence and any
-    comparison: per field, at most (other comparisons + 1 if any equality) hold at once,
-    or 1 for absence alone.
+    Comparisons of one field with literals that cannot hold together count as one: per
+    field, at most (the other comparisons + 1 if there are equalities, 1 equal value
+    at a time) hold at once, or 1 for absence alone (absence excludes every comparison).
     """
+    nested: list[Shape] = []
+    parts: list[Shape] = []
     counts: Counter[str] = Counter()
     equal: dict[str, Counter[tuple[str, Any]]] = {}
     absent: set[str] = set()
+    tests = 0
     for child in children:
-        field = _unit(child)
-        if field is None:
+        op, body = next(iter(child.items()))
+        if op == "$and" or op == "$or":
+            nested.append(shape(child))
             continue
-        op, _, value = leaf_parts(child)
-        if op == "$nex":
+        if op[0] == "$":
+            field, value = next(iter(body.items()))
+        else:
+            op, field, value = "$eq", op, body
+        if op == "$ex" or isinstance(value, dict):
+            parts.append(_LEAF)
+        elif op == "$nex":
             absent.add(field)
+            tests += 1
         elif op == "$eq":  # durable_rules: 1 == 1.0 == True
             key = ("s", value) if isinstance(value, str) else ("n", float(value or 0))
-            equal.setdefault(field, Counter())[key] += 1
+            values = equal.get(field)
+            if values is None:
+                values = equal[field] = Counter()
+            values[key] += 1
         else:
             counts[field] += 1
-    fields = set(counts) | set(equal) | absent
-    return [_LEAF] * sum(
-        max(counts[f] + max(equal.get(f, {None: 0}).values()), f in absent) for f in fields)
+    for field in set(counts) | set(equal) | absent:
+        most_equal = max(equal[field].values()) if field in equal else 0
+        parts += [_LEAF] * max(counts[field] + most_equal, field in absent)
+    parts += nested
+    pushed = sum(p.first for p in parts)
+    return Shape(pushed, max(pushed - p.first + p.peak for p in parts),
+                 max(pushed - p.first + p.rest for p in parts), sum(p.paths for p in parts),
+                 len(children) - len(nested) + sum(p.leaves for p in nested),
+                 tests + sum(p.absent for p in nested))
 
 
 class Network:
@@ -225,7 +229,8 @@ class Network:
 
     def _count_on(self, kind: str, counts: Counter[int], node: int) -> None:
         counts[node] += 1
-        self.most[kind] = max(self.most[kind], counts[node])
+        if counts[node] > self.most[kind]:
+            self.most[kind] = counts[node]
 
     def _alpha(self, expr: Expr, parent: int) -> int:
         """Add ``expr`` under ``parent``; the node where a match of it ends."""
@@ -240,8 +245,13 @@ class Network:
             for child in body:
                 self._count_on("joins", self.joins, self._alpha(child, parent))
             return forward
-        op, field, value = leaf_parts(expr)
-        key = (parent, op, field, _canonical(value))
+        if op[0] == "$":
+            field, value = next(iter(body.items()))
+        else:
+            op, field, value = "$eq", op, body
+        # the type keeps 1, 1.0 and True apart (separate nodes: the safe side)
+        key = (parent, op, field, value.__class__,
+               tuple(value.items()) if isinstance(value, dict) else value)
         if key not in self._nodes:
             self._nodes[key] = self._new()
             if op == "$nex":
@@ -249,13 +259,6 @@ class Network:
             else:
                 self._count_on("children", self.children, parent)
         return self._nodes[key]
-
-
-def _canonical(value: Any) -> tuple[Any, ...]:
-    """A hashable form that keeps 1, 1.0 and True apart (as separate nodes: the safe side)."""
-    if isinstance(value, dict):
-        return ("ref", *sorted(value.items()))
-    return (value.__class__.__name__, value)
 
 
 def pattern_problem(pattern: Expr, walk: Shape | None = None) -> LimitError | None:
@@ -271,8 +274,11 @@ def pattern_problem(pattern: Expr, walk: Shape | None = None) -> LimitError | No
         return LimitError("paths", f"can match one fact in {walk.paths:,} ways (its "
                           f"any-groups multiply); at most {MAX_PATHS} (durable_rules walks each "
                           "one)")
-    if walk.leaves + n < min(MAX_STACK, MAX_CHILDREN, MAX_JOINS):
-        return None  # no count of the network alone can reach a limit
+    if (1 + walk.peak <= MAX_STACK and walk.leaves <= MAX_CHILDREN
+            and walk.absent + n <= MAX_JOINS):
+        # alone, no node has more children than there are comparisons, nor more joins than
+        # absence tests and $or groups (one per group and node: equal alternatives merge)
+        return None
     network = Network()
     network.add(pattern, walk.peak)
     return network.problem()
