@@ -7,8 +7,8 @@ GIL and ignores SIGINT), asserts a few facts, and reports what happened: ``ok`` 
 rules each fact fired, ``BUILD-ERR``/``ASSERT-ERR`` with durable_rules' error, ``HANG`` at
 build or assert, or ``CRASH`` with the signal. Prints one Markdown table:
 
-    python benchmarks/durable_limits.py            # ~2 minutes (a hang costs --timeout)
-    python benchmarks/durable_limits.py --timeout 20
+    python benchmarks/durable_limits.py              # ~2 minutes (a hang costs --timeout)
+    python benchmarks/durable_limits.py --negations  # not/all/any shapes, n = 2..20 (~2 min)
 """
 
 from __future__ import annotations
@@ -135,16 +135,50 @@ def cases() -> Iterator[tuple[str, str, dict[str, Any], list[dict[str, Any]]]]:
         yield "ways to match one rule (b^k)", f"{b}^{k}", one(expr), [fact]
 
 
+def negations() -> Iterator[tuple[str, str, dict[str, Any], list[dict[str, Any]]]]:
+    """Negations as the compiler writes them (unsplit), n = 2..20 comparisons, on the real
+    engine: where error 113 starts for each shape."""
+    from engine.compiler import _group, compile_condition
+    from engine.conditions import All, AnyOf, Condition, Leaf, Not
+
+    def now(condition: Condition) -> dict[str, Any]:  # the rule's pattern, groups merged
+        pattern = _group("$and", [{"kind": "request"}, compile_condition(condition) or {}])
+        return {"rs": {"r": {"all": [{"m": pattern}]}}}
+
+    def leaves(n: int) -> tuple[Leaf, ...]:
+        return tuple(Leaf(f"x{i}", "gt", i) for i in range(n))
+
+    def nested(n: int) -> Any:  # not(all(x0, not(any(x1, not(all(x2, ...))))))
+        node: Any = Leaf(f"x{n - 1}", "gt", 0)
+        for i in reversed(range(n - 1)):
+            node = Not((All if i % 2 == 0 else AnyOf)((Leaf(f"x{i}", "gt", 0), node)))
+        return node
+
+    def old(n: int) -> dict[str, Any]:  # before nested groups were merged
+        return {"$or": [{"$or": [{"$lte": {f"x{i}": i}}, {"$nex": {f"x{i}": 1}}]}
+                        for i in range(n)]}
+
+    shapes = {"not: {all: [n]}, an $or per leaf (before)": lambda n: one(old(n)),
+              "not: {all: [n]}, merged (now)": lambda n: now(Not(All(leaves(n)))),
+              "not: {any: [n]} (now, unsplit)": lambda n: now(Not(AnyOf(leaves(n)))),
+              "n nested not/all/any (now, unsplit)": lambda n: now(nested(n))}
+    for name, make in shapes.items():
+        for n in range(2, 21):
+            yield name, str(n), make(n), [{}, {f"x{i}": 5 for i in range(n)}]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per case")
+    parser.add_argument("--negations", action="store_true",
+                        help="sweep negation shapes instead (n = 2..20)")
     args = parser.parse_args()
     import durable
 
     print(f"durable_rules {getattr(durable, '__version__', '2.0.28')}, Python "
           f"{sys.version.split()[0]}, timeout {args.timeout:g} s per case\n")
     print("| shape | size | outcome | detail |\n|---|---|---|---|")
-    for shape, size, rulesets, facts in cases():
+    for shape, size, rulesets, facts in (negations() if args.negations else cases()):
         started = time.perf_counter()
         outcome, detail = probe(rulesets, facts, args.timeout)
         took = time.perf_counter() - started
