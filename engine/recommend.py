@@ -34,6 +34,7 @@ from engine.facts import Facts, build_facts, durable_fact
 from engine.factspec import CANDIDATE
 from engine.resources import bundled_dir
 from engine.rulebook import Rulebook, load_rulebook
+from engine.trial import verified
 
 SCHEMA_VERSION = 1
 _CANDIDATE_FIELDS = frozenset(s.name for s in CANDIDATE)
@@ -250,8 +251,9 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
 
 
 def compile_policy(rulebook: Rulebook) -> Compiled:
-    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts."""
-    return compile_rulebook(rulebook, _CANDIDATE_FIELDS)
+    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts, and
+    built once in a bounded trial (so a cached policy is known to build)."""
+    return verified(compile_rulebook(rulebook, _CANDIDATE_FIELDS))
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,
