@@ -4,6 +4,7 @@ against the questionnaire (``catalog/questions.yaml``) and the catalog."""
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -13,8 +14,9 @@ from pydantic import BaseModel, ConfigDict
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, InputError
+from engine.jsonio import load_data_file
 from engine.validation import did_you_mean
-from engine.yamlio import line_of, load_data_file, type_name
+from engine.yamlio import CONTROL_CHARACTERS, MAX_NUMBER_CHARS, line_of, type_name
 
 Tristate = bool | Literal["auto"]
 
@@ -76,10 +78,14 @@ def load_answers(
     *,
     fill_defaults: bool = True,
 ) -> Answers:
-    """Answers from a file (optional) with ``key=value`` overrides applied on top."""
+    """Answers from a file (optional) with ``key=value`` overrides applied on top.
+
+    The file or the overrides must name the model (``model`` or ``model_params_b``): every
+    other answer has a default, but a recommendation for a model nobody named is no answer.
+    """
     merged, where, set_keys = _merged(path, overrides, catalog)
     return validate_answers(merged, catalog, where=where, set_keys=set_keys,
-                            fill_defaults=fill_defaults)
+                            fill_defaults=fill_defaults, require_model=True)
 
 
 def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) -> dict[str, Any]:
@@ -115,6 +121,15 @@ def _merged(path: Path | None, overrides: Sequence[str],
     return merged, where, set_keys
 
 
+def _require_model(merged: Mapping[str, Any], where: _Where) -> None:
+    if "model" in merged or "model_params_b" in merged:
+        return
+    if where.path is None:
+        raise AnswerError("the answers name no model: give --set model=ID or "
+                          "--set model_params_b=N, or --answers FILE")
+    raise AnswerError("names no model: give model or model_params_b", path=where.path)
+
+
 def parse_override(item: str, catalog: Catalog) -> tuple[str, Any]:
     """``key=value`` → (key, typed value), typed by the question's type."""
     key, sep, text = item.partition("=")
@@ -139,14 +154,40 @@ def parse_text(question: Question, text: str, *, field: str) -> Any:
             return "auto"
         return text
     if question.type in ("int", "float"):
-        try:
-            number = float(text.replace(",", "").replace("_", ""))
-        except ValueError:
-            return text
-        return int(number) if question.type == "int" and number.is_integer() else number
+        return parse_number(text, question, field=field)
     if question.type == "list":
         return [part.strip() for part in text.split(",") if part.strip()]
     return text
+
+
+_DIGITS = r"[0-9]+(?:_[0-9]+)*"
+_NUMBER = re.compile(rf"[+-]?(?:(?P<int>[0-9]{{1,3}}(?:,[0-9]{{3}})+|{_DIGITS})"
+                     rf"(?P<frac>\.(?:{_DIGITS})?)?|\.{_DIGITS})(?P<exp>[eE][+-]?[0-9]+)?")
+_NOT_FINITE = ("nan", "inf", "infinity")
+
+
+def parse_number(text: str, question: Question, *, field: str) -> Any:
+    """A typed number, written one way everywhere: ``1500``, ``1_500``, ``1,500``, ``2.5``,
+    ``1e3``. A comma only separates thousands (``2,5`` is refused, not read as 25); text
+    that is no number at all is returned as is, for the type check to name what is expected.
+    """
+    match = _NUMBER.fullmatch(text)
+    if match is None:
+        if text.lower().lstrip("+-") in _NOT_FINITE:
+            return float(text)  # refused by the range check, which names it
+        if "," in text and _NUMBER.fullmatch(text.replace(",", "")):
+            raise AnswerError(f"'{text}' is not a number: a comma only separates thousands "
+                              "(2,500); write decimals with a dot (2.5)",
+                              path="--set", field=field)
+        return text
+    plain = text.replace(",", "").replace("_", "")
+    if len(plain.lstrip("+-")) > MAX_NUMBER_CHARS:
+        raise AnswerError(f"a number of {len(plain):,} characters is too long", path="--set",
+                          field=field)
+    if match["frac"] is None and match["exp"] is None and match["int"] is not None:
+        return int(plain)
+    number = float(plain)
+    return int(number) if question.type == "int" and number.is_integer() else number
 
 
 def validate_answers(
@@ -156,11 +197,18 @@ def validate_answers(
     where: _Where | None = None,
     set_keys: set[str] | None = None,
     fill_defaults: bool = True,
+    require_model: bool = False,
 ) -> Answers:
-    """Check every answer against its question, fill defaults, and build :class:`Answers`."""
+    """Check every answer against its question, fill defaults, and build :class:`Answers`.
+
+    With ``require_model``, answers that name neither ``model`` nor ``model_params_b`` are
+    refused rather than given the default model.
+    """
     where = where or _Where(None, None)
     set_keys = set_keys or set()
     values = check_values(raw, catalog, where=where, set_keys=set_keys)
+    if require_model:
+        _require_model(values, where)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
     if fill_defaults:
@@ -236,6 +284,8 @@ def _check(question: Question, value: Any, catalog: Catalog, where: _Where,
     if kind in ("gpu", "model", "text"):
         if not isinstance(value, str):
             raise fail(f"expected {describe(question)}, got {value!r}")
+        if found := CONTROL_CHARACTERS.search(value):  # from --set, a prompt or a batch line
+            raise fail(f"control character U+{ord(found[0]):04X} is not allowed")
         index: Mapping[str, Any] = {"gpu": catalog.gpus, "model": catalog.models}.get(kind, {})
         if kind != "text" and value not in index:
             raise fail(f"unknown {kind} '{value}'{did_you_mean(value, index)}; see "
@@ -247,16 +297,21 @@ def _check(question: Question, value: Any, catalog: Catalog, where: _Where,
 def _check_number(question: Question, value: Any, fail: Any) -> float | int:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise fail(f"expected {describe(question)}, got {value!r}")
-    if not math.isfinite(value):
+    if isinstance(value, float) and not math.isfinite(value):
         raise fail(f"expected a finite number, got {value!r}")
-    if question.type == "int":
-        if not float(value).is_integer():
+    if question.type == "int" and isinstance(value, float):
+        if not value.is_integer():
             raise fail(f"expected a whole number, got {value!r}")
         value = int(value)
     low, high = question.min, question.max
     if (low is not None and value < low) or (high is not None and value > high):
         raise fail(f"{_num(value)} is out of range; expected {describe(question)}")
-    return value if question.type == "int" else float(value)
+    if question.type == "int":
+        return int(value)
+    try:
+        return float(value)
+    except OverflowError:  # a huge integer and a question without a maximum
+        raise fail(f"{_num(value)} is too large; expected {describe(question)}") from None
 
 
 def describe(question: Question) -> str:
@@ -275,8 +330,11 @@ def describe(question: Question) -> str:
 
 
 def _num(value: float) -> str:
-    """``10,000,000`` or ``0.000001``: a bound as people write it, never in exponent form."""
-    if float(value).is_integer():
+    """``10,000,000`` or ``0.000001``: a bound as people write it, never in exponent form
+    (an absurd value, 10^21 or more, is named by its number of digits)."""
+    if abs(value) >= 10**21:
+        return f"a {len(str(int(abs(value))))}-digit number"
+    if isinstance(value, int) or value.is_integer():
         return f"{int(value):,}"
     return f"{value:,.12f}".rstrip("0").rstrip(".")
 

@@ -4,6 +4,9 @@ SQLite (WAL, file mode 0600). Each record holds the answers, the full result (fa
 traces included), the engine version and the rule-set and catalog hashes; the rules and
 catalog texts are stored once per hash, so any record can be replayed on its own policy.
 ``prev_hash``/``hash`` chain the records: editing one breaks the chain at that record.
+A record's ``hash_kind`` says how its hash was made: ``sha256`` over its canonical JSON, or
+``hmac-sha256`` under the audit key (:mod:`engine.audit_key`), which only the key's holder
+can compute. :mod:`engine.audit_chain` walks and checks the chain.
 """
 
 from __future__ import annotations
@@ -14,18 +17,27 @@ import hashlib
 import json
 import os
 import sqlite3
-import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from engine.errors import EngineError, InputError
+from engine.audit_key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
+from engine.audit_sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
+from engine.errors import InputError
 
-SCHEMA_VERSION = 1
+__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "canonical_bytes",
+           "default_path", "index_columns", "policy_hash", "record_hash"]
+
+SCHEMA_VERSION = 2
 GENESIS = "0" * 64
-BUSY_TIMEOUT_MS = 60_000
 ENV_VAR = "GPU_ADVISOR_AUDIT_DB"
+PLAIN, KEYED = "sha256", "hmac-sha256"
+FROM_ENVIRONMENT: Literal["environment"] = "environment"
+_HASHED = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
+           "result", "prev_hash")
+_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, answers, result,"
+            " choices, rules_fired, prev_hash, hash")
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -50,11 +62,19 @@ _MIGRATIONS: dict[int, str] = {
     );
     CREATE INDEX decisions_created ON decisions (created_at);
     """,
+    # Keyed hashes. Every schema-1 record is a plain sha256 one and stays verifiable as is.
+    2: f"""
+    ALTER TABLE decisions ADD COLUMN hash_kind TEXT NOT NULL DEFAULT '{PLAIN}'
+        CHECK (hash_kind IN ('{PLAIN}', '{KEYED}'));
+    ALTER TABLE decisions ADD COLUMN key_id TEXT;
+    """,
 }
 
 
-class AuditError(EngineError):
-    """The audit store cannot be used (corrupt, foreign, newer schema, read-only, full)."""
+class PolicyMismatch(AuditError):
+    """A stored policy's texts no longer hash to the hash it is stored (and recorded) under."""
+
+    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -73,6 +93,8 @@ class Record:
     rules_fired: str
     prev_hash: str
     hash: str
+    hash_kind: str = PLAIN
+    key_id: str | None = None
 
     @property
     def result_data(self) -> dict[str, Any]:
@@ -96,13 +118,25 @@ def default_path() -> Path:
     return Path(platformdirs.user_data_dir("gpu-advisor")) / "audit.sqlite3"
 
 
-def record_hash(fields: Mapping[str, Any]) -> str:
-    """sha256 over the canonical JSON of a record's content and its link."""
-    keys = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
-            "result", "prev_hash")
-    canonical = json.dumps({k: fields[k] for k in keys}, sort_keys=True, ensure_ascii=False,
-                           separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
+def canonical_bytes(fields: Mapping[str, Any]) -> bytes:
+    """The canonical JSON a record's hash is made over: its content and its link, and for a
+    keyed record also how it is keyed (a plain record's form is the one of schema 1)."""
+    content = {k: fields[k] for k in _HASHED}
+    if fields.get("hash_kind", PLAIN) != PLAIN:
+        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
+    return json.dumps(content, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode()
+
+
+def record_hash(fields: Mapping[str, Any], key: AuditKey | None = None) -> str:
+    """sha256 over the canonical JSON of a record, or HMAC-SHA256 under ``key`` for a keyed
+    record (its ``hash_kind``)."""
+    data = canonical_bytes(fields)
+    if fields.get("hash_kind", PLAIN) == PLAIN:
+        return hashlib.sha256(data).hexdigest()
+    if key is None:
+        raise ValueError("a keyed record's hash needs the key")
+    return key.mac(data)
 
 
 def policy_hash(texts: Mapping[str, str]) -> str:
@@ -113,15 +147,23 @@ def policy_hash(texts: Mapping[str, str]) -> str:
 
 
 class AuditStore:
-    """An open audit store. Use as a context manager or call :meth:`close`."""
+    """An open audit store. Use as a context manager or call :meth:`close`.
 
-    def __init__(self, path: Path, *, create: bool = True) -> None:
+    A writer (``create=True``) creates and migrates the store and records with ``key``
+    (by default the audit key from the environment, if any); a reader (``create=False``)
+    never writes, not even a migration, so it also reads a store it cannot write to.
+    """
+
+    def __init__(self, path: Path, *, create: bool = True,
+                 key: AuditKey | Literal["environment"] | None = FROM_ENVIRONMENT) -> None:
         self.path = path
-        self._conn = _connect(path, create=create)
+        self._key = key
+        self._conn = connect(path, create=True) if create else connect_reader(path)
         try:
-            self._check_schema()
-            _enable_wal(self._conn, path)
-            self._migrate()
+            self._version = self._check_schema()
+            if create:
+                enable_wal(self._conn, path)
+                self._version = self._migrate()
         except BaseException:
             self._conn.close()
             raise
@@ -137,15 +179,15 @@ class AuditStore:
         self._conn.close()
 
     # -- schema --------------------------------------------------------------------------
-    def _check_schema(self) -> None:
+    def _check_schema(self) -> int:
         """Refuse a newer or foreign database before anything is written to it (read only,
         one snapshot, so a concurrent first migration is not mistaken for foreign tables)."""
         try:
             self._conn.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
-            raise _storage_error(self.path, exc) from None
+            raise storage_error(self.path, exc) from None
         try:
-            self._schema_version()
+            return self._schema_version()
         finally:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("COMMIT")
@@ -160,9 +202,9 @@ class AuditStore:
                              "refusing to touch it")
         return version
 
-    def _migrate(self) -> None:
+    def _migrate(self) -> int:
         if int(self._query_one("PRAGMA user_version")[0]) == SCHEMA_VERSION:
-            return
+            return SCHEMA_VERSION
         with self._write():
             # Re-read under the write lock: another process may have migrated meanwhile.
             version = self._schema_version()
@@ -170,6 +212,7 @@ class AuditStore:
                 for statement in _statements(_MIGRATIONS[target]):
                     self._conn.execute(statement)
                 self._conn.execute(f"PRAGMA user_version = {target}")
+        return SCHEMA_VERSION
 
     def _has_foreign_tables(self) -> bool:
         return self._query_one(
@@ -188,7 +231,7 @@ class AuditStore:
         try:
             self._conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise _storage_error(self.path, exc) from None
+            raise storage_error(self.path, exc) from None
         try:
             yield
             self._conn.execute("COMMIT")
@@ -196,10 +239,17 @@ class AuditStore:
             with contextlib.suppress(sqlite3.Error):
                 self._conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
-                raise _storage_error(self.path, exc) from None
+                raise storage_error(self.path, exc) from None
             raise
 
     # -- writing ---------------------------------------------------------------------------
+    @property
+    def key(self) -> AuditKey | None:
+        """The key new records are made with (read from the environment on first use)."""
+        if self._key == FROM_ENVIRONMENT:
+            self._key = load_key()
+        return self._key
+
     def append(self, decision: Any, rules_texts: Mapping[str, str],
                catalog_texts: Mapping[str, str]) -> Record:
         """Record one decision (and its policy, once per hash) at the end of the chain."""
@@ -213,22 +263,39 @@ class AuditStore:
             "catalog_hash": data["catalog"]["hash"],
             "answers": json.dumps(data["answers"], sort_keys=True, ensure_ascii=False),
             "result": result,
-            **_index_columns(data),
+            **index_columns(data),
         }
+        key = self.key
         with self._write():
             self._store_policy(fields["rules_hash"], "rules", rules_texts)
             self._store_policy(fields["catalog_hash"], "catalog", catalog_texts)
-            last = self._conn.execute(
-                "SELECT hash FROM decisions ORDER BY seq DESC LIMIT 1").fetchone()
+            last = self._conn.execute("SELECT hash, hash_kind, key_id FROM decisions"
+                                      " ORDER BY seq DESC LIMIT 1").fetchone()
+            self._check_key_continues(last, key)
             fields["prev_hash"] = last[0] if last else GENESIS
-            fields["hash"] = record_hash(fields)
+            fields["hash_kind"], fields["key_id"] = (KEYED, key.id) if key else (PLAIN, None)
+            fields["hash"] = record_hash(fields, key)
             cursor = self._conn.execute(
                 "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
-                " answers, result, choices, rules_fired, prev_hash, hash) VALUES (:id,"
-                " :created_at, :engine_version, :rules_hash, :catalog_hash, :answers, :result,"
-                " :choices, :rules_fired, :prev_hash, :hash)", fields)
+                " answers, result, choices, rules_fired, prev_hash, hash, hash_kind, key_id)"
+                " VALUES (:id, :created_at, :engine_version, :rules_hash, :catalog_hash,"
+                " :answers, :result, :choices, :rules_fired, :prev_hash, :hash, :hash_kind,"
+                " :key_id)", fields)
             seq = int(cursor.lastrowid or 0)
         return Record(seq=seq, **fields)
+
+    def _check_key_continues(self, last: tuple[str, str, str | None] | None,
+                             key: AuditKey | None) -> None:
+        """Once a store is keyed, every later record is keyed with the same key: a plain
+        record after a keyed one can then only be a forgery, and verify says so."""
+        if last is None or last[1] == PLAIN:
+            return
+        if key is None:
+            raise AuditError(f"{self.path}: this audit store is keyed; set {ENV_KEY} or "
+                             f"{ENV_KEY_FILE} to record into it; nothing was recorded")
+        if last[2] != key.id:
+            raise AuditError(f"{self.path}: this audit store is keyed with key {last[2]}, not "
+                             f"with the key from {key.source} ({key.id}); nothing was recorded")
 
     def _store_policy(self, digest: str, kind: str, texts: Mapping[str, str]) -> None:
         if policy_hash(texts) != digest:
@@ -254,11 +321,22 @@ class AuditStore:
         return rows[0]
 
     def policy(self, digest: str) -> dict[str, str]:
-        """The exact texts stored under a policy hash."""
-        row = self._query_one("SELECT content FROM policies WHERE hash = ?", (digest,))
+        """The exact texts stored under a policy hash, checked against it: a stored policy
+        that no longer matches its hash raises :class:`PolicyMismatch`."""
+        row = (self._query_one("SELECT kind, content FROM policies WHERE hash = ?", (digest,))
+               if self._version else None)
         if row is None:
-            raise AuditError(f"policy {digest[:12]} is missing from {self.path}")
-        return json.loads(row[0])  # type: ignore[no-any-return]
+            raise AuditError(f"{self.path}: policy {digest[:12]} is missing from the store")
+        try:
+            texts = json.loads(row[1])
+            actual = policy_hash(texts)
+        except (ValueError, TypeError, AttributeError):
+            actual = "not valid policy texts"
+        if actual != digest:
+            raise PolicyMismatch(f"{self.path}: the stored {row[0]} policy {digest[:12]} no "
+                                 f"longer matches its hash (its texts hash to {actual[:12]}): "
+                                 "the store was altered")
+        return texts  # type: ignore[no-any-return]
 
     def records(self, *, since: str | None = None, until: str | None = None,
                 choice: tuple[str, str] | None = None, rule: str | None = None,
@@ -295,66 +373,25 @@ class AuditStore:
 
     def count(self) -> int:
         """How many records the store holds."""
+        if not self._version:  # a new, empty file opened by a reader
+            return 0
         return int(self._query_one("SELECT count(*) FROM decisions")[0])
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[Record]:
-        sql = ("SELECT seq, id, created_at, engine_version, rules_hash, catalog_hash, answers,"
-               f" result, choices, rules_fired, prev_hash, hash FROM decisions {clause}")
+        if not self._version:
+            return []
+        # A schema-1 store (read, not migrated) has plain records only.
+        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
+        sql = f"SELECT {_COLUMNS}{how} FROM decisions {clause}"
         try:
             return [Record(*row) for row in self._conn.execute(sql, params).fetchall()]
         except sqlite3.DatabaseError as exc:
             raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
 
 
-@dataclass(frozen=True)
-class Verification:
-    """The result of walking the chain."""
-
-    count: int
-    broken_id: str | None = None
-    reason: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """The whole chain is intact."""
-        return self.broken_id is None
-
-
-def verify(store: AuditStore) -> Verification:
-    """Walk the chain: each record's content matches its hash and links to the one before."""
-    previous = GENESIS
-    count = 0
-    checked_policies: dict[str, bool] = {}
-    for record in store.iter_all():
-        fields = record.__dict__
-        if record.prev_hash != previous:
-            return Verification(count, record.id, "its link to the previous record is broken")
-        if record_hash(fields) != record.hash:
-            return Verification(count, record.id, "its content does not match its hash")
-        try:
-            derived = _index_columns(json.loads(record.result))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            derived = {}
-        if derived != {"choices": record.choices, "rules_fired": record.rules_fired}:
-            return Verification(count, record.id,
-                                "its choices/rules_fired columns do not match its result")
-        for digest in (record.rules_hash, record.catalog_hash):
-            if digest not in checked_policies:
-                try:
-                    checked_policies[digest] = policy_hash(store.policy(digest)) == digest
-                except AuditError:
-                    checked_policies[digest] = False
-            if not checked_policies[digest]:
-                return Verification(count, record.id,
-                                    f"its stored policy {digest[:12]} is missing or altered")
-        previous = record.hash
-        count += 1
-    return Verification(count)
-
-
-def _index_columns(data: Mapping[str, Any]) -> dict[str, str]:
+def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
     """The columns ``audit list`` filters on, derived from the result (not hashed on their
-    own, so :func:`verify` re-derives them)."""
+    own, so :func:`engine.audit_chain.verify` re-derives them)."""
     return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
                                   sort_keys=True),
             "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]}))}
@@ -362,73 +399,3 @@ def _index_columns(data: Mapping[str, Any]) -> dict[str, str]:
 
 def _statements(script: str) -> list[str]:
     return [s.strip() for s in script.split(";") if s.strip()]
-
-
-def _connect(path: Path, *, create: bool) -> sqlite3.Connection:
-    """Open (creating with mode 0600) without ever overwriting a foreign or corrupt file."""
-    if path.is_dir():
-        raise AuditError(f"{path}: is a directory, expected an audit store file")
-    if not path.exists():
-        if not create:
-            raise AuditError(f"{path}: no audit store here")
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            os.close(os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-        except FileExistsError:
-            pass
-        except OSError as exc:
-            raise AuditError(f"{path}: cannot create the audit store ({exc.strerror})") from None
-    _check_header(path)
-    try:
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        conn.execute("PRAGMA synchronous = FULL")
-    except sqlite3.DatabaseError as exc:
-        raise _storage_error(path, exc) from None
-    return conn
-
-
-def _enable_wal(conn: sqlite3.Connection, path: Path) -> None:
-    """Switch to WAL (it rewrites the header, so only once the file is known to be ours).
-
-    SQLite may answer "database is locked" here without calling the busy handler when
-    several processes open a new store at once, so retry until the busy timeout.
-    """
-    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
-    while True:
-        try:
-            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()
-            break
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise _storage_error(path, exc) from None
-            time.sleep(0.01)
-        except sqlite3.DatabaseError as exc:
-            raise _storage_error(path, exc) from None
-    if mode and str(mode[0]).lower() != "wal" and os.access(path, os.W_OK):
-        raise AuditError(f"{path}: cannot switch the audit store to WAL mode")
-
-
-def _check_header(path: Path) -> None:
-    """Refuse files that are not SQLite databases (an empty file is a new store)."""
-    try:
-        with path.open("rb") as handle:
-            header = handle.read(16)
-    except OSError as exc:
-        raise AuditError(f"{path}: cannot read the audit store ({exc.strerror})") from None
-    if header and header != b"SQLite format 3\x00":
-        raise AuditError(f"{path}: not an SQLite database; refusing to overwrite it")
-
-
-def _storage_error(path: Path, exc: sqlite3.Error) -> AuditError:
-    text = str(exc)
-    if "readonly" in text or "read-only" in text:
-        return AuditError(f"{path}: the audit store is read-only; nothing was recorded")
-    if "full" in text:
-        return AuditError(f"{path}: disk full; nothing was recorded")
-    if "disk I/O error" in text:  # e.g. EFBIG past a file-size limit, or EIO
-        return AuditError(f"{path}: cannot write the audit store (disk I/O error: disk full or "
-                          "file size limit?); nothing was recorded")
-    if "not a database" in text or "malformed" in text:
-        return AuditError(f"{path}: the audit store is corrupt ({text}); it was not modified")
-    return AuditError(f"{path}: audit store error: {text}")

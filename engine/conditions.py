@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Union
 
+from engine.durable_limits import MAX_LIST_VALUES, MAX_STRING_BYTES
 from engine.rules_model import OPERATORS
 
 Value = Union[str, bool, int, float, None, tuple[Any, ...], "FactRef"]
@@ -130,6 +131,10 @@ def _value(op: str, raw: Any, line: int | None) -> Value | PolicyRef:
     if op in ("in", "not_in"):
         if not isinstance(raw, list) or not raw:
             raise ConditionSyntaxError(f"'{op}' takes a non-empty list", line)
+        if len(raw) > MAX_LIST_VALUES:
+            raise ConditionSyntaxError(
+                f"'{op}' lists {len(raw):,} values; at most {MAX_LIST_VALUES} (durable_rules "
+                "2.0.28 hangs on 512 alternatives of one fact)", line)
         return tuple(_scalar(v, line) for v in raw)
     if op == "exists" and not isinstance(raw, bool):
         raise ConditionSyntaxError("'exists' takes true or false", line)
@@ -148,6 +153,11 @@ def _scalar(raw: Any, line: int | None) -> str | bool | int | float | None:
                 "use a value between 0.0001 and 10^15", line)
     if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**15:
         raise ConditionSyntaxError(f"{raw} is too large (limit 10^15)", line)
+    if isinstance(raw, str) and len(raw) * 4 > MAX_STRING_BYTES and (
+            len(raw.encode("utf-8", "surrogatepass")) > MAX_STRING_BYTES):
+        raise ConditionSyntaxError(
+            f"a string of {len(raw.encode('utf-8', 'surrogatepass')):,} bytes; at most "
+            f"{MAX_STRING_BYTES:,} (durable_rules 2.0.28 compares long strings wrongly)", line)
     if raw is None or isinstance(raw, (str, bool, int, float)):
         return raw
     raise ConditionSyntaxError(f"expected a string, number, boolean or null, got {raw!r}", line)

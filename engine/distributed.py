@@ -13,8 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.batch import DEFAULT_CHUNK_SIZE, Line, evaluate_lines, numbered, record_error
-from engine.errors import InputError
+from engine.batch import (
+    DEFAULT_CHUNK_SIZE,
+    Line,
+    Oversized,
+    evaluate_lines,
+    line_limit,
+    record_error,
+)
+from engine.batch_io import AtomicOutput, open_input, output_target, read_lines
+from engine.recommend import load_engine
 
 if TYPE_CHECKING:
     import dask.bag
@@ -36,7 +44,13 @@ def recommend_bag(bag_of_lines: dask.bag.Bag, rules: Path | None = None,
 
 def _evaluate_partition(partition: Any, rules: Path | None, catalog: Path | None,
                         prices: Path | None) -> list[str]:
-    return evaluate_lines(((int(n), str(t)) for n, t in partition), rules, catalog, prices)
+    return evaluate_lines(((int(n), t if isinstance(t, Oversized) else str(t))
+                           for n, t in partition), rules, catalog, prices)
+
+
+def _line_limit(rules: Path | None, catalog: Path | None, prices: Path | None) -> int:
+    """The policy's batch line limit, as a worker loads the policy."""
+    return line_limit(load_engine(rules, catalog, prices).catalog)
 
 
 def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = None,
@@ -54,37 +68,41 @@ def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = N
     from dask import bag as db
     from distributed import Client, LocalCluster
 
-    if not Path(in_path).is_file():
-        raise InputError("no such input file", path=str(in_path))
-    with Path(in_path).open(encoding="utf-8-sig", errors="replace", newline="") as source:
-        pairs = list(numbered(source))
-    if npartitions is not None:
-        bag = db.from_sequence(pairs, npartitions=max(1, npartitions))
-    else:
-        bag = db.from_sequence(pairs, partition_size=max(1, partition_size))
-    results = recommend_bag(bag, rules, catalog, prices)
+    with open_input(Path(in_path)) as source:
+        target = output_target(Path(out_path), source, Path(in_path))
+        owned: list[Any] = []
+        if client is None:
+            if scheduler_address is None:
+                cluster = LocalCluster(processes=True)
+                owned.append(cluster)
+                client = Client(cluster)
+            else:
+                client = Client(scheduler_address)
+            owned.insert(0, client)
+        try:
+            # the workers' policy decides the line limit (and a bad policy fails here)
+            limit = client.submit(_line_limit, rules, catalog, prices, pure=False).result()
+            pairs = list(read_lines(source, limit))
+            if npartitions is not None:
+                bag = db.from_sequence(pairs, npartitions=max(1, npartitions))
+            else:
+                bag = db.from_sequence(pairs, partition_size=max(1, partition_size))
+            results = recommend_bag(bag, rules, catalog, prices)
+            return _write(client, results, AtomicOutput(target, Path(out_path)))
+        finally:
+            for resource in owned:
+                resource.close()
 
-    owned: list[Any] = []
-    if client is None:
-        if scheduler_address is None:
-            cluster = LocalCluster(processes=True)
-            owned.append(cluster)
-            client = Client(cluster)
-        else:
-            client = Client(scheduler_address)
-        owned.insert(0, client)
-    try:
-        failed = 0
-        with Path(out_path).open("w", encoding="utf-8", newline="\n") as out:
-            for records in _ordered(client, results.to_delayed()):
-                for record in records:
-                    out.write(record)
-                    out.write("\n")
-                    failed += record_error(record) is not None
-        return failed
-    finally:
-        for resource in owned:
-            resource.close()
+
+def _write(client: Any, results: dask.bag.Bag, output: AtomicOutput) -> int:
+    """The records of ``results`` written in order into ``output``; the failed lines."""
+    failed = 0
+    with output:
+        for records in _ordered(client, results.to_delayed()):
+            output.write(records)
+            failed += sum(record_error(record) is not None for record in records)
+        output.commit()
+    return failed
 
 
 def _ordered(client: Any, parts: list[Any]) -> Iterator[list[str]]:

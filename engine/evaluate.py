@@ -9,6 +9,10 @@ Verdicts are reused: each ruleset's :class:`~engine.signature.Signer` classes a 
 its rules can tell apart, and durable_rules decides a class the first time one of its facts
 is seen. Later facts of that class get the same rules, without a session. The memo is
 per Evaluator (one compiled policy) and bounded.
+
+durable_rules' C core cannot be interrupted (it holds the GIL and ignores SIGINT), so a
+policy is first built in a child process under a time bound (``engine.trial``); only a
+policy built there is built in-process.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ import durable_rules_engine
 from durable.engine import Host
 
 from engine.compiler import Compiled, CompiledRuleset
-from engine.errors import EvaluationError
+from engine.durable_limits import MAX_PROPERTIES
+from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.signature import Signer
 
@@ -43,7 +48,7 @@ Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
 
 
-class _QuietHost(Host):  # type: ignore[misc]
+class QuietHost(Host):  # type: ignore[misc]
     """A Host without the background dispatcher (no timer threads, actions run inline)."""
 
     def _run(self) -> None:
@@ -66,16 +71,21 @@ class Evaluator:
         self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
         self._fixed_signs: Memo[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = (
             Memo(MEMO_LIMIT))
-        definitions = {}
-        for ruleset in compiled.rulesets:
-            defs = copy.deepcopy(ruleset.definitions)
-            for rule_id, rule in defs.items():
-                rule["run"] = self._recorder(rule_id)
-                rule["cap"] = BATCH_CAP
-            defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": _ignore,
-                                "cap": BATCH_CAP}
-            definitions[ruleset.name] = defs
-        self._host = _QuietHost(definitions)
+        if not compiled.built:
+            from engine.trial import verified  # (engine.trial builds Hosts as this module does)
+
+            verified(compiled)
+        definitions = {ruleset.name: host_definitions(ruleset, self._action_for(ruleset))
+                       for ruleset in compiled.rulesets}
+        try:
+            self._host = QuietHost(definitions)
+        except Exception as exc:  # the C core raises plain Exceptions with error codes
+            raise EngineError(f"durable_rules could not build the rules: {describe_error(exc)}"
+                              ) from None
+
+    def _action_for(self, ruleset: CompiledRuleset) -> Callable[[str], Callable[[Any], None]]:
+        """Definition name → the action recording its rule's firings."""
+        return lambda name: self._recorder(ruleset.rule_id(name))
 
     def _recorder(self, rule_id: str) -> Callable[[Any], None]:
         fired = self._fired
@@ -218,7 +228,7 @@ class Evaluator:
             except EvaluationError:
                 raise
             except Exception as exc:  # the C core raises plain Exceptions with error codes
-                raise EvaluationError(f"durable_rules failed on {ruleset.name}: {exc}") from exc
+                raise _failed(ruleset, exc) from None
             finally:
                 self._fired.pop(sid, None)
                 with contextlib.suppress(Exception):
@@ -235,7 +245,8 @@ class Evaluator:
         action runs, so none can fail silently). The state is never changed, so it is not
         written back.
         """
-        rules = set(ruleset.rule_ids)
+        names = set(ruleset.definitions)
+        rule_id = ruleset.rule_id
         fired: list[Firing] = []
         with self._lock:
             handle = self._host.get_ruleset(ruleset.name)._handle
@@ -248,15 +259,15 @@ class Evaluator:
                 result = durable_rules_engine.start_action_for_state(handle, state)
                 message = result[1] if result else None
                 while message:
-                    rule_id = message[2:message.index('"', 2)]
-                    if rule_id in rules:
-                        fired.extend((rule_id, json.loads(quoted))
+                    name = message[2:message.index('"', 2)]
+                    if name in names:
+                        fired.extend((rule_id(name), json.loads(quoted))
                                      for quoted in _FACT_ID.findall(message))
                     message = durable_rules_engine.complete_and_start_action(handle, state)
             except EvaluationError:
                 raise
             except Exception as exc:  # the C core raises plain Exceptions with error codes
-                raise EvaluationError(f"durable_rules failed on {ruleset.name}: {exc}") from exc
+                raise _failed(ruleset, exc) from None
             finally:
                 with contextlib.suppress(Exception):
                     durable_rules_engine.delete_state(handle, sid)
@@ -268,8 +279,47 @@ _FACT_ID = re.compile(r'"fact_id":\s*("(?:[^"\\]|\\.)*")')
 a quote inside a string value is always escaped)."""
 
 
-def _ignore(c: Any) -> None:
+def ignore(c: Any) -> None:
+    """An action that does nothing (the catch-all rule's)."""
     return None
+
+
+def host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable[[Any], None]]
+                      ) -> dict[str, Any]:
+    """The ruleset as a Host takes it: each definition with ``action(name)`` as its action,
+    batched, and a catch-all rule (so no fact is "unhandled")."""
+    defs = copy.deepcopy(ruleset.definitions)
+    for name, rule in defs.items():
+        rule["run"] = action(name)
+        rule["cap"] = BATCH_CAP
+    defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": ignore, "cap": BATCH_CAP}
+    return defs
+
+
+_MEANING = {
+    "101": "out of memory",
+    "106": "too many rules or alternatives",
+    "107": "too many absence tests or any-groups under one condition",
+    "108": "too many rules ending on one condition",
+    "113": "too many all/any groups in one rule",
+    "202": "a value it cannot parse",
+    "204": "a number it cannot parse",
+    "302": "a fact with too many properties",
+    "303": "more than 64 comparisons matched one fact",
+}
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for a durable_rules error: its text, and what its code means."""
+    text = " ".join(str(exc).split())
+    code = re.search(r"error code: (\d+)", text)
+    meaning = _MEANING.get(code.group(1)) if code else None
+    return f"{text} ({meaning})" if meaning else text
+
+
+def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:
+    ids = ", ".join(ruleset.rule_ids[:5]) + (", …" if len(ruleset.rule_ids) > 5 else "")
+    return EvaluationError(f"durable_rules failed on the rules {ids}: {describe_error(exc)}")
 
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
@@ -277,8 +327,9 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 def _check_fact(fact: Mapping[str, Any]) -> None:
     """Refuse values durable_rules would misread (exponent floats, non-scalars, too many keys)."""
-    if len(fact) > 250:
-        raise EvaluationError(f"fact has {len(fact)} properties; durable_rules allows 255")
+    if len(fact) > MAX_PROPERTIES:
+        raise EvaluationError(f"fact has {len(fact)} properties; at most {MAX_PROPERTIES} "
+                              "(durable_rules 2.0.28 crashes from 254)")
     for key, value in fact.items():
         kind = type(value)
         if kind is float and (

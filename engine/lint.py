@@ -2,8 +2,9 @@
 
 Findings are warnings unless they would break the engine (then errors): contradictory
 conditions, identical conditions with conflicting effects, options no rule can prefer,
-sources cited nowhere, thresholds on the wrong unit scale, and rule shapes that exceed
-durable_rules limits (64 matches per fact, 255 properties, 512 rules on one field).
+sources cited nowhere, thresholds on the wrong unit scale, and rules that cannot fit
+durable_rules' limits even split (``engine.durable_limits``; the compiler refuses them
+too). Nothing here builds durable_rules.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.catalog.load import Catalog, cited_sources
-from engine.compiler import MAX_LEAVES, comparisons, compile_condition
+from engine.compiler import compile_condition, fact_width_problems, rule_parts
 from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
-from engine.factspec import CANDIDATE, DECISION_FACTS, FactSpec, registry
+from engine.errors import RuleError
+from engine.factspec import CANDIDATE, FactSpec, registry
 from engine.resources import bundled_dir
 from engine.rulebook import Rule, Rulebook
 from engine.yamlio import line_of, load_yaml_file
@@ -63,9 +65,6 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
         found += _unpreferred_options(book, rules_dir)
         found += _uncited_sources(book, catalog, catalog_dir)
     found += _fact_width(book)
-    if len(book.rules) >= 500:
-        found.append(Finding("rules", None, "rulebook", f"{len(book.rules)} rules: durable_rules "
-                             "2.0.28 hangs with 512 or more rules on one field", "warning"))
     return found
 
 
@@ -75,21 +74,17 @@ def _at(rule: Rule, message: str, severity: Severity, line: int | None = None) -
 
 # -- durable_rules limits ------------------------------------------------------------------
 def _durable_limits(rule: Rule) -> list[Finding]:
-    n = comparisons(compile_condition(rule.condition))
-    if n > MAX_LEAVES:
-        return [_at(rule, f"compiles to {n} comparisons; at most {MAX_LEAVES} fit one ruleset "
-                          "(durable_rules fails past 64 matches per fact): split the rule",
-                    "error")]
+    try:
+        rule_parts(rule)
+    except RuleError as exc:
+        return [_at(rule, exc.message, "error", exc.line)]
     return []
 
 
 def _fact_width(book: Rulebook) -> list[Finding]:
-    copies = {n for r in book.rules if r.match == "candidate" for n in r.reads}
-    width = len({s.name for s in (*CANDIDATE, *DECISION_FACTS)} | copies) + 3
-    if width > 250:
-        return [Finding("rules", None, "rulebook", f"candidate facts would carry {width} "
-                        "properties; durable_rules allows 255", "error")]
-    return []
+    fields = frozenset(s.name for s in CANDIDATE)
+    return [_at(rule, str(problem), "error") for rule, problem in
+            fact_width_problems(book, fields)]
 
 
 # -- satisfiability -----------------------------------------------------------------------

@@ -40,6 +40,7 @@ from engine.sides import (
     resolve_cloud,
     summary_facts,
 )
+from engine.trial import verified
 
 SCHEMA_VERSION = 2
 _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
@@ -370,7 +371,7 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
     Across processes the validated catalog and rulebook and their compiled rulesets come
     from the user cache when no file changed (see ``engine.cache``).
     """
-    from engine.cache import cached, content_key
+    from engine.cache import cached_policy, content_key
 
     rules_dir = rules or bundled_dir("rules")
     catalog_dir = catalog or bundled_dir("catalog")
@@ -383,19 +384,15 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 book = load_rulebook(rules, cat)
                 return cat, book, compile_policy(book)
 
-            cat, book, compiled = cached(key, build, _sane)
+            cat, book, compiled = cached_policy(key, build)
             _ENGINES[key] = Engine.build(cat, book, compiled)
         return _ENGINES[key]
 
 
 def compile_policy(rulebook: Rulebook) -> Compiled:
-    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts."""
-    return compile_rulebook(rulebook, _CANDIDATE_FIELDS)
-
-
-def _sane(value: Any) -> bool:
-    return (isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Catalog)
-            and isinstance(value[1], Rulebook) and isinstance(value[2], Compiled))
+    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts, and
+    built once in a bounded trial (so a cached policy is known to build)."""
+    return verified(compile_rulebook(rulebook, _CANDIDATE_FIELDS))
 
 
 def recommend(answers: Answers, *, rules: Path | None = None, catalog: Path | None = None,

@@ -31,11 +31,15 @@ def _materialise(texts: Mapping[str, str], root: Path) -> None:
 
 
 def stored_engine(store: AuditStore, record: Record) -> Engine:
-    """The engine for the exact policy a record was made with (cached per policy pair)."""
+    """The engine for the exact policy a record was made with (cached per policy pair).
+
+    The stored policy is checked against its hash first, every time (even when cached): one
+    that no longer matches raises :class:`engine.audit.PolicyMismatch` (exit 1).
+    """
+    rules, catalog = store.policy(record.rules_hash), store.policy(record.catalog_hash)
     key = (record.rules_hash, record.catalog_hash)
     with _LOCK:
         if key not in _ENGINES:
-            rules, catalog = store.policy(record.rules_hash), store.policy(record.catalog_hash)
             root = Path(tempfile.mkdtemp(prefix="gpu-advisor-replay-"))
             (root / "rules").mkdir()
             (root / "catalog").mkdir()

@@ -141,16 +141,9 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
     """
     collect = _Collector(findings)
     root = directory or bundled_dir("rules")
-    if root.is_file():
-        files = [root]
-        root = root.parent
-    elif root.is_dir():
-        files = sorted(p for p in root.iterdir()
-                       if p.suffix in (".yaml", ".yml") and p.is_file())
-    else:
-        raise RuleError("no such rule file or directory", path=str(root))
-    if len(files) > MAX_RULE_FILES:
-        raise RuleError(f"more than {MAX_RULE_FILES} rule files", path=str(root))
+    files, root = _rule_files(root)
+    # a file named by --rules may be a link (the user's choice); one inside a folder may not
+    confined = directory is not None and directory.is_dir()
     decl_path = root / DECLARATIONS
     if decl_path not in files:
         decl_path = bundled_dir("rules") / DECLARATIONS
@@ -159,7 +152,8 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
     raw: dict[Path, Any] = {}
     for path in files:
         with collect, _as_rule_error():
-            texts[f"rules/{path.name}"] = read_text(path)
+            follow = not confined or path.parent != root
+            texts[f"rules/{path.name}"] = read_text(path, follow_symlinks=follow)
             raw[path] = parse_yaml(texts[f"rules/{path.name}"], path=str(path))
     if decl_path not in raw:
         raise collect.first()
@@ -187,6 +181,23 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         set_facts=checker.set_facts,
         texts=texts,
     )
+
+
+def _rule_files(root: Path) -> tuple[list[Path], Path]:
+    """The rule files to read and the folder they are in.
+
+    Every ``*.yaml``/``*.yml`` entry of a folder that is not a directory is listed, links and
+    FIFOs included, so that reading refuses them rather than skipping them unseen.
+    """
+    if root.is_file():
+        return [root], root.parent
+    if not root.is_dir():
+        raise RuleError("no such rule file or directory", path=str(root))
+    files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml")
+                   and (p.is_symlink() or not p.is_dir()))
+    if len(files) > MAX_RULE_FILES:
+        raise RuleError(f"more than {MAX_RULE_FILES} rule files", path=str(root))
+    return files, root
 
 
 class _Collector:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from engine.errors import InputError
-from engine.yamlio import line_of, type_name
+from engine.yamlio import dotted, line_of, type_name
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -18,22 +18,6 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """A ``; did you mean 'x'?`` suffix when a close match exists, else an empty string."""
     matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f"; did you mean '{matches[0]}'?" if matches else ""
-
-
-def dotted(loc: Sequence[Any], data: Any = None) -> str:
-    """``gpus[3].vram_gb`` from a pydantic loc; list items are named by their ``id`` if any."""
-    out = ""
-    node = data
-    for part in loc:
-        if isinstance(part, int):
-            item = node[part] if isinstance(node, list) and part < len(node) else None
-            ident = item.get("id") if isinstance(item, dict) else None
-            out += f"[{ident}]" if isinstance(ident, str) else f"[{part}]"
-            node = item
-        else:
-            out += f".{part}" if out else str(part)
-            node = node.get(part) if isinstance(node, dict) else None
-    return out
 
 
 def build(
@@ -79,6 +63,9 @@ def _message(err: Any, model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     msg = str(err["msg"])
     if kind.startswith("finite_number") or "finite" in msg:  # not float_parsing: "seven"
         return "expected a finite number (NaN and Infinity are not allowed)"
+    value = err.get("input")
+    if kind == "float_type" and isinstance(value, int) and not isinstance(value, bool):
+        return f"expected a finite number; a {len(str(abs(value)))}-digit integer is too large"
     return msg[0].lower() + msg[1:] if msg else kind
 
 

@@ -1,13 +1,17 @@
 """Safe, bounded YAML/JSON loading that remembers the line of every key.
 
 Rule and catalog files are data from many hands: we only ever use ``yaml.safe_load``
-semantics, refuse anchors/aliases (billion-laughs), cap size and nesting depth, and keep
-line numbers so that a validation error can say ``file:line``.
+semantics, refuse anchors/aliases (billion-laughs), cap size, node count and nesting depth,
+refuse control characters in every string, and keep line numbers so that a validation error
+can say ``file:line``.
 """
 
 from __future__ import annotations
 
-import json
+import errno
+import os
+import re
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +22,15 @@ from engine.errors import InputError
 
 MAX_FILE_BYTES = 2_000_000
 MAX_DEPTH = 40
+MAX_NODES = 50_000
+"""Values, keys and collections per document (the largest bundled file has ~1,500)."""
+TOO_MANY_NODES = f"more than {MAX_NODES:,} values, keys, lists and mappings"
+MAX_NUMBER_CHARS = 400
+"""Longer number literals are refused before conversion: far beyond any float, and
+converting them costs quadratic time (decimal integers, sexagesimal ``1:2:3…``)."""
+
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""Control characters (Unicode category Cc) except tab and line feed."""
 
 try:  # the C parser is ~10x faster; the constructor (where we hook) is Python either way
     _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -39,7 +52,9 @@ class LineList(list[Any]):
     item_lines: list[int]
 
 
-class _DuplicateKeyError(yaml.MarkedYAMLError):
+class _MarkedError(yaml.MarkedYAMLError):
+    """A refusal found while constructing, located at a node."""
+
     def __init__(self, problem: str, mark: Any) -> None:
         super().__init__(problem=problem, problem_mark=mark)
 
@@ -55,7 +70,7 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
             # YAML requires unique keys; PyYAML silently keeps the last one, which would let a
             # second `when:` or `hours_per_year:` quietly override the first.
             if key in seen:
-                raise _DuplicateKeyError(f"duplicate key {key!r}", key_node.start_mark)
+                raise _MarkedError(f"duplicate key {key!r}", key_node.start_mark)
             seen.add(key)
             if isinstance(key, (str, int, float, bool)) or key is None:
                 mapping.key_lines[key] = key_node.start_mark.line + 1
@@ -67,27 +82,58 @@ class _LineLoader(_BaseLoader):  # type: ignore[misc, valid-type]
         seq.item_lines = [child.start_mark.line + 1 for child in node.value]
         return seq
 
+    def construct_yaml_int(self, node: Any) -> Any:
+        # int() of 4,301+ digits raises, and sexagesimal 1:2:3:… grows quadratically
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise _MarkedError(long_integer(len(node.value)), node.start_mark)
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        # 1:2:3:….5 (sexagesimal) multiplies by 60 per part: long forms overflow or crawl
+        if len(node.value) > MAX_NUMBER_CHARS:
+            raise _MarkedError(f"number of {len(node.value):,} characters is too long (at most "
+                               f"{MAX_NUMBER_CHARS})", node.start_mark)
+        try:
+            return super().construct_yaml_float(node)
+        except OverflowError:
+            raise _MarkedError("number is too large", node.start_mark) from None
+
+    def construct_yaml_binary(self, node: Any) -> Any:
+        raise _MarkedError("binary values (!!binary) are not accepted", node.start_mark)
+
 
 _LineLoader.add_constructor("tag:yaml.org,2002:map", _LineLoader.construct_mapping)
 _LineLoader.add_constructor("tag:yaml.org,2002:seq", _LineLoader.construct_sequence)
+_LineLoader.add_constructor("tag:yaml.org,2002:int", _LineLoader.construct_yaml_int)
+_LineLoader.add_constructor("tag:yaml.org,2002:float", _LineLoader.construct_yaml_float)
+_LineLoader.add_constructor("tag:yaml.org,2002:binary", _LineLoader.construct_yaml_binary)
 
 
-def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """Read a UTF-8 text file, refusing oversized or undecodable content with a clear error."""
+def long_integer(digits: int) -> str:
+    """The refusal of an integer literal of ``digits`` digits (YAML and JSON alike)."""
+    return f"integer of {digits:,} digits is too long (at most {MAX_NUMBER_CHARS})"
+
+
+# -- reading ---------------------------------------------------------------------------------
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"))
+
+
+def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES,
+              follow_symlinks: bool = True) -> str:
+    """Read a UTF-8 text file, refusing oversized or undecodable content with a clear error.
+
+    Only a regular file is opened (a FIFO, device, socket or directory is refused before
+    anything can block), and never more than ``max_bytes`` is read. With
+    ``follow_symlinks=False`` (the files listed from a rule or catalog folder) a symbolic
+    link is refused too.
+    """
     name = str(path)
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise InputError(f"file is {size:,} bytes; the limit is {max_bytes:,}", path=name)
-        # Never read more than the limit: a device or pipe (/dev/zero, <(cmd)) reports size 0.
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
-        if len(raw) > max_bytes:
-            raise InputError(f"file is larger than the limit of {max_bytes:,} bytes", path=name)
+        raw = _read_regular(path, max_bytes, follow_symlinks)
     except FileNotFoundError:
         raise InputError("file not found", path=name) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a file", path=name) from None
     except PermissionError:
         raise InputError("permission denied", path=name) from None
     except OSError as exc:
@@ -98,6 +144,43 @@ def read_text(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> str:
         raise InputError(f"not valid UTF-8 (byte {exc.start})", path=name) from None
 
 
+def _read_regular(path: Path, max_bytes: int, follow_symlinks: bool) -> bytes:
+    """The bytes of a regular file (checked by stat, then again on the open descriptor)."""
+    _check_regular(path.stat(follow_symlinks=follow_symlinks), path)
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:  # replaced by a link between the lstat and the open
+        if exc.errno == errno.ELOOP and not follow_symlinks:
+            _check_regular(path.lstat(), path)
+        raise
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        _check_regular(info, path)
+        if info.st_size > max_bytes:
+            raise InputError(f"file is {info.st_size:,} bytes; the limit is {max_bytes:,}",
+                             path=str(path))
+        raw = handle.read(max_bytes + 1)
+    if len(raw) > max_bytes:  # grew after the fstat
+        raise InputError(f"file is larger than the limit of {max_bytes:,} bytes", path=str(path))
+    return raw
+
+
+def _check_regular(info: os.stat_result, path: Path) -> None:
+    if stat.S_ISREG(info.st_mode):
+        return
+    kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+    if kind == "a directory":
+        raise InputError("is a directory, expected a file", path=str(path))
+    if kind == "a symbolic link":
+        raise InputError("is a symbolic link; links inside a rule or catalog folder are not "
+                         "followed", path=str(path))
+    raise InputError(f"is {kind}, expected a regular file", path=str(path))
+
+
+# -- YAML ------------------------------------------------------------------------------------
 def parse_yaml(text: str, *, path: str) -> Any:
     """Parse YAML text with safe semantics, line tracking, and no aliases; return plain data."""
     if len(text) > MAX_FILE_BYTES:
@@ -121,19 +204,29 @@ def parse_yaml(text: str, *, path: str) -> Any:
         raise InputError(f"YAML error: character U+{code:04X} is not allowed ({exc.reason})",
                          path=path, line=line) from None
     except yaml.YAMLError as exc:
-        raise InputError(f"YAML error: {' '.join(str(exc).split())}", path=path) from None
+        raise InputError(f"YAML error: {printable(' '.join(str(exc).split()))}",
+                         path=path) from None
     except RecursionError:
         raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path) from None
+    check_strings(data, path)
     return data
 
 
+_NODE_EVENTS = (yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent)
+
+
 def _scan_events(text: str, path: str) -> None:
-    """Refuse anchors/aliases (no billion laughs) and deep nesting before constructing anything."""
-    depth = 0
+    """Refuse anchors/aliases (no billion laughs), deep nesting and too many nodes before
+    constructing anything; stops at the first problem, so a refusal costs little."""
+    depth = nodes = 0
     for event in yaml.parse(text, Loader=_BaseLoader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
             line = _line(event)
             raise InputError("YAML anchors and aliases are not allowed", path=path, line=line)
+        if isinstance(event, _NODE_EVENTS):
+            nodes += 1
+            if nodes > MAX_NODES:
+                raise InputError(TOO_MANY_NODES, path=path, line=_line(event))
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             depth += 1
             if depth > MAX_DEPTH:
@@ -153,39 +246,78 @@ def load_yaml_file(path: Path) -> Any:
     return parse_yaml(read_text(path), path=str(path))
 
 
-def load_data_file(path: Path) -> Any:
-    """Load a ``.json`` file with :mod:`json`, anything else as YAML."""
-    text = read_text(path)
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text, parse_constant=_refuse_constant)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"JSON error: {exc.msg}", path=str(path), line=exc.lineno) from None
-        except ValueError as exc:
-            raise InputError(str(exc), path=str(path)) from None
-        except RecursionError:  # the C decoder recurses per level: [[[[... a million deep
-            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=str(path)) from None
-        _check_depth(data, str(path))
-        return data
-    return parse_yaml(text, path=str(path))
+# -- strings ---------------------------------------------------------------------------------
+def check_strings(data: Any, path: str) -> None:
+    """Refuse a control character (other than tab and line feed) in any key or string,
+    after escapes were decoded (``"\\e"``, ``"\\u001b"``): it could drive the terminal."""
+    if _has_control(data):
+        _locate_control(data, path)
 
 
-def _check_depth(data: Any, path: str) -> None:
-    """The YAML nesting limit, for JSON documents (checked without recursion)."""
-    stack = [(data, 1)]
+def _has_control(data: Any) -> bool:
+    """Whether any key or string holds a control character (a quick pass, no locations)."""
+    stack = [data]
     while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(
-            node, list) else None
-        if children is None:
-            continue
-        if depth > MAX_DEPTH:
-            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path)
-        stack.extend((child, depth + 1) for child in children)
+        node = stack.pop()
+        if isinstance(node, str):
+            if CONTROL_CHARACTERS.search(node):
+                return True
+        elif isinstance(node, dict):
+            stack.extend(node)
+            stack.extend(node.values())
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend(node)
+    return False
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a number this tool accepts")
+def _locate_control(data: Any, path: str) -> None:
+    """Raise the error for the first control character, with its field and line."""
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
+    while stack:
+        node, loc = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if isinstance(key, str) and (found := CONTROL_CHARACTERS.search(key)):
+                    raise _control(found, path, data, loc, key)
+                stack.append((value, (*loc, key)))
+        elif isinstance(node, (list, tuple, set, frozenset)):
+            stack.extend((item, (*loc, i)) for i, item in enumerate(node))
+        elif isinstance(node, str) and (found := CONTROL_CHARACTERS.search(node)):
+            raise _control(found, path, data, loc)
+    raise InputError("a control character is not allowed", path=path)  # pragma: no cover
+
+
+def _control(found: re.Match[str], path: str, data: Any, loc: tuple[Any, ...],
+             key: str | None = None) -> InputError:
+    where = dotted(loc, data)
+    if key is not None:
+        where = f"{where}.{printable(key)}" if where else printable(key)
+    message = (f"control character U+{ord(found[0]):04X} is not allowed in a "
+               f"{'key' if key is not None else 'string'} (tab and line feed are)")
+    line = line_of(data, (*loc, key) if key is not None else loc)
+    return InputError(message, path=path, line=line, field=where or None)
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character but tab and line feed written as ``\\xNN``."""
+    return CONTROL_CHARACTERS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
+
+
+# -- helpers for the validators --------------------------------------------------------------
+def dotted(loc: Sequence[Any], data: Any = None) -> str:
+    """``gpus[3].vram_gb`` from a pydantic loc; list items are named by their ``id`` if any."""
+    out = ""
+    node = data
+    for part in loc:
+        if isinstance(part, int):
+            item = node[part] if isinstance(node, list) and part < len(node) else None
+            ident = item.get("id") if isinstance(item, dict) else None
+            out += f"[{ident}]" if isinstance(ident, str) else f"[{part}]"
+            node = item
+        else:
+            out += f".{part}" if out else str(part)
+            node = node.get(part) if isinstance(node, dict) else None
+    return out
 
 
 def type_name(value: Any) -> str:

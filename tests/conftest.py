@@ -44,10 +44,12 @@ def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The policy cache (engine/cache.py) goes to a temporary directory, not the user's.
+    """The policy cache (engine/cache.py) and its key go to a temporary directory, not the
+    user's.
 
     Set before collection: some test modules load the engine when they are imported.
     """
     path = Path(tempfile.mkdtemp(prefix="gpu-advisor-policy-cache-"))
-    os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path)
+    os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path / "cache")
+    os.environ["GPU_ADVISOR_CACHE_KEY_FILE"] = str(path / "key" / "policy-cache.key")
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))

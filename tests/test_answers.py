@@ -54,15 +54,33 @@ def test_json_file(catalog: Catalog, tmp_path: Path) -> None:
     assert answers.upfront_capex is True
 
 
-def test_empty_file_and_no_file_give_all_defaults(catalog: Catalog, tmp_path: Path) -> None:
-    from_empty = load_answers(write(tmp_path, ""), [], catalog)
-    from_none = load_answers(None, [], catalog)
-    assert from_empty == from_none
-    assert from_none.model == catalog.question("model").default
+@pytest.mark.parametrize(("text", "name"), [("", "answers.yaml"), ("# only a comment\n",
+                                             "answers.yaml"), ("{}", "answers.json"),
+                                            ("budget_usd: 9000\n", "answers.yaml")])
+def test_a_file_that_names_no_model_is_refused(catalog: Catalog, tmp_path: Path, text: str,
+                                               name: str) -> None:
+    path = write(tmp_path, text, name)
+    assert refused(path, catalog) == f"{path}: names no model: give model or model_params_b"
+
+
+def test_no_file_and_no_model_is_refused(catalog: Catalog) -> None:
+    expected = ("the answers name no model: give --set model=ID or --set model_params_b=N, "
+                "or --answers FILE")
+    assert refused(None, catalog) == expected
+    assert refused(None, catalog, "budget_usd=9000") == expected
+
+
+def test_the_model_is_enough_everything_else_has_a_default(catalog: Catalog,
+                                                            tmp_path: Path) -> None:
+    from_file = load_answers(write(tmp_path, "model: mistral-7b\n"), [], catalog)
+    from_set = load_answers(None, ["model=mistral-7b"], catalog)
+    assert from_file == from_set
+    assert from_set.budget_usd == catalog.question("budget_usd").default
 
 
 def test_answers_round_trip(catalog: Catalog, tmp_path: Path) -> None:
-    answers = load_answers(None, ["data_residency=region", "allowed_regions=eu,us"], catalog)
+    answers = load_answers(None, ["model=mistral-7b", "data_residency=region",
+                                  "allowed_regions=eu,us"], catalog)
     path = write(tmp_path, json.dumps(answers_to_data(answers)), "dumped.json")
     assert load_answers(path, [], catalog) == answers
 
@@ -206,16 +224,16 @@ def test_neither_model_nor_size(catalog: Catalog, tmp_path: Path) -> None:
 
 
 def test_region_residency_without_regions(catalog: Catalog, tmp_path: Path) -> None:
-    path = write(tmp_path, "budget_usd: 10\ndata_residency: region\n")
+    path = write(tmp_path, "model: mistral-7b\ndata_residency: region\n")
     assert refused(path, catalog) == (
         f"{path}:1: allowed_regions: data_residency is region: list at least one region"
     )
 
 
 def test_regions_without_region_residency(catalog: Catalog, tmp_path: Path) -> None:
-    path = write(tmp_path, "allowed_regions: [eu]\n")
+    path = write(tmp_path, "model: mistral-7b\nallowed_regions: [eu]\n")
     assert refused(path, catalog) == (
-        f"{path}:1: allowed_regions: only applies when data_residency is region (it is 'none')"
+        f"{path}:2: allowed_regions: only applies when data_residency is region (it is 'none')"
     )
 
 
@@ -285,3 +303,96 @@ def test_set_error_beats_file_location(catalog: Catalog, tmp_path: Path) -> None
     assert refused(path, catalog, "model_params_b=7") == (
         "--set: model_params_b: give either model or model_params_b, not both"
     )
+
+
+# ------------------------------------------------------------------ numbers, written one way
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("1500", 1500.0), ("1_500", 1500.0), ("1,500", 1500.0), ("2,500,000", 2_500_000.0),
+    ("1,500.25", 1500.25), ("2.5", 2.5), (".5", 0.5), ("7.", 7.0), ("1e3", 1000.0),
+    ("+12", 12.0), (" 40 ", 40.0),
+])
+def test_set_numbers_people_write(catalog: Catalog, text: str, value: float) -> None:
+    answers = load_answers(None, ["model=mistral-7b", f"budget_usd={text}"], catalog)
+    assert answers.budget_usd == value and isinstance(answers.budget_usd, float)
+
+
+def test_set_whole_numbers_stay_exact(catalog: Catalog) -> None:
+    answers = load_answers(None, ["model=mistral-7b", "seq_len=4,096", "micro_batch=1e1"],
+                           catalog)
+    assert (answers.seq_len, answers.micro_batch) == (4096, 10)
+
+
+@pytest.mark.parametrize("text", ["2,5", "1,50,000", "2,5000", ",500", "1,500,00", "1,5.0"])
+def test_set_a_comma_that_is_not_a_thousands_separator_is_refused(catalog: Catalog,
+                                                                 text: str) -> None:
+    assert refused(None, catalog, "model=mistral-7b", f"budget_usd={text}") == (
+        f"--set: budget_usd: '{text}' is not a number: a comma only separates thousands "
+        "(2,500); write decimals with a dot (2.5)"
+    )
+
+
+@pytest.mark.parametrize("text", ["1 500", "1__500", "_1", "0x10", "١٢", "1.2.3", "1e", "--1"])
+def test_set_other_spellings_are_not_numbers(catalog: Catalog, text: str) -> None:
+    assert refused(None, catalog, "model=mistral-7b", f"budget_usd={text}") == (
+        f"--set: budget_usd: expected a number from 0 to 10,000,000,000 USD, got '{text}'"
+    )
+
+
+def test_set_a_huge_number_is_out_of_range_not_an_overflow(catalog: Catalog) -> None:
+    huge = "2" + "0" * 308
+    assert refused(None, catalog, "model=mistral-7b", f"budget_usd={huge}") == (
+        "--set: budget_usd: a 309-digit number is out of range; expected a number from 0 to "
+        "10,000,000,000 USD"
+    )
+    assert refused(None, catalog, "model=mistral-7b", f"seq_len={huge}") == (
+        "--set: seq_len: a 309-digit number is out of range; expected a whole number from 64 "
+        "to 1,048,576 tokens"
+    )
+    assert refused(None, catalog, "model=mistral-7b", f"budget_usd={'9' * 401}") == (
+        "--set: budget_usd: a number of 401 characters is too long"
+    )
+
+
+def test_the_questionnaire_reads_numbers_the_same_way(catalog: Catalog) -> None:
+    from engine.questionnaire import Questionnaire
+
+    questionnaire = Questionnaire(catalog, {})
+    check = questionnaire.validator(catalog.question("budget_usd"))
+    assert check("2,500") is None
+    assert check("2,5") == ("'2,5' is not a number: a comma only separates thousands (2,500); "
+                            "write decimals with a dot (2.5)")
+    assert questionnaire.parse(catalog.question("budget_usd"), "2,500") == 2500.0
+
+
+@pytest.mark.parametrize(("text", "name", "message"), [
+    ("model: llama-2-7b\nbudget_usd: 2" + "0" * 308 + "\n", "answers.yaml",
+     ":2: budget_usd: a 309-digit number is out of range; expected a number from 0 to "
+     "10,000,000,000 USD"),
+    ('{"model": "llama-2-7b", "planned_gpu_count": 1' + "0" * 300 + "}", "answers.json",
+     ": planned_gpu_count: a 301-digit number is out of range; expected a whole number from 1 "
+     "to 100,000 GPUs"),
+    ('{"model": "llama-2-7b", "budget_usd": 1e999}', "answers.json",
+     ": budget_usd: expected a finite number, got inf"),
+])
+def test_numbers_beyond_a_float_are_out_of_range(catalog: Catalog, tmp_path: Path, text: str,
+                                                 name: str, message: str) -> None:
+    path = write(tmp_path, text, name)
+    assert refused(path, catalog) == f"{path}{message}"
+
+
+def test_validate_answers_refuses_a_huge_integer_cleanly(catalog: Catalog) -> None:
+    """The shared validation (batch lines use it too) never overflows."""
+    with pytest.raises(AnswerError) as exc:
+        validate_answers({"model": "llama-2-7b", "hours_per_year": 10**400}, catalog)
+    assert str(exc.value) == ("hours_per_year: a 401-digit number is out of range; expected a "
+                              "number from 0 to 10,000,000 GPU-hours/year")
+
+
+@pytest.mark.parametrize("value", ["llama\x1b[2J", "x\x9b31m", "a\rb"])
+def test_set_a_control_character_in_a_text_answer_is_refused(catalog: Catalog,
+                                                             value: str) -> None:
+    code = next(f"U+{ord(c):04X}" for c in value if ord(c) < 32 or 127 <= ord(c) < 160)
+    assert refused(None, catalog, f"model={value}") == (
+        f"--set: model: control character {code} is not allowed")

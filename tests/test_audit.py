@@ -23,7 +23,8 @@ import yaml
 from click.testing import CliRunner, Result
 
 from engine.answers import validate_answers
-from engine.audit import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path, verify
+from engine.audit import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path
+from engine.audit_chain import verify
 from engine.cli import cli
 from engine.recommend import Engine, load_engine
 from engine.resources import bundled_dir
@@ -38,6 +39,13 @@ RULE = "usage.continuous-favours-local"
 
 
 # -- helpers ---------------------------------------------------------------------------------
+@pytest.fixture(autouse=True)
+def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain records, whatever the environment running the tests says."""
+    for name in ("GPU_ADVISOR_AUDIT_KEY", "GPU_ADVISOR_AUDIT_KEY_FILE"):
+        monkeypatch.delenv(name, raising=False)
+
+
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()

@@ -17,6 +17,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -27,7 +28,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.answers import validate_answers
-from engine.audit import AuditError, AuditStore, verify
+from engine.audit import AuditError, AuditStore
+from engine.audit_chain import verify
 from engine.cli import cli
 from engine.recommend import Engine, load_engine
 
@@ -35,6 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 FAST_WRITER = Path(__file__).parent / "helpers" / "fast_audit_writer.py"
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 KILL_ROUNDS = int(os.environ.get("AUDIT_KILL_ROUNDS", "50"))
+
+
+@pytest.fixture(autouse=True)
+def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain records, whatever the environment running the tests says."""
+    for name in ("GPU_ADVISOR_AUDIT_KEY", "GPU_ADVISOR_AUDIT_KEY_FILE"):
+        monkeypatch.delenv(name, raising=False)
 
 
 @pytest.fixture(scope="module")
@@ -242,6 +251,7 @@ def test_read_only_bind_mount(runner: CliRunner, tmp_path: Path, engine: Engine)
             (view / "probe").unlink()
             pytest.skip("bind mount is not read-only here")
         _assert_read_only_refused(runner, view / db.name, before)
+        _assert_readable(runner, view / db.name, 2)
         answers = validate_answers({}, engine.catalog)
         with pytest.raises(AuditError), AuditStore(view / db.name) as store:
             store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
@@ -255,6 +265,7 @@ def test_immutable_file(runner: CliRunner, tmp_path: Path, engine: Engine) -> No
         pytest.skip(f"chattr +i not supported here ({done.stderr.strip()})")
     try:
         _assert_read_only_refused(runner, db, before)
+        _assert_readable(runner, db, 2)
     finally:
         subprocess.run(["chattr", "-i", str(db)], check=False)
     assert verified(db) == 2
@@ -268,9 +279,151 @@ def test_permissions_0444_0555(runner: CliRunner, tmp_path: Path,
     db.parent.chmod(0o555)
     try:
         _assert_read_only_refused(runner, db, before)
+        _assert_readable(runner, db, 2)
+        assert sorted(p.name for p in db.parent.iterdir()) == [db.name]
     finally:
         db.parent.chmod(0o755)
         db.chmod(0o600)
+
+
+_AS_NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+_READ_AS_NOBODY = """
+import sqlite3, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from engine.audit import AuditStore
+db = Path(sys.argv[2])
+try:
+    sqlite3.connect(db).execute("SELECT count(*) FROM decisions")
+except sqlite3.Error as exc:
+    print("plain connection:", exc)
+with AuditStore(db, create=False) as store:
+    links = [r.prev_hash for r in store.iter_all()]
+    print(store.count(), len(set(links)))
+"""
+
+
+def _python_for_nobody() -> str | None:
+    """A Python 3.11+ the user 'nobody' can run (the test's own may be in root's home)."""
+    for python in (sys.executable, "/usr/bin/python3", "/usr/local/bin/python3"):
+        done = subprocess.run([*_AS_NOBODY, python, "-c", "import sqlite3, sys; "
+                               "sys.exit(sys.version_info < (3, 11))"], capture_output=True,
+                              check=False)
+        if done.returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root, to read as another user")
+def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engine) -> None:
+    """Root ignores permissions, so 'nobody' reads the read-only file in the read-only
+    folder, with the store modules alone (the engine's dependencies may be out of its
+    reach). SQLite says SQLITE_READONLY_DIRECTORY there, not SQLITE_CANTOPEN as on a mount."""
+    python = _python_for_nobody()
+    if python is None:
+        pytest.skip("no Python 3.11+ that the user 'nobody' can run")
+    base = Path(tempfile.mkdtemp(prefix="gpu-advisor-readonly-"))
+    store = base / "store"
+    try:
+        base.chmod(0o755)
+        package = base / "src" / "engine"
+        package.mkdir(parents=True)
+        for name in ("__init__.py", "errors.py", "audit.py", "audit_key.py", "audit_sqlite.py"):
+            shutil.copyfile(ROOT / "engine" / name, package / name)
+        for path in (base / "src", package, *package.iterdir()):
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        db = store / "audit.sqlite3"
+        store.mkdir()
+        fill(db, engine, 2)
+        db.chmod(0o444)
+        store.chmod(0o555)
+        done = subprocess.run([*_AS_NOBODY, python, "-c", _READ_AS_NOBODY, str(base / "src"),
+                               str(db)], capture_output=True, text=True, timeout=60,
+                              check=False)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "plain connection: attempt to write a readonly database\n2 2\n"
+        assert sorted(p.name for p in store.iterdir()) == [db.name]
+    finally:
+        store.chmod(0o755)
+        shutil.rmtree(base)
+
+
+def _open_store_copy(tmp_path: Path, engine: Engine, *, shm: bool) -> Path:
+    """A copy of a store taken while its writer still has records only in the -wal file
+    (and, with ``shm``, its -shm index): what a killed writer leaves."""
+    source = tmp_path / "live" / "audit.sqlite3"
+    source.parent.mkdir()
+    copy = tmp_path / "ro" / "audit.sqlite3"
+    copy.parent.mkdir()
+    fill(source, engine, 1)
+    with AuditStore(source) as store:
+        answers = validate_answers({"hours_per_year": 3210}, engine.catalog)
+        store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
+        for suffix in ("", "-wal", *(("-shm",) if shm else ())):
+            shutil.copyfile(f"{source}{suffix}", f"{copy}{suffix}")
+    assert Path(f"{copy}-wal").stat().st_size > 0
+    return copy
+
+
+def _no_wal_index(db: Path) -> None:
+    """Make SQLite unable to create the store's -shm index, as in a read-only folder, even
+    for root: a dangling symbolic link in its place."""
+    Path(f"{db}-shm").unlink(missing_ok=True)
+    Path(f"{db}-shm").symlink_to(db.parent / "missing" / "shm")
+
+
+def test_read_only_folder_without_a_wal_index_is_still_readable(runner: CliRunner,
+                                                                tmp_path: Path,
+                                                                engine: Engine) -> None:
+    db, _ = _closed_store(tmp_path, engine)
+    _no_wal_index(db)
+    conn = sqlite3.connect(db)  # what a plain connection (the code before) made of it
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="unable to open database file"):
+            conn.execute("SELECT count(*) FROM decisions")
+    finally:
+        conn.close()
+    _assert_readable(runner, db, 2)
+
+
+def test_unreadable_wal_is_refused_not_ignored(runner: CliRunner, tmp_path: Path,
+                                               engine: Engine) -> None:
+    """Without the -shm index SQLite could read the file only by ignoring the -wal file's
+    records (the last one here): say so instead of verifying a shorter chain."""
+    db = _open_store_copy(tmp_path, engine, shm=False)
+    _no_wal_index(db)
+    result = runner.invoke(cli, ["audit", "verify", "--audit-db", str(db)])
+    line = one_error_line(result.exit_code, result.stdout, result.stderr)
+    assert line == (f"error: {db}: cannot read the store's write-ahead log here (its folder is "
+                    "read-only and the -shm index is missing); copy the store with its -wal "
+                    "file to a writable folder and read the copy")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
+def test_read_only_mount_with_wal_and_index_reads_the_wal(runner: CliRunner, tmp_path: Path,
+                                                          engine: Engine) -> None:
+    db = _open_store_copy(tmp_path, engine, shm=True)
+    view = tmp_path / "view"
+    view.mkdir()
+    with mounted("--bind", "-o", "ro", str(db.parent), str(view)):
+        _assert_readable(runner, view / db.name, 2)
+
+
+def _assert_readable(runner: CliRunner, db: Path, count: int) -> None:
+    """verify, list, show and replay work on a store that cannot be written to."""
+    result = runner.invoke(cli, ["audit", "verify", "--audit-db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"ok: {count} record(s), chain intact; head {count}:")
+    result = runner.invoke(cli, ["audit", "list", "--audit-db", str(db), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    ids = [item["id"] for item in json.loads(result.stdout)]
+    assert len(ids) == count
+    result = runner.invoke(cli, ["audit", "show", ids[-1], "--audit-db", str(db), "--format",
+                                 "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["decision_id"] == ids[-1]
+    result = runner.invoke(cli, ["audit", "replay", ids[0], "--audit-db", str(db)])
+    assert result.exit_code == 0 and result.stdout.endswith(": identical\n"), result.output
 
 
 # -- concurrent writers --------------------------------------------------------------------------

@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from engine import cache
-from engine.catalog.load import Catalog
+from engine.catalog.load import Catalog, load_catalog
 from engine.recommend import _ENGINES, load_engine
 from engine.resources import bundled_dir
 from engine.rulebook import Rulebook
@@ -22,7 +24,10 @@ def policy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path,
     shutil.copytree(bundled_dir("rules"), rules)
     shutil.copytree(bundled_dir("catalog"), catalog)
     monkeypatch.setenv("GPU_ADVISOR_CACHE_DIR", str(store))
+    monkeypatch.setenv("GPU_ADVISOR_CACHE_KEY_FILE", str(tmp_path / "key" / "policy-cache.key"))
     monkeypatch.delenv("GPU_ADVISOR_NO_CACHE", raising=False)
+    monkeypatch.delenv("GPU_ADVISOR_CACHE_SHARED", raising=False)
+    monkeypatch.setattr(cache, "_noticed", False)
     _ENGINES.clear()
     return rules, catalog, store
 
@@ -58,9 +63,15 @@ def test_any_change_makes_a_new_key(policy: tuple[Path, Path, Path]) -> None:
     assert len(_entries(store)) == 2
 
 
-@pytest.mark.parametrize("content", [b"", b"garbage", b"gpu-advisor-policy-cache-1\nnot a pickle",
-                                     b"gpu-advisor-policy-cache-1\n" + pickle.dumps("wrong type")])
-def test_a_corrupt_entry_is_rebuilt(policy: tuple[Path, Path, Path], content: bytes) -> None:
+@pytest.mark.parametrize(("content", "reason"), [
+    (b"", "not a policy cache entry"),
+    (b"garbage", "not a policy cache entry"),
+    (b"gpu-advisor-policy-cache-1\n" + pickle.dumps("old format"), "not a policy cache entry"),
+    (cache._MAGIC, "bad signature"),
+    (cache._MAGIC + bytes(32) + b"not signed", "bad signature"),
+])
+def test_a_corrupt_entry_is_rebuilt(policy: tuple[Path, Path, Path], content: bytes,
+                                    reason: str, caplog: pytest.LogCaptureFixture) -> None:
     rules, catalog, store = policy
     load_engine(rules, catalog)
     (entry,) = _entries(store)
@@ -68,17 +79,43 @@ def test_a_corrupt_entry_is_rebuilt(policy: tuple[Path, Path, Path], content: by
     _ENGINES.clear()
     engine = load_engine(rules, catalog)
     assert len(engine.rulebook.rules) > 50
-    assert entry.read_bytes().startswith(b"gpu-advisor-policy-cache-1\n")
+    assert entry.read_bytes().startswith(cache._MAGIC)
     assert entry.read_bytes() != content
+    assert _notices(caplog) == [
+        f"note: ignored an untrusted policy cache entry {entry} ({reason}); rebuilt it"]
 
 
-def test_a_group_writable_entry_is_never_unpickled(policy: tuple[Path, Path, Path]) -> None:
+def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "engine.cache"]
+
+
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Every load of the catalog from YAML (a cache miss) appends to the list returned."""
+    builds: list[int] = []
+
+    def counted(*args: Any, **kwargs: Any) -> Catalog:
+        builds.append(1)
+        return load_catalog(*args, **kwargs)
+
+    monkeypatch.setattr("engine.recommend.load_catalog", counted)
+    return builds
+
+
+@pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
+def test_an_entry_others_can_write_is_never_unpickled(
+        policy: tuple[Path, Path, Path], mode: int, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
     rules, catalog, store = policy
     load_engine(rules, catalog)
     (entry,) = _entries(store)
-    entry.chmod(0o666)
-    key_path = entry
-    assert cache._read(key_path) is None
+    entry.chmod(mode)
+    builds = _count_builds(monkeypatch)
+    _ENGINES.clear()
+    load_engine(rules, catalog)
+    assert builds == [1]
+    assert entry.stat().st_mode & 0o777 == 0o600  # rebuilt
+    assert _notices(caplog) == [f"note: ignored an untrusted policy cache entry {entry} "
+                                "(writable by others); rebuilt it"]
 
 
 def test_no_cache_switch(policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -184,3 +221,32 @@ def test_pruning_leaves_another_users_entries_alone(policy: tuple[Path, Path, Pa
     load_engine(rules, catalog)  # writes a new entry, then prunes
     assert theirs.exists()
     assert len([e for e in _entries(store) if e != theirs]) == cache.KEEP
+
+
+def test_the_key_covers_python_and_the_libraries_versions(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """An upgraded pydantic, PyYAML, durable_rules or Python never reads what the old one
+    pickled."""
+    import durable.engine
+    import durable_rules_engine
+    import pydantic
+    import pydantic_core
+    import yaml
+
+    fingerprint = cache._dependency_fingerprint.__wrapped__
+    before = fingerprint()
+    for module, name in ((sys, "version"), (pydantic, "VERSION"),
+                         (pydantic_core, "__version__"), (yaml, "__version__")):
+        with monkeypatch.context() as patch:
+            patch.setattr(module, name, "0.0.0-other")
+            assert fingerprint() != before, name
+    for module in (durable.engine, durable_rules_engine):  # no version attribute: its files
+        copy = tmp_path / Path(module.__file__).name
+        shutil.copy(module.__file__, copy)
+        with monkeypatch.context() as patch:
+            patch.setattr(module, "__file__", str(copy))
+            assert fingerprint() != before, module
+    assert fingerprint() == before
+    key = cache.content_key(tmp_path)
+    monkeypatch.setattr(cache, "_dependency_fingerprint", lambda: b"other libraries")
+    assert cache.content_key(tmp_path) != key

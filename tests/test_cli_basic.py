@@ -297,3 +297,19 @@ def test_usage_errors_are_one_line_too() -> None:
     assert result.stderr.splitlines() == [
         "error: Invalid value for '--params-b': 1000000.0 is not in the range "
         "0.001<=x<=5000. (see gpu-advisor estimate memory --help)"]
+
+
+def test_ctrl_c_inside_any_command_is_one_line_exit_130(runner: CliRunner,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Click would print a blank line and 'Aborted!'; ours is one line and exit 130."""
+    import engine.cli.estimate as estimate
+
+    def interrupted(*_args: Any, **_kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(estimate, "memory_report", interrupted, raising=True)
+    result = runner.invoke(cli, ["estimate", "memory", "--model", "llama-2-7b", "--method",
+                                 "qlora"])
+    assert result.exit_code == 130
+    assert result.stderr == "Interrupted.\n"
+    assert result.stdout == ""

@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from engine.answers import load_answers
 from engine.catalog.load import Catalog, load_catalog
 from engine.errors import EngineError
+from engine.jsonio import load_data_file
 from engine.resources import bundled_dir
 from engine.rulebook import load_rulebook
-from engine.yamlio import load_data_file, parse_yaml
+from engine.yamlio import parse_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
@@ -147,3 +148,72 @@ def test_fuzz_regressions_are_kept_for_the_corpus() -> None:
         if path.is_file():
             catalog: Catalog = CATALOG
             acceptable(lambda p=path, c=catalog: load_answers(p, [], c))
+
+
+# -- --set KEY=VALUE ---------------------------------------------------------------------------
+KEYS = [q.id for q in CATALOG.questions]
+NUMBERISH = st.text(alphabet="0123456789,._-+eE nainfINF", max_size=30)
+VALUES = (st.text(max_size=40) | NUMBERISH | st.sampled_from(
+    ["2,5", "2,500", "1_000", "nan", "-inf", "1e400", "9" * 5000, "yes", "auto", "null", "eu,us",
+     "llama-2-7b", "rtx-4090", "\x1b[2J", "region"]))
+
+
+@st.composite
+def overrides(draw: st.DrawFn) -> list[str]:
+    """A few ``KEY=VALUE`` items: known or random keys, typed-looking or random values."""
+    items = []
+    for _ in range(draw(st.integers(1, 5))):
+        key = draw(st.sampled_from(KEYS) | st.text(max_size=12))
+        separator = draw(st.sampled_from(["=", "=", "=", ""]))
+        items.append(f"{key}{separator}{draw(VALUES)}")
+    if draw(st.booleans()):
+        items.insert(0, "model=llama-2-7b")
+    return items
+
+
+@FUZZ
+@given(items=overrides())
+def test_set_overrides(items: list[str]) -> None:
+    """Every outcome is valid Answers or one AnswerError, printed as one clean line."""
+    from engine.answers import Answers
+    from engine.cli import _one_line
+    from engine.errors import AnswerError
+    from engine.yamlio import CONTROL_CHARACTERS
+
+    try:
+        answers = load_answers(None, items, CATALOG)
+    except AnswerError as exc:
+        printed = _one_line(str(exc))
+        assert "\n" not in printed and not CONTROL_CHARACTERS.search(printed), printed
+        return
+    assert isinstance(answers, Answers)
+
+
+# -- the JSON node count, taken from the text's structure before decoding -----------------------
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8), children, max_size=5),
+    max_leaves=40)
+
+
+def nodes(value: object) -> int:
+    """Values, keys and containers, counted on decoded data."""
+    if isinstance(value, dict):
+        return 1 + sum(1 + nodes(v) for v in value.values())
+    if isinstance(value, list):
+        return 1 + sum(nodes(v) for v in value)
+    return 1
+
+
+@FUZZ
+@given(value=JSON_VALUES, indent=st.sampled_from([None, 0, 2, "\t"]), ascii_only=st.booleans())
+def test_json_node_count_is_exact(value: object, indent: int | str | None,
+                                  ascii_only: bool) -> None:
+    import json
+
+    from engine.jsonio import _json_nodes, _json_structure
+
+    text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
+    assert _json_nodes(_json_structure(text)) == nodes(value)

@@ -121,6 +121,22 @@ CASES = [
          "list should have at least 1 item after validation, not 0"),
     Case("extra-key.yaml", "descripton:", "rules[broken.extra-key].descripton",
          "unknown key; did you mean 'description'?"),
+    # durable_rules' limits that a file shows by itself (engine/durable_limits.py)
+    Case("in-list-too-long.yaml", "in: [", "broken.in-list-too-long",
+         "'in' lists 512 values; at most 500 (durable_rules 2.0.28 hangs on 512 alternatives "
+         "of one fact)"),
+    Case("string-too-long.yaml", "eq: \"xxx", "broken.string-too-long",
+         "a string of 5,000 bytes; at most 4,096 (durable_rules 2.0.28 compares long strings "
+         "wrongly)"),
+]
+
+# Rules that load but cannot be compiled within durable_rules' limits, even split: refused by
+# the compiler (before durable_rules sees them), located at the rule's condition.
+COMPILE_CASES = [
+    Case("negation-too-wide.yaml", "not:", "broken.negation-too-wide",
+         "compiles to 21 nested all/any groups (each negated comparison makes one); at most 14 "
+         "(from 16, durable_rules 2.0.28 fails with error 113); split into 16 parts it still "
+         "does not fit: simplify the rule"),
 ]
 
 
@@ -162,8 +178,22 @@ def test_python_tag_names_the_tag_and_runs_nothing(tmp_path: Path, catalog: Cata
     assert "python/object/apply:os.system" in str(error)
 
 
+@pytest.mark.parametrize("case", COMPILE_CASES,
+                         ids=[c.file.removesuffix(".yaml") for c in COMPILE_CASES])
+def test_rule_beyond_durable_limits_is_refused_by_the_compiler(
+        tmp_path: Path, catalog: Catalog, case: Case) -> None:
+    from engine.recommend import compile_policy
+
+    directory = rules_with(tmp_path, case.file)
+    book = load_rulebook(directory, catalog)
+    with pytest.raises(RuleError) as info:
+        compile_policy(book)
+    path = directory / f"zz-{case.file}"
+    assert str(info.value) == f"{path}:{line_of(path, case.marker)}: {case.rule_id}: {case.message}"
+
+
 def test_every_broken_file_has_a_case() -> None:
-    covered = {c.file for c in CASES} | {c[0] for c in YAML_CASES}
+    covered = {c.file for c in (*CASES, *COMPILE_CASES)} | {c[0] for c in YAML_CASES}
     assert covered == {p.name for p in BROKEN.glob("*.yaml")}
 
 
@@ -174,7 +204,8 @@ def test_bundled_rules_copy_loads(tmp_path: Path, catalog: Catalog) -> None:
     assert len(load_rulebook(target, catalog).rules) > 50
 
 
-@pytest.mark.parametrize("broken", ["unknown-fact.yaml", "yaml-syntax.yaml", "extra-key.yaml"])
+@pytest.mark.parametrize("broken", ["unknown-fact.yaml", "yaml-syntax.yaml", "extra-key.yaml",
+                                    "in-list-too-long.yaml", "negation-too-wide.yaml"])
 def test_cli_broken_rules_exit_2_one_line(tmp_path: Path, broken: str) -> None:
     directory = rules_with(tmp_path, broken)
     result = subprocess.run(

@@ -65,3 +65,30 @@ def test_bundled_rules_are_clean() -> None:
     result = CliRunner().invoke(cli, ["rules", "check", "--strict"])
     assert result.exit_code == 0, result.output
     assert "0 error(s), 0 warning(s)" in result.stderr
+
+
+def _negation(rule_id: str, group: str, n: int) -> str:
+    leaves = "\n".join(f"          - {{fact: hours_per_year, gt: {100 * (i + 1)}}}"
+                       for i in range(n))
+    return (f"  - id: {rule_id}\n    description: a negation\n    when:\n      not:\n"
+            f"        {group}:\n{leaves}\n    then:\n"
+            "      - prefer: {decision: deployment, option: cloud, weight: 1}\n"
+            "    because: wide\n    sources: [decide.cloud]\n")
+
+
+def test_every_rule_beyond_durable_limits_is_a_located_finding(tmp_path: Path) -> None:
+    """Checked before anything is built: each rule that cannot fit durable_rules, even
+    split, is one `file:line: rule-id: error: message` line; a legitimate wide negation is
+    not (it compiles to one any-group)."""
+    path = tmp_path / "wide.yaml"
+    text = "rules:\n" + _negation("my.fine", "all", 30) + _negation("my.too-wide", "any", 20) \
+        + _negation("my.too-wide-too", "any", 25)
+    path.write_text(text)
+    code, lines = _check(CliRunner(), path)
+    assert code == 2
+    starts = [i for i, line in enumerate(text.splitlines(), start=1) if line == "      not:"]
+    groups = "nested all/any groups (each negated comparison makes one); at most 14 (from 16, " \
+             "durable_rules 2.0.28 fails with error 113); split into 16 parts it still does " \
+             "not fit: simplify the rule"
+    assert lines == [f"{path}:{starts[1]}: my.too-wide: error: compiles to 21 {groups}",
+                     f"{path}:{starts[2]}: my.too-wide-too: error: compiles to 26 {groups}"]

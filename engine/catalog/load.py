@@ -155,9 +155,10 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     root = directory or bundled_dir("catalog")
     texts: dict[str, str] = {}
     raw: dict[str, Any] = {}
-    for name in CATALOG_FILES:
+    for name in CATALOG_FILES:  # a link inside a given catalog folder is refused
         path = root / f"{name}.yaml"
-        texts[f"catalog/{name}.yaml"], raw[name] = _read_yaml(path)
+        texts[f"catalog/{name}.yaml"], raw[name] = _read_yaml(
+            path, follow_symlinks=directory is None)
 
     def parse(name: str, model: type[Any]) -> Any:
         return build(model, raw[name], path=_p(root, name), error=CatalogError)
@@ -263,10 +264,10 @@ def _read_csv(path: Path, provider: str | None, clouds: CloudFile,
     return text, imported
 
 
-def _read_yaml(path: Path) -> tuple[str, Any]:
+def _read_yaml(path: Path, *, follow_symlinks: bool = True) -> tuple[str, Any]:
     """The exact text and parsed data of one catalog file; any problem is a CatalogError."""
     try:
-        text = read_text(path)
+        text = read_text(path, follow_symlinks=follow_symlinks)
         return text, parse_yaml(text, path=str(path))
     except CatalogError:
         raise

@@ -402,6 +402,8 @@ class Policy(Strict):
     max_price_age_days: Constant
     reference_api: Reference
     api_output_token_share: Constant
+    # input limits
+    batch_line_max_bytes: Constant
 
 
 # ---------------------------------------------------------------- platforms

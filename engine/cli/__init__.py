@@ -84,11 +84,17 @@ class AdvisorGroup(click.Group):
             # (e.g. an unknown key "a\nb" in an answers file).
             click.echo(f"error: {_one_line(str(exc))}", err=True)
             ctx.exit(exc.exit_code)
+        except KeyboardInterrupt:  # one line, not click's blank line and "Aborted!"
+            click.echo("Interrupted.", err=True)
+            ctx.exit(130)
 
 
 def _one_line(message: str) -> str:
-    """Line breaks quoted from input are shown escaped, so an error is always one line."""
-    return message.replace("\r", "\\r").replace("\n", "\\n")
+    """Line breaks and other control characters quoted from input are shown escaped, so an
+    error is always one line and never drives the terminal (the loaders refuse them too)."""
+    from engine.yamlio import printable
+
+    return printable(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 @click.group(cls=AdvisorGroup, context_settings={"help_option_names": ["-h", "--help"]})

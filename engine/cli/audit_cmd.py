@@ -6,6 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -168,25 +169,51 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
             click.echo(f"rules {label} since the record: {', '.join(ids)}")
 
 
+def _head(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    if value is None:
+        return None
+    from engine.audit_chain import Head
+    from engine.errors import InputError
+
+    try:
+        return Head.parse(value)
+    except InputError as exc:
+        raise click.BadParameter(exc.message) from None
+
+
 @audit.command("verify")
 @audit_db_option
-def verify(audit_db: Path | None) -> None:
-    """Walk the hash chain: exit 0 with the record count, or 1 naming the first broken record.
+@click.option("--since", callback=_head, default=None, metavar="HEAD",
+              help="A head printed by an earlier verify (COUNT:HASH, kept elsewhere): fail "
+                   "unless it is still in the chain.")
+@click.option("--key-file", type=click.Path(path_type=Path), default=None, metavar="FILE",
+              help="The audit key, to check keyed records [env: GPU_ADVISOR_AUDIT_KEY, "
+                   "GPU_ADVISOR_AUDIT_KEY_FILE].")
+def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
+    """Walk the hash chain and print its head (COUNT:HASH) to keep elsewhere.
+
+    Exit 0 when every record checks out; 1 naming the first broken record, or when the
+    head given with --since is gone (truncated) or has another hash (rewritten); 2 when the
+    store holds keyed records and no key is given (their MACs cannot be checked).
 
     \b
     Example:
       gpu-advisor audit verify
+      gpu-advisor audit verify --since 1234:9f86d081884c7d65a1b2c3d4e5f60718
     """
-    from engine.audit import verify as walk
+    from engine.audit import AuditError
+    from engine.audit_chain import verify as walk
+    from engine.audit_key import load_key
 
+    key = load_key(key_file)
     with _store(audit_db) as store:
-        result = walk(store)
-    if result.ok:
-        click.echo(f"ok: {result.count} record(s), chain intact")
-        return
-    click.echo(f"BROKEN at record {result.broken_id} (after {result.count} good record(s)): "
-               f"{result.reason}", err=True)
-    sys.exit(1)
+        result = walk(store, key=key, since=since)
+    if not result.ok:
+        click.echo(result.line(), err=True)
+        sys.exit(1)
+    if not result.complete:
+        raise AuditError(f"{store.path}: {result.line()}")
+    click.echo(result.line())
 
 
 @audit.command("export")

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import multiprocessing
+import signal
 import sys
-from collections.abc import Callable, Iterator
+import threading
+from collections.abc import Callable, Generator, Iterator
+from multiprocessing import resource_tracker
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
-from typing import IO, Any
+from types import FrameType
+from typing import Any, BinaryIO
 
 import click
 
@@ -17,16 +22,22 @@ from engine.batch import (
     Line,
     chunked,
     evaluate_lines,
-    numbered,
+    line_limit,
     record_error,
     record_line,
 )
+from engine.batch_io import AtomicOutput, count_lines, open_input, output_target, read_lines
 from engine.cli.options import catalog_options, rules_option
-from engine.errors import EngineError, InputError
+from engine.errors import EngineError
+from engine.recommend import load_engine
 
 IN_FLIGHT_PER_WORKER = 4
 """Chunks queued per worker: keeps every worker busy while bounding memory (no read-ahead of
 the whole input, unlike ``Pool.imap``, whose feeder thread drains the input iterator)."""
+
+Policy = tuple[Path | None, Path | None, Path | None]
+"""The ``--rules``, ``--catalog`` and ``--prices`` paths (None: bundled)."""
+Reporter = tuple[Callable[[str], None], Callable[[int], None]]
 
 
 class _WorkerFailed(EngineError):
@@ -37,10 +48,20 @@ class _WorkerFailed(EngineError):
         self.exit_code = exit_code
 
 
+class _Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM during a batch run (a KeyboardInterrupt, so output keeps a partial)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 @click.command()
 @click.argument("in_path", type=click.Path(path_type=Path), metavar="IN.jsonl")
-@click.option("--out", "out_path", type=click.Path(path_type=Path, dir_okay=False),
-              required=True, metavar="OUT.jsonl", help="Where to write the results (JSON lines).")
+@click.option("--out", "out_path", type=click.Path(path_type=Path), required=True,
+              metavar="OUT.jsonl",
+              help="Where to write the results (JSON lines); replaced only when the run "
+                   "completes, never the input file.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True,
               metavar="N", help="Worker processes (each loads the policy once).")
 @click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=None, metavar="LINES",
@@ -53,71 +74,142 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
     Each output line is {"line": N, "decision": {...}} or, for a line that could not be
-    evaluated, {"line": N, "error": "..."} (also reported on stderr); the other lines go on.
-    Blank lines are skipped. decision_id is derived from the line number (batch-000000042),
-    so the same input always gives the same output, whatever --workers is.
+    evaluated (invalid JSON, a bad answer, a line longer than the policy's
+    batch_line_max_bytes, any failure), {"line": N, "error": "..."} (also reported on
+    stderr); the other lines go on. Blank lines are skipped. decision_id is derived from the
+    line number (batch-000000042), so the same input always gives the same output, whatever
+    --workers is.
+
+    Results go to a temporary file beside OUT.jsonl that replaces it only when the run
+    completes: a run that fails leaves an existing OUT.jsonl untouched. An interrupted run
+    (Ctrl-C, SIGTERM) leaves it untouched too and keeps the results written so far (complete
+    lines, in input order) in OUT.jsonl.partial. OUT.jsonl may not be the input file.
 
     Batch results are NOT recorded in the audit store.
 
-    Exit status: 0 if every line was evaluated, 1 if any line failed, 2 on a missing input
-    file or an unusable policy.
+    Exit status: 0 if every line was evaluated, 1 if any line failed, 2 on a bad input or
+    output file or an unusable policy, 130 if interrupted (143 on SIGTERM).
 
     \b
     Example:
       gpu-advisor batch teams.jsonl --out decisions.jsonl --workers 4
     """
-    if not in_path.is_file():
-        raise InputError("no such input file", path=str(in_path))
+    output: AtomicOutput | None = None
+    try:
+        with _signals_interrupt(), open_input(in_path) as source:
+            target = output_target(out_path, source, in_path)
+            engine = load_engine(rules_dir, catalog_dir, prices)  # a bad policy touches no file
+            output = AtomicOutput(target, out_path)
+            done, failed = _run(source, output, in_path, workers, chunk_size,
+                                line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
+    except _Interrupted as exc:
+        click.echo(_interrupted_message(exc.signum, output, out_path), err=True)
+        sys.exit(128 + exc.signum)
+    click.echo(f"batch: {done} result(s) written to {out_path}, {failed} failed", err=True)
+    if failed:
+        sys.exit(1)
+
+
+def _run(source: BinaryIO, output: AtomicOutput, in_path: Path, workers: int,
+         chunk_size: int | None, limit: int, policy: Policy) -> tuple[int, int]:
+    """Evaluate every line into ``output`` and commit it; (results, failed lines)."""
     tty = sys.stderr.isatty()
-    total = _count_lines(in_path) if tty or (workers > 1 and chunk_size is None) else None
-    if chunk_size is None:
-        chunk_size = _chunk_size(total, workers)
+    total = count_lines(source) if tty or (workers > 1 and chunk_size is None) else None
+    chunks = chunked(read_lines(source, limit), chunk_size or _chunk_size(total, workers))
     failed = done = 0
-    with _Progress(tty, total) as (report, advance), \
-            in_path.open(encoding="utf-8-sig", errors="replace", newline="") as source, \
-            _open_out(out_path) as out:
-        chunks = chunked(numbered(source), chunk_size)
-        for records in _results(chunks, workers, rules_dir, catalog_dir, prices):
+    # closing: an interrupt while writing stops the workers now, not when the frame is freed
+    with _Progress(tty, total) as (report, advance), output, \
+            contextlib.closing(_results(chunks, workers, policy)) as results:
+        for records in results:
+            output.write(records)
             for record in records:
-                out.write(record)
-                out.write("\n")
                 error = record_error(record)
                 if error is not None:
                     failed += 1
                     report(f"error: {in_path}:{record_line(record)}: {error}")
             done += len(records)
             advance(len(records))
-    click.echo(f"batch: {done} result(s) written to {out_path}, {failed} failed", err=True)
-    if failed:
-        sys.exit(1)
+        output.commit()
+    return done, failed
 
 
-def _results(chunks: Iterator[list[Line]], workers: int, rules: Path | None,
-             catalog: Path | None, prices: Path | None) -> Iterator[list[str]]:
+def _interrupted_message(signum: int, output: AtomicOutput | None, out_path: Path) -> str:
+    """The one line an interrupted run ends with."""
+    what = "Interrupted" if signum == signal.SIGINT else "Terminated"
+    if output is not None and output.committed:
+        return f"{what}: all {output.records} result(s) were written to {out_path}."
+    if output is not None and output.partial is not None:
+        return (f"{what}: {out_path} was not changed; the {output.records} result(s) written "
+                f"so far are in {output.partial}.")
+    return f"{what}."
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGINT and SIGTERM raise :class:`_Interrupted` (once: cleanup runs undisturbed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signums = (signal.SIGINT, signal.SIGTERM)
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        for each in signums:
+            signal.signal(each, signal.SIG_IGN)
+        raise _Interrupted(signum)
+
+    # a signal ignored from the start (e.g. SIGINT of a background job) stays ignored
+    previous = {signum: signal.signal(signum, interrupt) for signum in signums
+                if signal.getsignal(signum) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _results(chunks: Iterator[list[Line]], workers: int,
+             policy: Policy) -> Generator[list[str], None, None]:
     """Each chunk's output records, in input order."""
     if workers == 1:
         for chunk in chunks:
-            yield evaluate_lines(chunk, rules, catalog, prices)
+            yield evaluate_lines(chunk, *policy)
         return
     # spawn: a fresh interpreter per worker, which builds its own durable_rules engine (an
     # engine must never cross a fork). Each worker loads the policy once, in _init_worker.
     context = multiprocessing.get_context("spawn")
-    with context.Pool(workers, initializer=_init_worker, initargs=(rules, catalog, prices)) as pool:
+    with contextlib.ExitStack() as stack:
+        with _sigint_blocked():
+            pool = stack.enter_context(
+                context.Pool(workers, initializer=_init_worker, initargs=policy))
         pending: collections.deque[AsyncResult[tuple[int, list[str] | str]]] = collections.deque()
         for chunk in chunks:
-            pending.append(pool.apply_async(_work, (chunk, rules, catalog, prices)))
+            pending.append(pool.apply_async(_work, (chunk, *policy)))
             if len(pending) >= workers * IN_FLIGHT_PER_WORKER:
                 yield _unpack(pending.popleft().get())
         while pending:
             yield _unpack(pending.popleft().get())
 
 
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """SIGINT blocked in this thread meanwhile; processes started now inherit the block, so a
+    Ctrl-C reaches only this process (which stops the workers) and is not lost here."""
+    resource_tracker.ensure_running()  # starting it later would unblock SIGINT
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 _WORKER_ERROR: tuple[int, str] | None = None
 
 
 def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) -> None:
-    """Load (and compile) the policy once per worker process."""
+    """Ignore Ctrl-C (the parent stops the pool) and load the policy once per worker."""
     global _WORKER_ERROR
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # see _sigint_blocked
     try:
         evaluate_lines([], rules, catalog, prices)
     except EngineError as exc:  # raising here would make the pool respawn workers forever
@@ -148,15 +240,6 @@ def _chunk_size(total: int | None, workers: int) -> int:
     return max(1, min(DEFAULT_CHUNK_SIZE, -(-total // (workers * IN_FLIGHT_PER_WORKER))))
 
 
-def _count_lines(path: Path) -> int | None:
-    """Lines in the file, for the progress bar's total (only computed on a terminal)."""
-    try:
-        with path.open("rb") as handle:
-            return sum(block.count(b"\n") for block in iter(lambda: handle.read(1 << 20), b""))
-    except OSError:
-        return None
-
-
 class _Progress:
     """A rich progress bar on stderr when it is a terminal; plain stderr lines otherwise."""
 
@@ -166,7 +249,7 @@ class _Progress:
         self._bar: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> tuple[Callable[[str], None], Callable[[int], None]]:
+    def __enter__(self) -> Reporter:
         if self._enabled:
             from rich.console import Console
             from rich.progress import (
@@ -198,10 +281,3 @@ class _Progress:
     def _advance(self, count: int) -> None:
         if self._bar is not None:
             self._bar.advance(self._task, count)
-
-
-def _open_out(path: Path) -> IO[str]:
-    try:
-        return path.open("w", encoding="utf-8", newline="\n")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None

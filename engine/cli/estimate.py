@@ -9,7 +9,7 @@ import click
 
 from engine.calculator import fits_table, memory_report, shape_from_flags, training_report
 from engine.catalog.load import Catalog, load_catalog
-from engine.cli.options import catalog_options, format_option, model_options
+from engine.cli.options import catalog_options, finite_float, format_option, model_options
 from engine.render.jsonout import dumps
 from engine.render.table import fmt_gib, fmt_usd, print_table
 
@@ -73,7 +73,7 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 
 @estimate.command("training")
 @model_options
-@click.option("--tokens-b", type=click.FloatRange(min=0.000001, max=1_000_000), default=None,
+@click.option("--tokens-b", type=finite_float(0.000001, 1_000_000), default=None,
               metavar="N", help="Training tokens in billions (default: 20 × parameters).")
 @click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
 @click.option("--gpus", type=click.IntRange(1, 1_000_000), default=1, show_default=True,
@@ -117,9 +117,9 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
 @click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
 @click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="How many of them.")
-@click.option("--hours-per-year", type=click.FloatRange(0, 10_000_000), required=True,
+@click.option("--hours-per-year", type=finite_float(0, 10_000_000), required=True,
               metavar="H", help="Busy hours a year.")
-@click.option("--electricity", "electricity_usd_per_kwh", type=click.FloatRange(0, 5),
+@click.option("--electricity", "electricity_usd_per_kwh", type=finite_float(0, 5),
               default=None, metavar="USD", help="Electricity price per kWh (default: policy).")
 @click.option("--offer", "offer_id", default=None, metavar="ID",
               help="Cloud offer to compare with (default: the cheapest for this GPU).")

@@ -2,15 +2,37 @@
 
 from __future__ import annotations
 
+import importlib.util
+import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
+from engine.errors import InputError
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 _path = click.Path(path_type=Path)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A float flag in a range, and finite: ``nan`` passes every comparison of a plain
+    :class:`click.FloatRange`, so it is refused here first (``inf`` too, with one message)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return super().convert(number, param, ctx)
+
+
+def finite_float(low: float | None = None, high: float | None = None) -> FiniteFloatRange:
+    """The type of every float flag: ``type=finite_float(0, 5)``."""
+    return FiniteFloatRange(min=low, max=high)
 
 
 def catalog_options(func: F) -> F:
@@ -59,7 +81,7 @@ def format_option(*choices: str) -> Callable[[F], F]:
 def model_options(func: F) -> F:
     """``--model ID`` / ``--params-b N`` (one of them)."""
     func = click.option(
-        "--params-b", type=click.FloatRange(min=0.001, max=5000), default=None, metavar="N",
+        "--params-b", type=finite_float(0.001, 5000), default=None, metavar="N",
         help="Model size in billions of parameters (shape from the nearest catalog model).",
     )(func)
     return click.option(
@@ -81,8 +103,37 @@ def answers_options(*, required: bool = False,
 
 
 def chart_option(func: F) -> F:
-    """``--chart FILE``."""
+    """``--chart FILE``, checked when the flags are read: before anything runs or prints."""
     return click.option(
         "--chart", "chart_path", type=_path, default=None, metavar="FILE",
-        help="Also write the owning-vs-renting chart (.svg or .png).",
+        callback=_chart_target, help="Also write the owning-vs-renting chart (.svg or .png).",
     )(func)
+
+
+def _chart_target(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    """A ``--chart`` target the renderer can write, or an InputError naming why not."""
+    if path is None:
+        return None
+    problem = _chart_problem(path)
+    if problem is not None:
+        raise InputError(problem, path=str(path), field="--chart")
+    return path
+
+
+def _chart_problem(path: Path) -> str | None:
+    if path.suffix.lower() not in (".svg", ".png"):
+        return "expected a .svg or .png file name"
+    if importlib.util.find_spec("matplotlib") is None:
+        return "needs matplotlib: pip install 'gpu-advisor[chart]'"
+    if path.is_dir():
+        return "is a directory, expected a file name"
+    if path.exists() and not path.is_file():
+        return "is not a regular file"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"folder {folder} does not exist"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "permission denied"
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in folder {folder} (permission denied)"
+    return None

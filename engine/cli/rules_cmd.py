@@ -44,20 +44,21 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
     book = load_rulebook(rules_dir, catalog, errors)
     for error in errors:
         click.echo(str(error))
-    warnings = 0
     whole = rules_dir is None or (rules_dir.is_dir() and (rules_dir / "decisions.yaml").is_file())
-    if not errors:
-        try:
+    findings = lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors)
+    if not errors and not any(f.severity == "error" for f in findings):
+        try:  # only rules that fit durable_rules' limits are built (in a bounded trial first)
             Engine.build(catalog, book)
         except EngineError as exc:
             click.echo(f"{rules_dir or 'rules'}: compile: {exc}")
             errors.append(RuleError(str(exc)))
-    for finding in lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors):
-            click.echo(str(finding))
-            if finding.severity == "error":
-                errors.append(RuleError(finding.message))
-            else:
-                warnings += 1
+    warnings = 0
+    for finding in findings:
+        click.echo(str(finding))
+        if finding.severity == "error":
+            errors.append(RuleError(finding.message))
+        else:
+            warnings += 1
     click.echo(f"{len(book.rules)} rules: {len(errors)} error(s), {warnings} warning(s)",
                err=True)
     if errors:
@@ -204,7 +205,7 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     """
     import yaml
 
-    from engine.compiler import compile_rule
+    from engine.compiler import rule_parts
     from engine.errors import InputError
     from engine.factspec import candidate_registry, registry
     from engine.recommend import load_engine
@@ -220,8 +221,12 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
                f"layer {rule.stratum})")
     click.echo(yaml.safe_dump([rule.model.model_dump(mode="json", exclude_defaults=True)],
                               sort_keys=False, allow_unicode=True).rstrip())
-    click.echo("\ncompiled (durable_rules JSON):")
-    click.echo(json.dumps(compile_rule(rule), indent=2))
+    parts = rule_parts(rule)
+    split = f", in {len(parts)} parts that fire as one rule" if len(parts) > 1 else ""
+    click.echo(f"\ncompiled (durable_rules JSON{split}):")
+    for name, pattern in parts:
+        click.echo(json.dumps({name: {"all": [{"m": pattern}]}} if split else
+                              {"all": [{"m": pattern}]}, indent=2))
     specs = {**registry(engine.catalog), **candidate_registry(engine.catalog),
              **engine.rulebook.set_facts}
     click.echo("\nfacts it reads:")

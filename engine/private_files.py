@@ -1,0 +1,138 @@
+"""Files only the current user could have written: opened relative to a checked directory,
+without following symbolic links, checked on the open descriptor (``fstat``), and created
+privately and atomically. The policy cache keeps its entries and its signing secret this way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+SUPPORTED = (all(hasattr(os, name) for name in ("O_NOFOLLOW", "O_DIRECTORY", "getuid"))
+             and os.open in os.supports_dir_fd)
+"""Whether these checks can be made here (not on Windows)."""
+
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
+_READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))  # O_NONBLOCK: a FIFO cannot block the open
+_CREATE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0))
+
+
+class Refused(Exception):
+    """A file failed a check; the message says which."""
+
+
+def open_dir(path: Path) -> int:
+    """An open descriptor of the directory (created 0700 when missing). Files are then opened
+    relative to it, so the directory checked is the directory used."""
+    try:
+        return os.open(path, _DIR_FLAGS)
+    except FileNotFoundError:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        return os.open(path, _DIR_FLAGS)
+
+
+def open_no_follow(name: str, dir_fd: int) -> int:
+    """Open for reading without following a symbolic link; FileNotFoundError if there is
+    nothing, Refused if it is a link or cannot be opened."""
+    try:
+        return os.open(name, _READ_FLAGS, dir_fd=dir_fd)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if _is_link(name, dir_fd):
+            raise Refused("a symbolic link") from None
+        raise Refused(f"unreadable: {exc.strerror}") from None
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def check_file(info: os.stat_result, *, private: bool) -> None:
+    """A regular file of the current user that others cannot write (nor read, if private)."""
+    if not stat.S_ISREG(info.st_mode):
+        raise Refused("not a regular file")
+    if info.st_uid != os.getuid():
+        raise Refused(f"owned by uid {info.st_uid}")
+    if private and info.st_mode & 0o077:
+        raise Refused("readable or writable by others")
+    if info.st_mode & 0o022:
+        raise Refused("writable by others")
+
+
+def read_all(fd: int) -> bytes:
+    """Everything from an open file (the descriptor stays open)."""
+    with os.fdopen(fd, "rb", closefd=False) as handle:
+        return handle.read()
+
+
+def write_atomically(dir_fd: int, name: str, data: bytes) -> None:
+    """Write ``name`` (mode 0600): a new temporary file renamed over it."""
+    temporary = f".{name}-{secrets.token_hex(8)}.tmp"
+    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
+        raise
+
+
+def load_secret(path: Path, size: int, *, outside: int) -> bytes:
+    """The ``size``-byte secret in ``path``, created (random, 0600) on first use; Refused if
+    the file is not a private file of this user of that size, or if it is in the directory
+    open as ``outside`` (where others may write)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    dir_fd = os.open(path.parent, _DIR_FLAGS)
+    try:
+        here, there = os.fstat(dir_fd), os.fstat(outside)
+        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
+            raise Refused("inside the cache directory")
+        try:
+            return _read_secret(path.name, dir_fd, size)
+        except FileNotFoundError:
+            _create_secret(path.name, dir_fd, size)
+            return _read_secret(path.name, dir_fd, size)
+    finally:
+        os.close(dir_fd)
+
+
+def _read_secret(name: str, dir_fd: int, size: int) -> bytes:
+    fd = open_no_follow(name, dir_fd)
+    try:
+        info = os.fstat(fd)
+        check_file(info, private=True)
+        found = read_all(fd)
+        if info.st_size != size or len(found) != size:
+            raise Refused(f"not {size} bytes long")
+        return found
+    finally:
+        os.close(fd)
+
+
+def _create_secret(name: str, dir_fd: int, size: int) -> None:
+    """Write a new secret to a private temporary file, then link it into place: a reader
+    never sees a partial secret, and of two processes creating one at once, one wins."""
+    temporary = f".{name}-{secrets.token_hex(8)}.tmp"
+    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_bytes(size))
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
+                    follow_symlinks=False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=dir_fd)
