@@ -2,7 +2,9 @@
 
 Findings are warnings unless they would break the engine (then errors): contradictory
 conditions, identical conditions with conflicting effects, options no rule can prefer,
-sources cited nowhere, thresholds on the wrong unit scale, and rules that cannot fit
+sources cited nowhere, thresholds on the wrong unit scale, ``because`` texts that repeat a
+threshold of their own condition (write ``{fact}`` or ``{policy.NAME}``: said once, never
+stale), and rules that cannot fit
 durable_rules' limits even split (``engine.durable_limits``; the compiler refuses them
 too). Nothing here builds durable_rules.
 """
@@ -14,6 +16,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from engine.catalog.load import Catalog, cited_sources
@@ -60,6 +63,7 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
             found.append(_at(rule, "can never fire: its conditions contradict each other",
                              "warning"))
         found += _unit_scale(rule, catalog, book)
+    found += _repeated_literals(book)
     found += _conflicts(book)
     if whole_policy:
         found += _unpreferred_options(book, rules_dir)
@@ -261,9 +265,58 @@ def _source_ids(text: str) -> list[str]:
 
 def _raw(path: Any) -> Any:
     try:
-        return load_yaml_file(path)
+        return load_yaml_file(Path(path))
     except Exception:
         return None
+
+
+# -- a threshold said twice -------------------------------------------------------------
+def _repeated_literals(book: Rulebook) -> list[Finding]:
+    """A ``because`` text that writes out a number its own condition compares with: the two
+    drift apart when one is edited. Read from the file, before ``{policy.X}`` is filled in."""
+    found = []
+    files: dict[str, dict[str, Any]] = {}
+    for rule in book.rules:
+        if rule.path not in files:
+            raw = _raw(rule.path)
+            entries = raw.get("rules") if isinstance(raw, dict) else None
+            files[rule.path] = {e.get("id"): e for e in entries or () if isinstance(e, dict)}
+        entry = files[rule.path].get(rule.id)
+        because = entry.get("because") if entry else None
+        if not isinstance(because, str):
+            continue
+        for leaf in _leaves(rule.condition):
+            if _literal_in_text(leaf, because, entry):
+                found.append(_at(rule, f"because repeats {leaf.value:,g}, the threshold of "
+                                 f"{leaf.fact} in its condition: write {{{leaf.fact}}} or a "
+                                 "{policy.NAME} so it is said once", "warning", leaf.line))
+    return found
+
+
+def _literal_in_text(leaf: Leaf, because: str, entry: dict[str, Any]) -> bool:
+    import re
+
+    value = leaf.value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or abs(value) < 10:
+        return False  # 0, 1, 2…: too common in prose to mean the threshold
+    if not _written_literally(entry.get("when"), leaf.fact, value):
+        return False  # a {policy: NAME}: the text may quote the constant's value
+    forms = {f"{value:g}", f"{value:,g}", f"{value:,.0f}" if value == int(value) else ""} - {""}
+    pattern = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.search(rf"(?<![\d.,])(?:{pattern})(?![\d,]|\.\d)", because) is not None
+
+
+def _written_literally(when: Any, fact: str, value: float) -> bool:
+    """Whether the raw condition compares ``fact`` with the number itself (not a reference)."""
+    if isinstance(when, dict):
+        if when.get("fact") == fact and any(
+                isinstance(v, (int, float)) and not isinstance(v, bool) and v == value
+                for k, v in when.items() if k != "fact"):
+            return True
+        return any(_written_literally(v, fact, value) for v in when.values())
+    if isinstance(when, list):
+        return any(_written_literally(v, fact, value) for v in when)
+    return False
 
 
 # -- unit scale ---------------------------------------------------------------------------

@@ -92,3 +92,39 @@ def test_every_rule_beyond_durable_limits_is_a_located_finding(tmp_path: Path) -
              "not fit: simplify the rule"
     assert lines == [f"{path}:{starts[1]}: my.too-wide: error: compiles to 21 {groups}",
                      f"{path}:{starts[2]}: my.too-wide-too: error: compiles to 26 {groups}"]
+
+
+REPEATS = """\
+rules:
+  - id: my.repeats-its-threshold
+    description: says its threshold twice
+    when:
+      all:
+        - {fact: hours_per_year, gte: 3500}
+    then:
+      - prefer: {decision: deployment, option: local, weight: 1}
+    because: Above 3,500 GPU-hours a year owning pays.
+    sources: [decide.local]
+  - id: my.names-it-once
+    description: names the fact and the policy constant
+    when:
+      all:
+        - {fact: hours_per_year, gte: 3500}
+        - {fact: budget_usd, gte: {policy: infiniband_per_node_usd}}
+    then:
+      - prefer: {decision: deployment, option: local, weight: 1}
+    because: >-
+      You train {hours_per_year} GPU-hours a year; the budget covers InfiniBand
+      ({policy.infiniband_per_node_usd:,.0f} USD a node); and 35 is not the threshold.
+    sources: [decide.local]
+"""
+
+
+def test_a_because_that_repeats_its_own_threshold_is_a_warning(tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(REPEATS)
+    code, lines = _check(CliRunner(), path)
+    assert code == 0
+    assert lines == [f"{path}:6: my.repeats-its-threshold: warning: because repeats 3,500, the "
+                     "threshold of hours_per_year in its condition: write {hours_per_year} or a "
+                     "{policy.NAME} so it is said once"]

@@ -402,6 +402,10 @@ class Policy(Strict):
     max_price_age_days: Constant
     reference_api: Reference
     api_output_token_share: Constant
+    # thresholds the rules name ({policy: NAME})
+    entry_vram_gib_min: Constant
+    entry_vram_gib_max: Constant
+    large_model_params_b: Constant
     # input limits
     batch_line_max_bytes: Constant
 
