@@ -280,9 +280,10 @@ def _repeated_literals(book: Rulebook) -> list[Finding]:
         if rule.path not in files:
             raw = _raw(rule.path)
             entries = raw.get("rules") if isinstance(raw, dict) else None
-            files[rule.path] = {e.get("id"): e for e in entries or () if isinstance(e, dict)}
-        entry = files[rule.path].get(rule.id)
-        because = entry.get("because") if entry else None
+            files[rule.path] = {str(e.get("id")): e for e in entries or ()
+                                if isinstance(e, dict)}
+        entry: dict[str, Any] = files[rule.path].get(rule.id) or {}
+        because = entry.get("because")
         if not isinstance(because, str):
             continue
         for leaf in _leaves(rule.condition):
