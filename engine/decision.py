@@ -108,6 +108,8 @@ class Excluded(_Out):
     """A configuration a rule excluded, with the rule and its reason."""
 
     id: str
+    label: str
+    """``8× A100 40GB, AWS on-demand`` or ``2× RTX 4090, owned``."""
     rule: str
     reason: str
 
@@ -116,6 +118,8 @@ class Cheaper(_Out):
     """A configuration that costs less for the work than the pick, and why the pick won."""
 
     id: str
+    label: str
+    """``8× A100 40GB, AWS on-demand`` or ``2× RTX 4090, owned``."""
     per_year_usd: float
     rule: str
     reason: str

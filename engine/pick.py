@@ -97,7 +97,15 @@ def _other_side(choice: Scored | None, ranked: Sequence[Scored]) -> Scored | Non
 def excluded(entry: Scored) -> Excluded:
     """An excluded configuration with the first rule that excluded it."""
     rule = next(r for r in entry.rules if r.scoring[0])
-    return Excluded(id=entry.id, rule=rule.id, reason=text_of(rule, entry.facts))
+    return Excluded(id=entry.id, label=label(entry), rule=rule.id,
+                    reason=text_of(rule, entry.facts))
+
+
+def label(entry: Scored) -> str:
+    """How a person names a configuration: ``8× A100 40GB, AWS on-demand``."""
+    f = entry.facts
+    where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
+    return f"{f['count']}× {f['gpu_label']}, {where}"
 
 
 def cheaper(choice: Scored, scored: Sequence[Scored],
@@ -111,8 +119,8 @@ def cheaper(choice: Scored, scored: Sequence[Scored],
         return None
     rival = min(rivals, key=lambda s: (s.facts["cost_usd_year"], s.id))
     rule, text = _why_not(choice, rival, axes)
-    return Cheaper(id=rival.id, per_year_usd=float(rival.facts["cost_usd_year"]), rule=rule,
-                   reason=text)
+    return Cheaper(id=rival.id, label=label(rival),
+                   per_year_usd=float(rival.facts["cost_usd_year"]), rule=rule, reason=text)
 
 
 def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) -> tuple[str, str]:

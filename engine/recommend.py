@@ -147,6 +147,9 @@ class Engine:
         self._phase(run, 3)
         axes = self._decide(run)
         choice, revision = _pick(axes["deployment"], local, cloud)
+        if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
+            # owning or renting is not open to this team: no break-even to weigh
+            run.facts.traces.pop("break_even_hours", None)
         axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
         hw = hardware(choice, scored, axes)
         warnings, strategies = axes_notes = self._notes(run)

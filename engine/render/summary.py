@@ -157,7 +157,7 @@ def cheaper_line(decision: Decision) -> str | None:
     choice = decision.hardware.choice
     if cheaper is None or choice is None:
         return None
-    return (f"Why not {cheaper.id} ({usd(cheaper.per_year_usd)} a year, "
+    return (f"Why not {cheaper.label} ({usd(cheaper.per_year_usd)} a year, "
             f"{usd(choice.cost.per_year_usd - cheaper.per_year_usd)} less): {cheaper.reason} "
             f"[{cheaper.rule}]")
 
@@ -215,7 +215,7 @@ def excluded_line(decision: Decision) -> str | None:
     rule = max(counts, key=lambda r: (counts[r], r))
     example = next(x for x in hw.excluded if x.rule == rule)
     return (f"{len(hw.excluded)} of {hw.considered} configurations excluded; {counts[rule]} by "
-            f"{rule}, e.g. {example.id}: {example.reason}")
+            f"{rule}, e.g. {example.label}: {example.reason}")
 
 
 def with_days(decision: Decision) -> bool:
