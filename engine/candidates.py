@@ -338,12 +338,14 @@ def newest_architecture(catalog: Catalog) -> str:
 
 def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
-    (owned or rented), and among its like (same side, kind of provider and pricing): what the
-    rules weigh a preference against."""
+    (owned or rented), and among its like (same side, kind of provider and pricing; among
+    hyperscalers the same provider, since a team works in one ecosystem): what the rules
+    weigh a preference against."""
     groups: dict[str, Callable[[Mapping[str, Any]], str]] = {
         "cost_vs_cheapest": lambda f: "all",
         "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
-        "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/{f['pricing']}",
+        "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/{f['pricing']}"
+        + (f"/{f['provider']}" if f["provider_kind"] == "hyperscaler" else ""),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:

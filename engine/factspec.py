@@ -255,7 +255,8 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
              "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
     FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
-             "one of its like (owned; or rented from the same kind of cloud, same pricing)",
+             "one of its like (owned; or rented at the same pricing from the same kind of cloud, "
+             "the same provider among hyperscalers)",
              origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""

@@ -276,7 +276,7 @@ ATTACKS: dict[str, Callable[[Attacker], None]] = {
     "delete all": lambda a: a.delete_last(RECORDS),
     "edit one and re-chain the tail": lambda a: (a.edit(51, "4321", "9999"), a.rechain(51)),
     "replace the last by a forgery": lambda a: (a.delete_last(1), a.forge_append()),
-    "swap the policy, full rewrite": lambda a: a.swap_policy("gte: 3500", "gte: 7000"),
+    "swap the policy, full rewrite": lambda a: a.swap_policy("weight: 4}", "weight: 9}"),
 }
 
 
@@ -432,7 +432,7 @@ def test_a_plain_forgery_after_keyed_records_fails_even_without_the_key(
 def test_a_full_rewrite_as_plain_records_fails_with_the_key(runner: CliRunner, keyed_db: Path,
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             ) -> None:
-    attack(keyed_db, lambda a: a.swap_policy("gte: 3500", "gte: 7000"))
+    attack(keyed_db, lambda a: a.swap_policy("weight: 4}", "weight: 9}"))
     assert run(runner, "audit", "verify", "--audit-db", str(keyed_db)).exit_code == 0
     key_env(monkeypatch)
     result = run(runner, "audit", "verify", "--audit-db", str(keyed_db))
@@ -602,7 +602,7 @@ def test_replay_of_an_edited_stored_policy_names_the_hash_mismatch(runner: CliRu
     replayed = run(runner, "audit", "replay", record_id, "--audit-db", str(db))
     assert replayed.exit_code == 0  # the engine for this policy is now cached in-process
     conn = sqlite3.connect(db)
-    conn.execute("UPDATE policies SET content = replace(content, 'gte: 3500', 'gte: 7000')"
+    conn.execute("UPDATE policies SET content = replace(content, 'weight: 4}', 'weight: 9}')"
                  " WHERE kind = 'rules'")
     conn.commit()
     conn.close()

@@ -45,7 +45,7 @@ def policy_copy(base: Path, name: str, *, edit: bool) -> Path:
     shutil.copytree(bundled_dir("rules"), rules)
     if edit:
         usage = rules / "usage.yaml"
-        usage.write_text(usage.read_text().replace("gte: 3500}", "gte: 3600}"))
+        usage.write_text(usage.read_text().replace("weight: 4}", "weight: 5}"))
     return rules
 
 

@@ -114,7 +114,7 @@ def work_line(decision: Decision) -> str:
     if choice is not None:
         text += f"; the pick is busy {hours(choice.busy_hours_per_year)} hours a year"
         if choice.days_per_run is not None:
-            text += f" and takes {choice.days_per_run:,.1f} days a run"
+            text += f" and takes {run_length(choice.days_per_run)} a run"
     return text + "."
 
 
@@ -223,15 +223,45 @@ def with_days(decision: Decision) -> bool:
     return any(c.days_per_run is not None for _, c in table_rows(decision))
 
 
-def headers(days: bool) -> list[str]:
-    """The hardware table's column titles."""
+def headers(days: bool, *, compact: bool = False) -> list[str]:
+    """The hardware table's column titles (``compact``: short ones for an 80-column
+    terminal, explained by :data:`TABLE_LEGEND`)."""
+    if compact:
+        return ["configuration", "where", "$/h", "h/yr", *(["days"] if days else []), "buy",
+                "$/yr"]
     return ["configuration", "where", "$/GPU-h", "busy h/yr", *(["days/run"] if days else []),
             "up front", "per year"]
 
 
-def cells(c: Candidate, days: bool) -> list[str]:
+TABLE_LEGEND = ("$/h: price per GPU-hour; h/yr: hours a year the configuration is busy with "
+                "your work; days: per training run; buy: up front; $/yr: cost a year for your "
+                "work, all in")
+
+
+def cells(c: Candidate, days: bool, *, compact: bool = False) -> list[str]:
     """The table cells of one candidate."""
-    run = ["—" if c.days_per_run is None else f"{c.days_per_run:,.1f}"] if days else []
-    return [config_name(c), where(c), f"{c.usd_per_gpu_hour:.2f}",
-            hours(c.busy_hours_per_year), *run, usd(c.cost.upfront_usd),
-            usd(c.cost.per_year_usd)]
+    run = ["—" if c.days_per_run is None else "<0.1" if c.days_per_run < 0.05
+           else f"{c.days_per_run:,.1f}"] if days else []
+    return [config_name(c), short_where(c) if compact else where(c),
+            f"{c.usd_per_gpu_hour:.2f}", hours(c.busy_hours_per_year), *run,
+            usd(c.cost.upfront_usd), usd(c.cost.per_year_usd)]
+
+
+def run_length(days: float) -> str:
+    """``2.8 days``, ``5 hours``, ``under an hour``."""
+    if days >= 1:
+        return f"{days:,.1f} days"
+    hours_ = days * 24
+    return "under an hour" if hours_ < 1 else f"{hours_:,.0f} hour{'s' if hours_ >= 1.5 else ''}"
+
+
+def short_where(c: Candidate) -> str:
+    """``RunPod on-dem. us+2``, ``AWS resv 12mo us``, ``owned``."""
+    if c.where == "local":
+        return "owned"
+    pricing = {"on-demand": "on-dem."}.get(c.pricing, c.pricing)
+    if c.reserved_months:
+        pricing = f"resv {c.reserved_months}mo"
+    parts = (c.region or "").split(",")
+    more = f"+{len(parts) - 1}" if len(parts) > 1 else ""
+    return f"{c.provider_label} {pricing} {parts[0]}{more}".strip()

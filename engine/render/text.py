@@ -14,6 +14,7 @@ from engine.render.chart import ascii_chart, curves_from
 from engine.render.summary import (
     AXIS_TITLES,
     SCORE_LEGEND,
+    TABLE_LEGEND,
     applies,
     break_even_line,
     cells,
@@ -115,14 +116,16 @@ def _hardware(out: Any, decision: Decision) -> None:
         return
     days = with_days(decision)
     table = Table(title="Hardware (cost for your year's work; → the pick)", box=box.SIMPLE_HEAD,
-                  title_justify="left", title_style="bold", pad_edge=False, padding=(0, 1))
+                  title_justify="left", title_style="bold", pad_edge=False, show_edge=False,
+                  padding=(0, 1, 0, 0))
     table.add_column("", no_wrap=True)
-    for i, col in enumerate(headers(days)):
+    for i, col in enumerate(headers(days, compact=True)):
         table.add_column(col, justify="left" if i < 2 else "right", overflow="fold",
-                         no_wrap=i == 0)
+                         no_wrap=i != 1)
     for mark, cand in rows:
-        table.add_row(mark, *(escape(c) for c in cells(cand, days)))
+        table.add_row(mark, *(escape(c) for c in cells(cand, days, compact=True)))
     out.print(table)
+    _line(out, TABLE_LEGEND, "dim")
     for text in (cheaper_line(decision), excluded_line(decision)):
         _line(out, text, "dim")
 
