@@ -178,8 +178,17 @@ def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
     else:  # round away from the current value, so the reported value still flips
         rounding = math.floor if outside < float(flip.current) else math.ceil
         value = rounding(outside * 100) / 100
+        whole = float(rounding(outside))
+        if abs(outside) >= 10 and whole != value and _flips(engine, answers, flip, whole):
+            value = whole  # 3,600 hours reads better than 3,599.07, if it flips too
     return Flip(flip.axis, flip.before, flip.after, flip.answer, _plain(value), flip.current,
                 _distance(float(flip.current), outside))
+
+
+def _flips(engine: Engine, answers: Answers, flip: Flip, value: float) -> bool:
+    trial = _with(engine, answers, flip.answer, value)
+    return trial is not None and engine.recommend(
+        trial, decision_id="whatif").decisions[flip.axis].choice == flip.after
 
 
 def _candidates(engine: Engine, question: Question, current: Any,

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from engine import __version__
 from engine.cli.options import catalog_options, format_option, rules_option
 
 
@@ -143,6 +144,9 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
                            f"{record.catalog_hash[:12]}): identical")
             else:
                 click.echo(f"{record.id}: replay DIFFERS from the record:")
+                if record.engine_version != __version__:
+                    click.echo(f"(recorded by engine {record.engine_version}, replayed by "
+                               f"{__version__}: the engine's own changes show here too)")
                 click.echo("\n".join(outcome.diff[:80]))
             sys.exit(0 if outcome.identical else 1)
         from engine.recommend import load_engine
