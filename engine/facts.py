@@ -268,6 +268,7 @@ def size(facts: Facts, answers: Answers, catalog: Catalog, method: MethodGroup) 
     facts.put("datacenter_gpus_needed", needed_on(catalog, req, reference))
     acts = estimate.breakdown.get("activations", 0.0) + estimate.breakdown.get("logits", 0.0)
     facts.put("activation_share", acts / estimate.total_gib if estimate.total_gib else 0.0)
+    facts.put("checkpointing_on", estimate.gradient_checkpointing)
     work = _work_facts(facts, answers, catalog, shape, method)
     _plan_fit_facts(facts, answers, catalog, req)
     deadline = answers.max_days_per_run

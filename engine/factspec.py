@@ -100,6 +100,8 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (decided method)",
        "GPUs"),
     _d("activation_share", "number", "share of the peak taken by activations (decided method)"),
+    _d("checkpointing_on", "bool", "gradient checkpointing is on in the one-GPU estimate of the "
+       "decided method (asked for, or auto where it saves memory)"),
     _d("work_mode", "string", "how the team states its work", choices=("tokens", "hours")),
     _d("work_assumed", "bool", "the amount of work is a default, not the team's answer"),
     _d("hours_gpu_name", "string", "the GPU whose hours measure the work"),

@@ -175,7 +175,8 @@ def applies(decision: Decision, axis: str) -> bool:
 
 
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:
-    """(sign, text, sources, rule) for the chosen option's reasons, strongest first."""
+    """(sign, text, sources, rule) for the chosen option's reasons, strongest first, then
+    why other options were ruled out (``✗ local: …``)."""
     chosen = next((r for r in axis.ranking if r.option == (axis.revised_from or axis.choice)),
                   None)
     if chosen is None:
@@ -185,6 +186,14 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
     for r in reasons[:limit]:
         sign = {"prefer": "+", "avoid": "−", "exclude": "✗"}[r.effect]
         out.append((sign, r.text, r.sources, r.rule))
+    shown = {rule for *_, rule in out}
+    for option in axis.ranking:
+        if option is chosen or not option.excluded:
+            continue
+        for r in option.reasons:
+            if r.effect == "exclude" and r.rule not in shown:
+                shown.add(r.rule)
+                out.append(("✗", f"{option.option}: {r.text}", r.sources, r.rule))
     return out
 
 
