@@ -150,6 +150,8 @@ class Engine:
         if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
             # owning or renting is not open to this team: no break-even to weigh
             run.facts.traces.pop("break_even_hours", None)
+            for name in ("break_even_hours", "payback_years"):
+                run.facts.values.pop(name, None)
         axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
         hw = hardware(choice, scored, axes)
         warnings, strategies = axes_notes = self._notes(run)

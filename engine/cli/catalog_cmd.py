@@ -10,7 +10,7 @@ import click
 
 from engine.catalog.load import Catalog, cited_sources, load_catalog
 from engine.catalog.models import Gpu, ModelPreset, Offer
-from engine.cli.options import catalog_options, format_option
+from engine.cli.options import catalog_options, finite_float, format_option
 from engine.errors import InputError
 from engine.render.catalog_view import field_rows
 from engine.render.jsonout import dumps
@@ -27,7 +27,7 @@ def catalog() -> None:
 @click.argument("kind", type=click.Choice(["gpus", "clouds", "models"]))
 @click.option("--form", type=click.Choice(["consumer", "workstation", "datacenter"]),
               help="Only GPUs (or offers of GPUs) of this form factor.")
-@click.option("--min-vram", type=click.FloatRange(min=0, max=10_000), metavar="GIB",
+@click.option("--min-vram", type=finite_float(0, 10_000), metavar="GIB",
               help="Only GPUs (or offers of GPUs) with at least this much memory, in GiB.")
 @click.option("--provider", metavar="ID", help="Only this provider's offers (clouds).")
 @click.option("--sort", "sort_by", type=click.Choice(["id", "vram", "price", "tflops", "params"]),
