@@ -13,11 +13,8 @@ hangs and memory stays bounded (a 50 MB file, an alias bomb, deep nesting, /dev/
 from __future__ import annotations
 
 import os
-import resource
 import shutil
-import signal
-import subprocess
-import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,6 +26,7 @@ from click.testing import CliRunner
 from engine.cli import cli
 from engine.resources import bundled_dir
 from engine.yamlio import MAX_NODES
+from tests.measured import run_engine
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "bad_inputs"
@@ -327,10 +325,6 @@ AS_LIMIT = 1024 * 1024 * 1024
 RSS_LIMIT_KB = 200 * 1024
 
 
-def _limit_address_space() -> None:  # runs in the child, before exec
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-
-
 @dataclass(frozen=True)
 class Run:
     returncode: int
@@ -341,29 +335,13 @@ class Run:
 
 
 def run_measured(args: list[str], env: dict[str, str], timeout: float = 30) -> Run:
-    """``python -m engine ARGS`` under RLIMIT_AS (1 GB), with a deadline; reaped with
-    ``os.wait4`` to read this child's own max RSS (the per-child form of
-    ``getrusage(RUSAGE_CHILDREN)``, unaffected by the other children this process had)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "engine", *args], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            preexec_fn=_limit_address_space)
-    assert proc.stderr is not None
-    deadline = started + timeout
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid == proc.pid:
-            break
-        if time.perf_counter() > deadline:
-            proc.send_signal(signal.SIGKILL)
-            os.wait4(proc.pid, 0)
-            raise AssertionError(f"hung for more than {timeout} s: {args}")
-        time.sleep(0.005)
-    seconds = time.perf_counter() - started
-    err = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)  # Popen must not wait again
-    return Run(proc.returncode, "", err, seconds, int(usage.ru_maxrss))
+    """``python -m engine ARGS`` under RLIMIT_AS (1 GB), with a deadline, and its own peak
+    RSS (``tests/measured.py``: not inflated by this test process's size)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        measure, err = run_engine(args, Path(scratch) / "rss", env=env, timeout=timeout,
+                                  cwd=ROOT)
+    return Run(measure.returncode, "", err.decode(errors="replace"), measure.seconds,
+               measure.max_rss_kb)
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ import json
 import os
 import queue
 import re
-import resource
 import signal
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from click.testing import CliRunner
 from engine.batch import Oversized, evaluate_lines
 from engine.batch_io import read_lines
 from engine.cli import cli
+from tests.measured import run_engine
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent
@@ -401,10 +401,6 @@ AS_LIMIT = 1024 * 1024 * 1024
 RSS_LIMIT_KB = 200 * 1024
 
 
-def _limit_address_space() -> None:  # runs in the child, before exec
-    resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
-
-
 @pytest.fixture(scope="module")
 def child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     base = tmp_path_factory.mktemp("child")
@@ -425,22 +421,13 @@ def test_a_200_mb_line_is_one_error_record_at_little_memory(
         handle.write(f'"}}\n{GOOD[1]}\n'.encode())
     out, errors = tmp_path / "out.jsonl", tmp_path / "stderr.txt"
     with errors.open("wb") as stderr:
-        proc = subprocess.Popen([sys.executable, "-m", "engine", "batch", str(source), "--out",
-                                 str(out)], env=child_env, stdout=subprocess.DEVNULL,
-                                stderr=stderr, preexec_fn=_limit_address_space)
-    deadline = time.monotonic() + 120
-    while (reaped := os.wait4(proc.pid, os.WNOHANG))[0] != proc.pid:
-        if time.monotonic() > deadline:
-            proc.kill()
-            os.wait4(proc.pid, 0)
-            raise AssertionError("batch hung on a 200 MB line")
-        time.sleep(0.01)
-    proc.returncode = os.waitstatus_to_exitcode(reaped[1])  # Popen must not wait again
+        measure, _ = run_engine(["batch", str(source), "--out", str(out)], tmp_path / "rss",
+                                env=child_env, timeout=120, stderr=stderr)
     message = f"line is {size + 13:,} bytes; the limit is 100,000"
     assert errors.read_text(encoding="utf-8", errors="replace").splitlines() == [
         f"error: {source}:2: {message}", f"batch: 3 result(s) written to {out}, 1 failed"]
-    assert proc.returncode == 1
-    assert 0 < reaped[2].ru_maxrss < RSS_LIMIT_KB, reaped[2].ru_maxrss
+    assert measure.returncode == 1
+    assert 0 < measure.max_rss_kb < RSS_LIMIT_KB, measure.max_rss_kb
     records = records_of(out)
     assert [r["line"] for r in records] == [1, 2, 3]
     assert records[1] == {"line": 2, "error": message}
