@@ -1,7 +1,7 @@
-"""Where durable_rules 2.0.28 breaks: the experiments behind ``engine/durable_limits.py``.
+"""Where durable_rules 2.0.28 breaks: the experiments behind ``engine/rules/limits.py``.
 
 Not part of the test suite. Each case builds one hand-written ruleset exactly as
-``engine.evaluate.Evaluator`` does (no timer threads, ``cap``, the catch-all rule) in a
+``engine.rules.evaluate.Evaluator`` does (no timer threads, ``cap``, the catch-all rule) in a
 child process with a timeout (a hang cannot be interrupted in-process: the C core holds the
 GIL and ignores SIGINT), asserts a few facts, and reports what happened: ``ok`` with the
 rules each fact fired, ``BUILD-ERR``/``ASSERT-ERR`` with durable_rules' error, ``HANG`` at
@@ -26,8 +26,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
 import json, sys, time
-from engine.compiler import Compiled, CompiledRuleset
-from engine.evaluate import Evaluator
+from engine.rules.compile import Compiled, CompiledRuleset
+from engine.rules.evaluate import Evaluator
 spec = json.loads(sys.stdin.read())
 rulesets = tuple(CompiledRuleset(name, "request", 0, defs, tuple(defs))
                  for name, defs in spec["rulesets"].items())
@@ -138,8 +138,8 @@ def cases() -> Iterator[tuple[str, str, dict[str, Any], list[dict[str, Any]]]]:
 def negations() -> Iterator[tuple[str, str, dict[str, Any], list[dict[str, Any]]]]:
     """Negations as the compiler writes them (unsplit), n = 2..20 comparisons, on the real
     engine: where error 113 starts for each shape."""
-    from engine.compiler import _group, compile_condition
-    from engine.conditions import All, AnyOf, Condition, Leaf, Not
+    from engine.rules.compile import _group, compile_condition
+    from engine.rules.conditions import All, AnyOf, Condition, Leaf, Not
 
     def now(condition: Condition) -> dict[str, Any]:  # the rule's pattern, groups merged
         pattern = _group("$and", [{"kind": "request"}, compile_condition(condition) or {}])

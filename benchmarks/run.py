@@ -142,8 +142,8 @@ def verdict(ok: bool, target: str) -> str:
 
 
 def load_scenarios(count: int, seed: int) -> tuple[Any, list[Any]]:
-    from engine.answers import validate_answers
-    from engine.recommend import load_engine
+    from engine.answers.model import validate_answers
+    from engine.decide.engine import load_engine
 
     engine = load_engine()
     lines = scenario_lines(count, seed)
@@ -249,7 +249,7 @@ def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
     strata, then candidates), captured from real evaluations, asserted into fresh sessions
     with no reuse of verdicts: through durable_rules' own ``Host`` API (its Python actions),
     and driven through the C core as the engine does on a miss."""
-    from engine.evaluate import Evaluator
+    from engine.rules.evaluate import Evaluator
 
     engine, scenarios = load_scenarios(args.distinct, args.seed + 1)
     evaluator = engine.evaluator
@@ -337,7 +337,7 @@ def bench_json(args: argparse.Namespace) -> list[Row]:
     """A decision to JSON text: indented (the CLI's ``--format json``, every audit record) and
     compact (each ``batch`` record), through pydantic's compiled serializer as shipped, and
     through the exact Python path that it falls back to (``json.dumps`` of ``model_dump``)."""
-    from engine.render import jsonout
+    from engine.files import jsonout
 
     engine, scenarios = load_scenarios(min(args.warm_calls, 500), args.seed)
     decisions = [engine.recommend(answers, decision_id="bench") for answers in scenarios]
@@ -365,9 +365,9 @@ def bench_json(args: argparse.Namespace) -> list[Row]:
 
 
 def bench_audit(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> list[Row]:
-    from engine.answers import load_answers
-    from engine.audit import AuditStore
-    from engine.recommend import load_engine
+    from engine.answers.model import load_answers
+    from engine.audit.store import AuditStore
+    from engine.decide.engine import load_engine
 
     engine = load_engine()
     decision = engine.recommend(load_answers(EXAMPLE, (), engine.catalog))

@@ -44,8 +44,8 @@ def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The policy cache (engine/cache.py) and its key go to a temporary directory, not the
-    user's.
+    """The policy cache (engine/decide/policy_cache.py) and its key go to a temporary
+    directory, not the user's.
 
     Set before collection: some test modules load the engine when they are imported.
     """

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.answers import Answers, answers_to_data, load_answers, validate_answers
+from engine.answers.model import Answers, answers_to_data, load_answers, validate_answers
 from engine.catalog.load import Catalog
 from engine.errors import AnswerError, InputError
 
@@ -356,7 +356,7 @@ def test_set_a_huge_number_is_out_of_range_not_an_overflow(catalog: Catalog) -> 
 
 
 def test_the_questionnaire_reads_numbers_the_same_way(catalog: Catalog) -> None:
-    from engine.questionnaire import Questionnaire
+    from engine.answers.questionnaire import Questionnaire
 
     questionnaire = Questionnaire(catalog, {})
     check = questionnaire.validator(catalog.question("budget_usd"))

@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.answers import load_answers
+from engine.answers.model import load_answers
+from engine.answers.questionnaire import Questionnaire, prompt_text
 from engine.catalog.load import Catalog
 from engine.cli import cli
-from engine.questionnaire import Questionnaire, prompt_text
 
 pexpect = pytest.importorskip("pexpect")
 

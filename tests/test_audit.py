@@ -22,13 +22,13 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from engine.answers import validate_answers
-from engine.audit import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path
-from engine.audit_chain import verify
+from engine.answers.model import validate_answers
+from engine.audit.chain import verify
+from engine.audit.store import SCHEMA_VERSION, AuditError, AuditStore, Record, default_path
 from engine.cli import cli
-from engine.recommend import Engine, load_engine
+from engine.decide.engine import Engine, load_engine
 from engine.resources import bundled_dir
-from engine.scenarios import load_scenario, scenario_paths
+from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 WRITER = Path(__file__).parent / "helpers" / "audit_writer.py"
@@ -280,7 +280,7 @@ def test_editing_answers_with_the_sqlite_shell_breaks_verify_at_that_record(
 
 def test_rechained_edit_is_still_caught_at_the_next_record(engine: Engine, db: Path) -> None:
     """Recomputing the edited record's own hash moves the break to the next link."""
-    from engine.audit import record_hash
+    from engine.audit.store import record_hash
 
     records = fill(db, engine, [example_answers(hours_per_year=4000 + i) for i in range(3)])
     target = records[1]

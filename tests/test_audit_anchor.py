@@ -18,8 +18,10 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.answers import validate_answers
-from engine.audit import (
+from engine.answers.model import validate_answers
+from engine.audit.chain import Head, Verification, verify
+from engine.audit.key import AuditKey
+from engine.audit.store import (
     GENESIS,
     KEYED,
     PLAIN,
@@ -28,10 +30,8 @@ from engine.audit import (
     policy_hash,
     record_hash,
 )
-from engine.audit_chain import Head, Verification, verify
-from engine.audit_key import AuditKey
 from engine.cli import cli
-from engine.recommend import Engine, load_engine
+from engine.decide.engine import Engine, load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
@@ -552,7 +552,7 @@ def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db:
 @pytest.fixture
 def schema_1_store(db: Path, tmp_path: Path) -> Iterator[Path]:
     """The same records in a store laid out exactly as schema 1 (before keyed hashes)."""
-    from engine.audit import _MIGRATIONS
+    from engine.audit.store import _MIGRATIONS
 
     old = tmp_path / "schema1.sqlite3"
     conn = sqlite3.connect(old)

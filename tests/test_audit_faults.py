@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.answers import validate_answers
-from engine.audit import AuditError, AuditStore
-from engine.audit_chain import verify
+from engine.answers.model import validate_answers
+from engine.audit.chain import verify
+from engine.audit.store import AuditError, AuditStore
 from engine.cli import cli
-from engine.recommend import Engine, load_engine
+from engine.decide.engine import Engine, load_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_WRITER = Path(__file__).parent / "helpers" / "fast_audit_writer.py"
@@ -291,7 +291,7 @@ _READ_AS_NOBODY = """
 import sqlite3, sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
-from engine.audit import AuditStore
+from engine.audit.store import AuditStore
 db = Path(sys.argv[2])
 try:
     sqlite3.connect(db).execute("SELECT count(*) FROM decisions")

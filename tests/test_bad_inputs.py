@@ -24,8 +24,8 @@ import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
+from engine.files.yamlio import MAX_NODES
 from engine.resources import bundled_dir
-from engine.yamlio import MAX_NODES
 from tests.measured import run_engine
 
 HERE = Path(__file__).parent

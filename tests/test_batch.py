@@ -1,4 +1,4 @@
-"""``gpu-advisor batch``, :func:`engine.batch.evaluate_lines` and the Dask adapter."""
+"""``gpu-advisor batch``, :func:`engine.batch.lines.evaluate_lines` and the Dask adapter."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.batch import evaluate_lines, record_error
+from engine.batch.lines import evaluate_lines, record_error
 from engine.catalog.load import Catalog
 from engine.cli import cli
 
@@ -139,7 +139,7 @@ def test_evaluate_lines_reports_answer_errors_as_records(catalog: Catalog) -> No
 def test_dask_local_cluster_matches_plain_batch(good_input: Path, one_worker_output: bytes,
                                                tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")
-    from engine.distributed import run_on_dask
+    from engine.batch.distributed import run_on_dask
 
     out = tmp_path / "dask.jsonl"
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

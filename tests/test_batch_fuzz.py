@@ -2,7 +2,7 @@
 
 Whatever a line holds, ``gpu-advisor batch`` writes exactly one record per non-blank line, in
 order, each a one-line JSON object with ``line`` and either ``decision`` or ``error``; no
-exception escapes. Run through the file reader and :func:`engine.batch.evaluate_lines` (many
+exception escapes. Run through the file reader and :func:`engine.batch.lines.evaluate_lines` (many
 examples) and through the CLI (fewer). Bounded: FUZZ_EXAMPLES (default 60) per target.
 """
 
@@ -19,8 +19,8 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.batch import Line, evaluate_lines
-from engine.batch_io import read_lines
+from engine.batch.files import read_lines
+from engine.batch.lines import Line, evaluate_lines
 from engine.catalog.load import load_catalog
 from engine.cli import cli
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from engine.batch import Oversized, evaluate_lines
-from engine.batch_io import read_lines
+from engine.batch.files import read_lines
+from engine.batch.lines import Oversized, evaluate_lines
 from engine.cli import cli
 from tests.measured import run_engine
 
@@ -285,7 +285,7 @@ def test_read_lines_bounds_every_line(data: bytes, limit: int,
 
 
 def test_read_lines_skips_an_over_long_line_in_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.batch_io
+    import engine.batch.files
 
     class Recording(io.BytesIO):
         largest = 0
@@ -353,7 +353,7 @@ def dask_client() -> Iterator[object]:
 def test_mixed_bad_lines_dask_writes_the_same_bytes(
         dask_client: object, mixed_input: Path, mixed_one_worker: bytes,
         tmp_path: Path) -> None:
-    from engine.distributed import run_on_dask
+    from engine.batch.distributed import run_on_dask
 
     out = tmp_path / "dask.jsonl"
     failed = run_on_dask(mixed_input, out, client=dask_client, npartitions=3)
@@ -363,7 +363,7 @@ def test_mixed_bad_lines_dask_writes_the_same_bytes(
 
 def test_dask_refuses_the_input_as_output_and_keeps_out_on_a_bad_policy(
         dask_client: object, source: Path, tmp_path: Path) -> None:
-    from engine.distributed import run_on_dask
+    from engine.batch.distributed import run_on_dask
     from engine.errors import InputError
 
     before = source.read_bytes()
@@ -379,7 +379,7 @@ def test_dask_refuses_the_input_as_output_and_keeps_out_on_a_bad_policy(
 
 
 def test_a_recursion_error_anywhere_is_the_lines_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.batch
+    import engine.batch.lines
 
     def recurse(*args: object, **kwargs: object) -> None:
         raise RecursionError("maximum recursion depth exceeded")
@@ -388,11 +388,11 @@ def test_a_recursion_error_anywhere_is_the_lines_error(monkeypatch: pytest.Monke
         raise MemoryError
 
     pairs = [(1, GOOD[0]), (2, GOOD[1])]
-    monkeypatch.setattr(engine.batch, "validate_answers", recurse)
+    monkeypatch.setattr(engine.batch.lines, "validate_answers", recurse)
     assert evaluate_lines(pairs) == [
         '{"line":1,"error":"nested too deeply to evaluate"}',
         '{"line":2,"error":"nested too deeply to evaluate"}']
-    monkeypatch.setattr(engine.batch, "validate_answers", no_memory)
+    monkeypatch.setattr(engine.batch.lines, "validate_answers", no_memory)
     assert evaluate_lines(pairs[:1]) == ['{"line":1,"error":"out of memory evaluating this line"}']
 
 

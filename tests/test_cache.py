@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine import cache
 from engine.catalog.load import Catalog, load_catalog
-from engine.recommend import _ENGINES, load_engine
+from engine.decide import policy_cache as cache
+from engine.decide.engine import _ENGINES, load_engine
 from engine.resources import bundled_dir
-from engine.rulebook import Rulebook
+from engine.rules.load import Rulebook
 
 
 @pytest.fixture
@@ -48,7 +48,7 @@ def test_first_load_writes_a_private_entry_and_the_next_uses_it(
     def fail() -> None:
         raise AssertionError("the policy was loaded from YAML despite a valid cache entry")
 
-    monkeypatch.setattr("engine.recommend.load_catalog", lambda *a, **k: fail())
+    monkeypatch.setattr("engine.decide.engine.load_catalog", lambda *a, **k: fail())
     engine = load_engine(rules, catalog)
     assert isinstance(engine.catalog, Catalog) and isinstance(engine.rulebook, Rulebook)
 
@@ -86,7 +86,7 @@ def test_a_corrupt_entry_is_rebuilt(policy: tuple[Path, Path, Path], content: by
 
 
 def _notices(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "engine.cache"]
+    return [r.getMessage() for r in caplog.records if r.name == "engine.decide.policy_cache"]
 
 
 def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
@@ -97,7 +97,7 @@ def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         builds.append(1)
         return load_catalog(*args, **kwargs)
 
-    monkeypatch.setattr("engine.recommend.load_catalog", counted)
+    monkeypatch.setattr("engine.decide.engine.load_catalog", counted)
     return builds
 
 
@@ -153,7 +153,7 @@ def test_the_compiled_rulesets_come_from_the_cache_too(
     def fail(*args: object) -> None:
         raise AssertionError("the rulebook was compiled despite a valid cache entry")
 
-    monkeypatch.setattr("engine.recommend.compile_rulebook", fail)
+    monkeypatch.setattr("engine.decide.engine.compile_rulebook", fail)
     again = load_engine(rules, catalog)
     assert again.compiled == first.compiled
     assert again.compiled is not first.compiled

@@ -17,9 +17,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine import cache
 from engine.cli import cli
-from engine.recommend import _ENGINES, Engine, load_engine
+from engine.decide import policy_cache as cache
+from engine.decide.engine import _ENGINES, Engine, load_engine
 from engine.resources import bundled_dir
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,7 +68,7 @@ def new_entry(store: Path, load: Callable[[], Any]) -> Path:
 
 
 def notices(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "engine.cache"]
+    return [r.getMessage() for r in caplog.records if r.name == "engine.decide.policy_cache"]
 
 
 class RunsCode:
@@ -121,16 +121,16 @@ def test_a_symlinked_entry_is_not_followed(store: Path, tmp_path: Path,
 
 def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every load of the catalog from YAML (a cache miss) appends to the list returned."""
-    import engine.recommend
+    import engine.decide.engine
 
     builds: list[int] = []
-    real = engine.recommend.load_catalog
+    real = engine.decide.engine.load_catalog
 
     def counted(*args: Any, **kwargs: Any) -> Any:
         builds.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine.recommend, "load_catalog", counted)
+    monkeypatch.setattr(engine.decide.engine, "load_catalog", counted)
     return builds
 
 
@@ -268,7 +268,8 @@ def test_the_notice_is_given_once_per_process(store: Path, tmp_path: Path,
     assert notices(caplog) == [
         f"note: ignored an untrusted policy cache entry {tampered[0]} "
         "(not a policy cache entry); rebuilt it"]
-    assert all(r.levelno == logging.WARNING for r in caplog.records if r.name == "engine.cache")
+    assert all(r.levelno == logging.WARNING for r in caplog.records
+               if r.name == "engine.decide.policy_cache")
 
 
 # --------------------------------------------------------------------------------------------

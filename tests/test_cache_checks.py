@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from engine import cache, private_files
 from engine.catalog.load import Catalog, load_catalog
-from engine.recommend import _ENGINES, Engine, load_engine
+from engine.decide import policy_cache as cache
+from engine.decide.engine import _ENGINES, Engine, load_engine
+from engine.files import private as private_files
 
 ROOT = Path(__file__).resolve().parent.parent
 OTHER_UID = os.getuid() + 1
@@ -43,7 +44,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         found.append(1)
         return load_catalog(*args, **kwargs)
 
-    monkeypatch.setattr("engine.recommend.load_catalog", counted)
+    monkeypatch.setattr("engine.decide.engine.load_catalog", counted)
     return found
 
 
@@ -54,7 +55,7 @@ def load_fresh() -> Engine:
 
 
 def notices(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "engine.cache"]
+    return [r.getMessage() for r in caplog.records if r.name == "engine.decide.policy_cache"]
 
 
 def entries(store: Path) -> list[Path]:
@@ -345,7 +346,7 @@ def test_as_a_library_the_notice_is_one_line_on_stderr_without_logging_set_up(
     env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(tmp_path / "cache"),
            "GPU_ADVISOR_CACHE_KEY_FILE": str(tmp_path / "key" / "policy-cache.key")}
     env.pop("GPU_ADVISOR_NO_CACHE", None)
-    script = ("from engine.recommend import _ENGINES, load_engine\n"
+    script = ("from engine.decide.engine import _ENGINES, load_engine\n"
               "import pathlib, sys\n"
               "load_engine()\n"
               "for _ in range(3):  # tampered three times, refused three times: one notice\n"

@@ -11,8 +11,8 @@ import pytest
 
 from engine.catalog.load import CATALOG_FILES, Catalog, load_catalog
 from engine.errors import CatalogError
+from engine.files.yamlio import load_yaml_file
 from engine.resources import bundled_dir
-from engine.yamlio import load_yaml_file
 
 REPO = Path(__file__).resolve().parent.parent
 KNOWLEDGE_MD = REPO / "docs" / "sources" / "knowledge.md"

@@ -1,5 +1,5 @@
 """The YAML → durable_rules compiler: exact JSON per operator, negation, the traps it avoids,
-and a property test pinning the engine's semantics to ``engine.conditions.holds``."""
+and a property test pinning the engine's semantics to ``engine.rules.conditions.holds``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.compiler import (
+from engine.decide.engine import Engine, load_engine
+from engine.rules.compile import (
     Compiled,
     CompiledRuleset,
     compile_condition,
@@ -22,12 +23,11 @@ from engine.compiler import (
     compile_rulebook,
     rule_parts,
 )
-from engine.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, holds
-from engine.durable_limits import MAX_STACK, Network
-from engine.evaluate import Evaluator
-from engine.recommend import Engine, load_engine
-from engine.rulebook import Rule, Rulebook
-from engine.rules_model import RuleModel
+from engine.rules.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, holds
+from engine.rules.evaluate import Evaluator
+from engine.rules.limits import MAX_STACK, Network
+from engine.rules.load import Rule, Rulebook
+from engine.rules.model import RuleModel
 
 REPO = Path(__file__).parent.parent
 ALLOWED_DR_KEYS = {"$and", "$or", "$ex", "$nex", "$neq", "$lt", "$lte", "$gt", "$gte", "$m"}
@@ -228,9 +228,9 @@ def test_many_matching_branches_do_not_crash_durable_rules() -> None:
     """Regression: chunked by leaves, 40 such rules shared one ruleset and a fact missing
     both facts matched 80 branches: 'double free or corruption' (SIGABRT) in the C core."""
     script = textwrap.dedent("""
-        from engine.compiler import compile_rulebook
-        from engine.conditions import FactRef, Leaf, Not
-        from engine.evaluate import Evaluator
+        from engine.rules.compile import compile_rulebook
+        from engine.rules.conditions import FactRef, Leaf, Not
+        from engine.rules.evaluate import Evaluator
         from tests.test_compiler import make_rule, synthetic_book
         rules = [make_rule(Not(Leaf(f"x{i}", "gt", FactRef(f"y{i}"))), f"t.neg{i}", order=i)
                  for i in range(40)]
@@ -362,7 +362,7 @@ def test_equal_signatures_get_equal_verdicts_from_durable_rules(
         cond: Condition, values: dict[str, Any], data: st.DataObject) -> None:
     """A fact moved within its signature class: durable_rules (no memo) gives the same
     verdict, so reusing verdicts by signature is exact."""
-    from engine.signature import signer_for
+    from engine.rules.signature import signer_for
 
     rule = make_rule(cond)
     signer = signer_for([cond])
@@ -378,7 +378,7 @@ def test_equal_signatures_get_equal_verdicts_from_durable_rules(
 
 
 def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
-    from engine.signature import signer_for
+    from engine.rules.signature import signer_for
 
     cond = All((Leaf("n1", "gt", 3), Leaf("n2", "lte", FactRef("n1")), Leaf("s1", "eq", "a"),
                 Leaf("b1", "exists", True)))
@@ -418,7 +418,7 @@ def test_a_split_signature_tells_apart_exactly_what_the_whole_one_does(
         data: st.DataObject) -> None:
     """Facts sharing the items of ``common``: (head of common, tail of fact) is equal for
     two facts exactly when their whole signatures are."""
-    from engine.signature import signer_for
+    from engine.rules.signature import signer_for
 
     signer = signer_for([cond])
     names = data.draw(st.sets(st.sampled_from(sorted(first) or ["n1"])))

@@ -1,10 +1,10 @@
-"""Rules that cannot hang or crash durable_rules (engine/durable_limits.py, engine/compiler.py,
+"""Rules that cannot hang or crash durable_rules (engine/rules/limits.py, engine/rules/compile.py,
 engine.evaluate.verified).
 
 - The checker's model: what one fact can do to the network of a compiled rule.
 - A rule too big for durable_rules is compiled in parts, or refused before any build with
   ``file:line: rule-id: message``; the parts fire exactly when the Python evaluation of the
-  whole rule (``engine.conditions.holds``) says so, on the real durable_rules engine.
+  whole rule (``engine.rules.conditions.holds``) says so, on the real durable_rules engine.
 - Every policy is built first in a child process under a time bound: a trap nobody listed
   (simulated by switching the checks off) ends in one line and exit 2, not a hang.
 
@@ -27,7 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.cli import cli
-from engine.compiler import (
+from engine.errors import RuleError
+from engine.rules.compile import (
     Compiled,
     CompiledRuleset,
     compile_rule,
@@ -35,8 +36,9 @@ from engine.compiler import (
     rule_parts,
     split_pattern,
 )
-from engine.conditions import All, AnyOf, Condition, Leaf, Not, holds
-from engine.durable_limits import (
+from engine.rules.conditions import All, AnyOf, Condition, Leaf, Not, holds
+from engine.rules.evaluate import Evaluator
+from engine.rules.limits import (
     MAX_CHILDREN,
     MAX_GROUPS,
     MAX_PARTS,
@@ -46,9 +48,7 @@ from engine.durable_limits import (
     pattern_problem,
     shape,
 )
-from engine.errors import RuleError
-from engine.evaluate import Evaluator
-from engine.trial import TRIAL_STEP_S, verified
+from engine.rules.trial import TRIAL_STEP_S, verified
 from tests.test_compiler import make_rule, synthetic_book
 
 REPO = Path(__file__).parent.parent
@@ -193,7 +193,7 @@ def test_split_rules_fire_as_python_evaluates(conditions: list[Condition],
 
 
 def _leaves(cond: Condition) -> list[Leaf]:
-    from engine.conditions import leaves
+    from engine.rules.conditions import leaves
 
     return list(leaves(cond))
 
@@ -404,8 +404,8 @@ def test_rules_within_the_limits_build_and_run(tmp_path: Path, text: str) -> Non
 ], ids=["in-500", "not-all-14", "not-any-17"])
 def test_a_long_rule_fires_as_python_evaluates_it(tmp_path: Path, text: str, parts: int,
                                                   hours: list[int]) -> None:
-    from engine.answers import load_answers
-    from engine.recommend import load_engine
+    from engine.answers.model import load_answers
+    from engine.decide.engine import load_engine
 
     directory, _ = folder(tmp_path, text)
     engine = load_engine(directory)
@@ -421,9 +421,9 @@ def test_a_long_rule_fires_as_python_evaluates_it(tmp_path: Path, text: str, par
 
 UNCHECKED = textwrap.dedent("""
     import sys
-    import engine.compiler as compiler
-    import engine.conditions as conditions
-    from engine.durable_limits import shape
+    import engine.rules.compile as compiler
+    import engine.rules.conditions as conditions
+    from engine.rules.limits import shape
     conditions.MAX_LIST_VALUES = 10**6  # a trap the checks do not know about:
     compiler._split = lambda pattern: [(pattern, shape(pattern))]  # nothing is split
     from engine.cli import main

@@ -1,4 +1,4 @@
-"""engine.evaluate.Evaluator on real durable_rules: isolation, the session cap, errors that
+"""engine.rules.evaluate.Evaluator on real durable_rules: isolation, the session cap, errors that
 must not vanish, no background threads, thread safety, and flat memory over 100k runs."""
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.answers import load_answers
-from engine.compiler import Compiled, CompiledRuleset, compile_rule
-from engine.conditions import FactRef, Leaf, Not
+from engine.answers.model import load_answers
+from engine.decide.engine import Engine, load_engine
 from engine.errors import EvaluationError
-from engine.evaluate import Evaluator, Firing
-from engine.facts import build_facts, durable_fact
-from engine.recommend import Engine, load_engine
-from engine.rulebook import Rule
-from engine.rules_model import RuleModel
+from engine.facts.build import build_facts, durable_fact
+from engine.rules.compile import Compiled, CompiledRuleset, compile_rule
+from engine.rules.conditions import FactRef, Leaf, Not
+from engine.rules.evaluate import Evaluator, Firing
+from engine.rules.load import Rule
+from engine.rules.model import RuleModel
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"
@@ -50,7 +50,7 @@ def small_compiled() -> Compiled:
 
 def signed(name: str, rules: list[Rule]) -> tuple[CompiledRuleset, Evaluator]:
     """A one-ruleset policy over facts x and y whose verdicts are reused by signature."""
-    from engine.signature import signer_for
+    from engine.rules.signature import signer_for
 
     ruleset = CompiledRuleset(name, "request", 0, {r.id: compile_rule(r) for r in rules},
                               tuple(r.id for r in rules), signer_for(r.condition for r in rules))
@@ -257,13 +257,13 @@ def test_memory_flat_over_100k_evaluations(engine: Engine,
 
 
 # --------------------------------------------------------------------------------------------
-# Remembered verdicts (engine.signature): durable_rules decides each fact class once
+# Remembered verdicts (engine.rules.signature): durable_rules decides each fact class once
 
 
 def _variants(engine: Engine) -> list[Any]:
     """Every scenario's and example's answers, and each example across hours and budgets."""
-    from engine.answers import validate_answers
-    from engine.scenarios import load_scenario, scenario_paths
+    from engine.answers.model import validate_answers
+    from engine.tools.scenarios import load_scenario, scenario_paths
 
     out = [validate_answers(load_scenario(p).answers, engine.catalog)
            for p in scenario_paths([REPO / "tests" / "scenarios"])]
@@ -320,7 +320,7 @@ def test_a_seen_fact_class_needs_no_session(engine: Engine) -> None:
 
 
 def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.evaluate as evaluate
+    import engine.rules.evaluate as evaluate
 
     monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
     ruleset, ev = signed("test_bounded", [make_rule(i, c) for i, c in XY_RULES])
@@ -367,7 +367,7 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Four threads, a memo of 3 signatures and 12 fact classes: constant eviction, and
     every answer still what durable_rules says."""
-    import engine.evaluate as evaluate
+    import engine.rules.evaluate as evaluate
 
     monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
     ruleset, ev = signed("test_threads", [make_rule(i, c) for i, c in XY_RULES])

@@ -18,13 +18,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.answers import load_answers
+from engine.answers.model import load_answers
 from engine.catalog.load import Catalog, load_catalog
 from engine.errors import EngineError
-from engine.jsonio import load_data_file
+from engine.files.jsonio import load_data_file
+from engine.files.yamlio import parse_yaml
 from engine.resources import bundled_dir
-from engine.rulebook import load_rulebook
-from engine.yamlio import parse_yaml
+from engine.rules.load import load_rulebook
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "60"))
@@ -175,10 +175,10 @@ def overrides(draw: st.DrawFn) -> list[str]:
 @given(items=overrides())
 def test_set_overrides(items: list[str]) -> None:
     """Every outcome is valid Answers or one AnswerError, printed as one clean line."""
-    from engine.answers import Answers
+    from engine.answers.model import Answers
     from engine.cli import _one_line
     from engine.errors import AnswerError
-    from engine.yamlio import CONTROL_CHARACTERS
+    from engine.files.yamlio import CONTROL_CHARACTERS
 
     try:
         answers = load_answers(None, items, CATALOG)
@@ -213,7 +213,7 @@ def test_json_node_count_is_exact(value: object, indent: int | str | None,
                                   ascii_only: bool) -> None:
     import json
 
-    from engine.jsonio import _json_nodes, _json_structure
+    from engine.files.jsonio import _json_nodes, _json_structure
 
     text = json.dumps(value, indent=indent, ensure_ascii=ascii_only)
     assert _json_nodes(_json_structure(text)) == nodes(value)

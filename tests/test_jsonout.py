@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import to_json
 
-from engine.answers import validate_answers
-from engine.decision import Reason
-from engine.recommend import Decision, load_engine
-from engine.render import jsonout
-from engine.render.jsonout import _compiled, _python_would_differ, compact, dumps, to_data
+from engine.answers.model import validate_answers
+from engine.decide.decision import Reason
+from engine.decide.engine import Decision, load_engine
+from engine.files import jsonout
+from engine.files.jsonout import _compiled, _python_would_differ, compact, dumps, to_data
 
 
 class Probe(BaseModel):

@@ -16,10 +16,10 @@ from typing import Any
 
 from hypothesis import given
 
-from engine.recommend import Decision
-from engine.render.chart import curves_from
-from engine.render.summary import headline
-from engine.render.text import render_text
+from engine.decide.engine import Decision
+from engine.output.chart import curves_from
+from engine.output.summary import headline
+from engine.output.text import render_text
 from tests.test_properties import CATALOG, ENGINE, POLICY, SETTINGS, decide, raw_answers
 
 AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
@@ -129,7 +129,7 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
 def test_the_examples_tell_one_story() -> None:
     from pathlib import Path
 
-    from engine.answers import load_answers
+    from engine.answers.model import load_answers
 
     examples = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.*"))
     assert examples

@@ -17,15 +17,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from engine.answers import Answers, validate_answers
+from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
+from engine.decide.engine import Decision, Engine, load_engine
 from engine.estimates.cost import break_even
 from engine.estimates.shape import shape_for_params
-from engine.evaluate import Evaluator
-from engine.facts import build_facts
-from engine.recommend import Decision, Engine, load_engine
-from engine.schema import schemas
+from engine.facts.build import build_facts
+from engine.rules.evaluate import Evaluator
+from engine.tools.schema import schemas
 
 CATALOG = load_catalog()
 ENGINE: Engine = load_engine()

@@ -1,4 +1,4 @@
-"""engine.recommend end to end (real durable_rules) over every scenario: determinism,
+"""engine.decide.engine end to end (real durable_rules) over every scenario: determinism,
 traceable reasons, hard constraints, physical fit, and the JSON contract of DESIGN.md."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from engine.answers import Answers, validate_answers
-from engine.conditions import holds
-from engine.recommend import Decision, Engine, load_engine, recommend
+from engine.answers.model import Answers, validate_answers
+from engine.decide.engine import Decision, Engine, load_engine, recommend
 from engine.resources import bundled_dir
-from engine.scenarios import load_scenario, scenario_paths
+from engine.rules.conditions import holds
+from engine.tools.scenarios import load_scenario, scenario_paths
 
 SCENARIOS = scenario_paths([Path(__file__).parent / "scenarios"])
 IDS = [p.stem for p in SCENARIOS]
@@ -255,9 +255,9 @@ def test_pretrain_training_estimate_is_on_the_pick(stem: str) -> None:
 
 def test_candidate_facts_are_declared(engine: Engine) -> None:
     """Every fact a candidate carries is in the fact registry rules are checked against."""
-    from engine.candidates import build_candidates
-    from engine.facts import build_facts, size
-    from engine.factspec import CANDIDATE, RANKED
+    from engine.decide.candidates import build_candidates
+    from engine.facts.build import build_facts, size
+    from engine.facts.spec import CANDIDATE, RANKED
 
     known = {spec.name for spec in (*CANDIDATE, *RANKED)}
     for path in SCENARIOS[:6]:

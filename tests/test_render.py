@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from engine.cli import cli
-from engine.render.chart import CostCurves, ascii_chart, curves_from
+from engine.output.chart import CostCurves, ascii_chart, curves_from
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
@@ -204,7 +204,7 @@ def test_importing_the_package_loads_nothing_heavy() -> None:
             "print(engine.load_answers.__module__)")
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
                           text=True, timeout=60, check=True)
-    assert done.stdout.splitlines() == ["[]", "engine.answers"]
+    assert done.stdout.splitlines() == ["[]", "engine.answers.model"]
 
 
 def test_the_command_line_keeps_its_bytecode(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from engine.catalog.load import Catalog
 from engine.errors import RuleError
 from engine.resources import bundled_dir
-from engine.rulebook import load_rulebook
+from engine.rules.load import load_rulebook
 
 BROKEN = Path(__file__).parent / "rules_broken"
 REPO = Path(__file__).parent.parent
@@ -121,7 +121,7 @@ CASES = [
          "list should have at least 1 item after validation, not 0"),
     Case("extra-key.yaml", "descripton:", "rules[broken.extra-key].descripton",
          "unknown key; did you mean 'description'?"),
-    # durable_rules' limits that a file shows by itself (engine/durable_limits.py)
+    # durable_rules' limits that a file shows by itself (engine/rules/limits.py)
     Case("in-list-too-long.yaml", "in: [", "broken.in-list-too-long",
          "'in' lists 512 values; at most 500 (durable_rules 2.0.28 hangs on 512 alternatives "
          "of one fact)"),
@@ -182,7 +182,7 @@ def test_python_tag_names_the_tag_and_runs_nothing(tmp_path: Path, catalog: Cata
                          ids=[c.file.removesuffix(".yaml") for c in COMPILE_CASES])
 def test_rule_beyond_durable_limits_is_refused_by_the_compiler(
         tmp_path: Path, catalog: Catalog, case: Case) -> None:
-    from engine.recommend import compile_policy
+    from engine.decide.engine import compile_policy
 
     directory = rules_with(tmp_path, case.file)
     book = load_rulebook(directory, catalog)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.recommend import Engine, load_engine
-from engine.scenarios import run_scenario, scenario_paths
+from engine.decide.engine import Engine, load_engine
+from engine.tools.scenarios import run_scenario, scenario_paths
 
 SCENARIOS = scenario_paths([Path(__file__).parent / "scenarios"])
 

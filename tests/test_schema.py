@@ -18,7 +18,7 @@ from referencing import Registry, Resource
 
 from engine.catalog.load import Catalog
 from engine.cli.rules_schema import schema as schema_cmd
-from engine.schema import NAMES, dump, schema_id, schemas
+from engine.tools.schema import NAMES, dump, schema_id, schemas
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schemas"

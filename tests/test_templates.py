@@ -1,4 +1,4 @@
-"""engine.templates: filling ``because`` texts, and remembering them without changing them."""
+"""engine.rules.templates: filling ``because`` texts, and remembering them without changing them."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine import templates
 from engine.memo import Memo
-from engine.templates import TemplateError, fields, render
+from engine.rules.templates import TemplateError, fields, render
 
 TEMPLATE = "{x} then {x:,.0f} and {y:.1%}"
 

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from engine.answers import load_answers
+from engine.answers.model import load_answers
 from engine.catalog.load import Catalog
 from engine.cli import cli
-from engine.recommend import load_engine
-from engine.whatif import thresholds, what_if
+from engine.decide.engine import load_engine
+from engine.tools.whatif import thresholds, what_if
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"

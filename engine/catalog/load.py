@@ -33,10 +33,10 @@ from engine.catalog.models import (
 )
 from engine.catalog.skypilot import Imported
 from engine.errors import CatalogError, InputError
+from engine.files.validation import build, did_you_mean
+from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.memo import Memo
 from engine.resources import bundled_dir
-from engine.validation import build, did_you_mean
-from engine.yamlio import line_of, parse_yaml, read_text
 
 CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "models", "policy", "questions")
 DERIVED_LIMIT = 20_000

@@ -92,7 +92,7 @@ class AdvisorGroup(click.Group):
 def _one_line(message: str) -> str:
     """Line breaks and other control characters quoted from input are shown escaped, so an
     error is always one line and never drives the terminal (the loaders refuse them too)."""
-    from engine.yamlio import printable
+    from engine.files.yamlio import printable
 
     return printable(message.replace("\r", "\\r").replace("\n", "\\n"))
 

@@ -9,7 +9,8 @@ from typing import Any
 import click
 import yaml
 
-from engine.answers import answers_to_data, load_partial, validate_answers
+from engine.answers.model import answers_to_data, load_partial, validate_answers
+from engine.answers.questionnaire import Questionnaire
 from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
@@ -19,9 +20,8 @@ from engine.cli.options import (
     format_option,
     rules_option,
 )
+from engine.decide.engine import load_engine
 from engine.errors import AnswerError
-from engine.questionnaire import Questionnaire
-from engine.recommend import load_engine
 
 
 def _interactive() -> bool:
@@ -72,7 +72,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
                     f"no terminal to ask on and questions are unanswered ({missing}); give "
                     "them with --answers FILE or --set KEY=VALUE, or accept defaults with "
                     "--defaults", field="ask")
-            from engine.prompt_tui import TerminalPrompter
+            from engine.answers.prompt import TerminalPrompter
 
             questionnaire.run(TerminalPrompter())
             asked = True

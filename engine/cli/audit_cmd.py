@@ -15,13 +15,13 @@ from engine.cli.options import catalog_options, format_option, rules_option
 
 
 def _path(option: Path | None) -> Path:
-    from engine.audit import default_path
+    from engine.audit.store import default_path
 
     return option or default_path()
 
 
 def _store(option: Path | None):  # type: ignore[no-untyped-def]
-    from engine.audit import AuditStore
+    from engine.audit.store import AuditStore
 
     return AuditStore(_path(option), create=False)
 
@@ -68,7 +68,7 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
     if fmt == "json":
         click.echo(json.dumps([r.summary() for r in records], indent=2))
         return
-    from engine.render.table import print_table
+    from engine.output.table import print_table
 
     rows = [(r.id, r.created_at[:19].replace("T", " "),
              " ".join(f"{k}={v}" for k, v in json.loads(r.choices).items()
@@ -88,8 +88,8 @@ def show(decision_id: str, audit_db: Path | None, fmt: str) -> None:
     Example:
       gpu-advisor audit show 01a22a485fa0
     """
-    from engine.recommend import Decision
-    from engine.replay import stored_engine
+    from engine.audit.replay import stored_engine
+    from engine.decide.engine import Decision
 
     with _store(audit_db) as store:
         record = store.get(decision_id)
@@ -101,11 +101,11 @@ def show(decision_id: str, audit_db: Path | None, fmt: str) -> None:
     header = (f"recorded {record.created_at} UTC · engine {record.engine_version} · "
               f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash {record.hash}")
     if fmt == "markdown":
-        from engine.render.markdown import render_markdown
+        from engine.output.markdown import render_markdown
 
         click.echo(f"<!-- {header} -->\n" + render_markdown(decision, book), nl=False)
         return
-    from engine.render.text import render_text
+    from engine.output.text import render_text
 
     render_text(decision, book)
     click.echo(header)
@@ -129,7 +129,7 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
       gpu-advisor audit replay 01a22a485fa0
       gpu-advisor audit replay 01a22a485fa0 --current
     """
-    from engine.replay import replay_current, replay_stored
+    from engine.audit.replay import replay_current, replay_stored
 
     with _store(audit_db) as store:
         record = store.get(decision_id)
@@ -149,7 +149,7 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
                                f"{__version__}: the engine's own changes show here too)")
                 click.echo("\n".join(outcome.diff[:80]))
             sys.exit(0 if outcome.identical else 1)
-        from engine.recommend import load_engine
+        from engine.decide.engine import load_engine
 
         result = replay_current(store, record, load_engine(rules_dir, catalog_dir, prices))
     if fmt == "json":
@@ -176,7 +176,7 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
 def _head(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     if value is None:
         return None
-    from engine.audit_chain import Head
+    from engine.audit.chain import Head
     from engine.errors import InputError
 
     try:
@@ -205,9 +205,9 @@ def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
       gpu-advisor audit verify
       gpu-advisor audit verify --since 1234:9f86d081884c7d65a1b2c3d4e5f60718
     """
-    from engine.audit import AuditError
-    from engine.audit_chain import verify as walk
-    from engine.audit_key import load_key
+    from engine.audit.chain import verify as walk
+    from engine.audit.key import load_key
+    from engine.audit.store import AuditError
 
     key = load_key(key_file)
     with _store(audit_db) as store:

@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 
 import click
 
-from engine.batch import (
+from engine.batch.files import AtomicOutput, count_lines, open_input, output_target, read_lines
+from engine.batch.lines import (
     DEFAULT_CHUNK_SIZE,
     Line,
     chunked,
@@ -26,10 +27,9 @@ from engine.batch import (
     record_error,
     record_line,
 )
-from engine.batch_io import AtomicOutput, count_lines, open_input, output_target, read_lines
 from engine.cli.options import catalog_options, rules_option
+from engine.decide.engine import load_engine
 from engine.errors import EngineError
-from engine.recommend import load_engine
 
 IN_FLIGHT_PER_WORKER = 4
 """Chunks queued per worker: keeps every worker busy while bounding memory (no read-ahead of

@@ -12,10 +12,10 @@ from engine.catalog.load import Catalog, cited_sources, load_catalog
 from engine.catalog.models import Gpu, ModelPreset, Offer
 from engine.cli.options import catalog_options, finite_float, format_option
 from engine.errors import InputError
-from engine.render.catalog_view import field_rows
-from engine.render.jsonout import dumps
-from engine.render.table import print_table
-from engine.validation import did_you_mean
+from engine.files.jsonout import dumps
+from engine.files.validation import did_you_mean
+from engine.output.catalog_view import field_rows
+from engine.output.table import print_table
 
 
 @click.group()

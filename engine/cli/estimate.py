@@ -7,11 +7,11 @@ from typing import Any
 
 import click
 
-from engine.calculator import fits_table, memory_report, shape_from_flags, training_report
 from engine.catalog.load import Catalog, load_catalog
 from engine.cli.options import catalog_options, finite_float, format_option, model_options
-from engine.render.jsonout import dumps
-from engine.render.table import fmt_gib, fmt_usd, print_table
+from engine.estimates.reports import fits_table, memory_report, shape_from_flags, training_report
+from engine.files.jsonout import dumps
+from engine.output.table import fmt_gib, fmt_usd, print_table
 
 
 @click.group()
@@ -133,7 +133,7 @@ def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh:
     Example:
       gpu-advisor estimate cost --gpu rtx-4090 --hours-per-year 2000 --offer runpod-a100-80gb
     """
-    from engine.calculator import cost_report
+    from engine.estimates.reports import cost_report
 
     catalog = load_catalog(catalog_dir, prices=prices)
     report = cost_report(catalog, gpu_id, gpus=gpus, hours_per_year=hours_per_year,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from engine.answers import load_answers
+from engine.answers.model import load_answers
 from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
@@ -17,12 +17,12 @@ from engine.cli.options import (
     format_option,
     rules_option,
 )
-from engine.recommend import Decision, Engine, load_engine
+from engine.decide.engine import Decision, Engine, load_engine
 
 
 def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
     """Append the decision to the audit store (default location unless given)."""
-    from engine.audit import AuditStore, default_path
+    from engine.audit.store import AuditStore, default_path
 
     with AuditStore(audit_db or default_path()) as store:
         store.append(decision, engine.rulebook.texts, engine.catalog.texts)
@@ -49,7 +49,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
           --set hours_per_year=800 --format json
     """
     if chart_path is not None:
-        from engine.render.chart import check_chart_path
+        from engine.output.chart import check_chart_path
 
         check_chart_path(chart_path)
     engine = load_engine(rules_dir, catalog_dir, prices)
@@ -60,8 +60,8 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     if not no_audit:
         record_decision(engine, decision, audit_db)
     if show_trace and fmt == "json":
-        from engine.render.jsonout import dumps
-        from engine.trace import trace
+        from engine.files.jsonout import dumps
+        from engine.tools.rule_trace import trace
 
         data = json.loads(decision.to_json())
         data["trace"] = [line.as_json() for line in trace(engine, evaluation)]
@@ -69,7 +69,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
         return
     emit(decision, engine, fmt, chart_path)
     if show_trace:
-        from engine.trace import trace
+        from engine.tools.rule_trace import trace
 
         click.echo("\nTrace (every rule):")
         for line in trace(engine, evaluation):
@@ -81,15 +81,15 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) 
     if fmt == "json":
         click.echo(decision.to_json(), nl=False)
     elif fmt == "markdown":
-        from engine.render.markdown import render_markdown
+        from engine.output.markdown import render_markdown
 
         click.echo(render_markdown(decision, engine.rulebook), nl=False)
     else:
-        from engine.render.text import render_text
+        from engine.output.text import render_text
 
         render_text(decision, engine.rulebook)
     if chart_path is not None:
-        from engine.render.chart import curves_from, write_chart
+        from engine.output.chart import curves_from, write_chart
 
         curves = curves_from(decision.estimates)
         if curves is None:

@@ -34,10 +34,10 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
       gpu-advisor rules check --rules my-rules/ --strict
     """
     from engine.catalog.load import load_catalog
+    from engine.decide.engine import Engine
     from engine.errors import EngineError, RuleError
-    from engine.lint import lint
-    from engine.recommend import Engine
-    from engine.rulebook import load_rulebook
+    from engine.rules.lint import lint
+    from engine.rules.load import load_rulebook
 
     catalog = load_catalog(catalog_dir, prices=prices)
     errors: list[RuleError] = []
@@ -69,7 +69,7 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
 
 def _paths(paths: tuple[Path, ...]) -> list[Path]:
     from engine.errors import InputError
-    from engine.scenarios import scenario_paths
+    from engine.tools.scenarios import scenario_paths
 
     chosen = list(paths) or [_DEFAULT_SCENARIOS]
     for path in chosen:
@@ -92,8 +92,8 @@ def test(paths: tuple[Path, ...], coverage: bool, rules_dir: Path | None,
     Example:
       gpu-advisor rules test tests/scenarios --coverage
     """
-    from engine.recommend import load_engine
-    from engine.scenarios import run_scenario
+    from engine.decide.engine import load_engine
+    from engine.tools.scenarios import run_scenario
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     outcomes = [run_scenario(engine, p) for p in _paths(paths)]
@@ -158,14 +158,14 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
       gpu-advisor rules diff HEAD~1 rules/
       gpu-advisor rules diff rules/ my-rules/ --scenarios tests/scenarios
     """
-    from engine.policydiff import diff_policies, resolve_policy
-    from engine.scenarios import load_scenario
+    from engine.tools.policydiff import diff_policies, resolve_policy
+    from engine.tools.scenarios import load_scenario
 
     cases: list[tuple[str, object]] = [
         (p.stem, load_scenario(p).answers) for p in _paths(scenario_paths_)]
     if from_audit:
-        from engine.audit import AuditStore, default_path
-        from engine.replay import answers_of
+        from engine.audit.replay import answers_of
+        from engine.audit.store import AuditStore, default_path
 
         with AuditStore(audit_db or default_path(), create=False) as store:
             cases += [(f"audit:{r.id}", answers_of(r)) for r in store.iter_all()]
@@ -205,12 +205,12 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     """
     import yaml
 
-    from engine.compiler import rule_parts
+    from engine.decide.engine import load_engine
     from engine.errors import InputError
-    from engine.factspec import candidate_registry, registry
-    from engine.recommend import load_engine
-    from engine.scenarios import run_scenario
-    from engine.validation import did_you_mean
+    from engine.facts.spec import candidate_registry, registry
+    from engine.files.validation import did_you_mean
+    from engine.rules.compile import rule_parts
+    from engine.tools.scenarios import run_scenario
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     ids = [r.id for r in engine.rulebook.rules]

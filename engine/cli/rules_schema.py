@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from engine.catalog.load import load_catalog
-from engine.schema import NAMES, dump, schemas, write_schemas
+from engine.tools.schema import NAMES, dump, schemas, write_schemas
 
 
 @click.command("schema")

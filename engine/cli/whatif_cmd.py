@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from engine.answers import load_answers
+from engine.answers.model import load_answers
 from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
@@ -15,7 +15,7 @@ from engine.cli.options import (
     format_option,
     rules_option,
 )
-from engine.recommend import load_engine
+from engine.decide.engine import load_engine
 
 
 def _value(value: object) -> str:
@@ -42,7 +42,7 @@ def whatif(answers_path: Path, overrides: tuple[str, ...], rules_dir: Path | Non
     Example:
       gpu-advisor whatif --answers examples/research-70b-intermittent.yaml
     """
-    from engine.whatif import what_if
+    from engine.tools.whatif import what_if
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)

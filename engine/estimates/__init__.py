@@ -8,6 +8,7 @@ from engine.estimates.cost import (
     renting_cost,
     running_cost_per_hour,
 )
+from engine.estimates.figure import Figure
 from engine.estimates.memory import (
     MemoryEstimate,
     MemoryRequest,
@@ -15,7 +16,6 @@ from engine.estimates.memory import (
     gpus_needed,
 )
 from engine.estimates.shape import Shape, resolve_shape
-from engine.estimates.trace import Figure
 from engine.estimates.training import TrainingEstimate, estimate_training
 from engine.estimates.workload import Workload, workload
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from engine.catalog.models import ApiOffer, Gpu, Platform, Policy
 from engine.errors import CatalogError
-from engine.estimates.trace import Figure, figure
+from engine.estimates.figure import Figure, figure
 
 
 def platform_for(gpu: Gpu, count: int,

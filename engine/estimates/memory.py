@@ -16,8 +16,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.models import Gpu, Policy
+from engine.estimates.figure import GIB, Figure, figure, tidy
 from engine.estimates.shape import Shape
-from engine.estimates.trace import GIB, Figure, figure, tidy
 from engine.memo import Memo
 
 Method = Literal["full", "lora", "qlora", "pretrain", "inference"]

@@ -12,7 +12,7 @@ import math
 from typing import Literal
 
 from engine.catalog.models import Gpu, Link, MethodGroup, Network, Policy
-from engine.estimates.trace import Figure, figure
+from engine.estimates.figure import Figure, figure
 
 Level = Literal["low", "expected", "high"]
 

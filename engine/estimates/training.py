@@ -9,9 +9,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.models import Gpu, Network, Policy
+from engine.estimates.figure import Figure, figure, tidy
 from engine.estimates.shape import Shape
 from engine.estimates.throughput import mfu, scaling
-from engine.estimates.trace import Figure, figure, tidy
 
 TrainMethod = Literal["full", "pretrain", "lora", "qlora"]
 

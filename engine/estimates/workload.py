@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from engine.catalog.models import Gpu, MethodGroup, Policy
+from engine.estimates.figure import Figure, figure, tidy
 from engine.estimates.shape import Shape
-from engine.estimates.trace import Figure, figure, tidy
 
 
 class Workload(BaseModel):

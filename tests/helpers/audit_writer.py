@@ -14,9 +14,9 @@ import sys
 import time
 from pathlib import Path
 
-from engine.answers import validate_answers
-from engine.audit import AuditStore
-from engine.recommend import Decision, load_engine
+from engine.answers.model import validate_answers
+from engine.audit.store import AuditStore
+from engine.decide.engine import Decision, load_engine
 
 # A quick persona to evaluate (~10 ms), so the processes spend their time on the store.
 BASE = {"workload": "fine-tune", "model": "qwen2.5-7b", "usage_pattern": "intermittent",

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.audit import AuditStore
+from engine.audit.store import AuditStore
 
 
 class _Result:

@@ -1,0 +1,1 @@
+"""The team's answers: the questions, loading and checking answers, the questionnaire."""

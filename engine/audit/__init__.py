@@ -1,0 +1,1 @@
+"""The audit store: hash-chained records, keys, replay."""

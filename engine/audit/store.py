@@ -1,0 +1,401 @@
+"""The audit store: every recommendation, hash-chained, with the exact policy that made it.
+
+SQLite (WAL, file mode 0600). Each record holds the answers, the full result (facts and
+traces included), the engine version and the rule-set and catalog hashes; the rules and
+catalog texts are stored once per hash, so any record can be replayed on its own policy.
+``prev_hash``/``hash`` chain the records: editing one breaks the chain at that record.
+A record's ``hash_kind`` says how its hash was made: ``sha256`` over its canonical JSON, or
+``hmac-sha256`` under the audit key (:mod:`engine.audit.key`), which only the key's holder
+can compute. :mod:`engine.audit.chain` walks and checks the chain.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
+from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
+from engine.errors import InputError
+
+__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "canonical_bytes",
+           "default_path", "index_columns", "policy_hash", "record_hash"]
+
+SCHEMA_VERSION = 2
+GENESIS = "0" * 64
+ENV_VAR = "GPU_ADVISOR_AUDIT_DB"
+PLAIN, KEYED = "sha256", "hmac-sha256"
+FROM_ENVIRONMENT: Literal["environment"] = "environment"
+_HASHED = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
+           "result", "prev_hash")
+_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, answers, result,"
+            " choices, rules_fired, prev_hash, hash")
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE policies (
+        hash    TEXT PRIMARY KEY,
+        kind    TEXT NOT NULL CHECK (kind IN ('rules', 'catalog')),
+        content TEXT NOT NULL
+    );
+    CREATE TABLE decisions (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT NOT NULL UNIQUE,
+        created_at     TEXT NOT NULL,
+        engine_version TEXT NOT NULL,
+        rules_hash     TEXT NOT NULL REFERENCES policies (hash),
+        catalog_hash   TEXT NOT NULL REFERENCES policies (hash),
+        answers        TEXT NOT NULL,
+        result         TEXT NOT NULL,
+        choices        TEXT NOT NULL,
+        rules_fired    TEXT NOT NULL,
+        prev_hash      TEXT NOT NULL,
+        hash           TEXT NOT NULL UNIQUE
+    );
+    CREATE INDEX decisions_created ON decisions (created_at);
+    """,
+    # Keyed hashes. Every schema-1 record is a plain sha256 one and stays verifiable as is.
+    2: f"""
+    ALTER TABLE decisions ADD COLUMN hash_kind TEXT NOT NULL DEFAULT '{PLAIN}'
+        CHECK (hash_kind IN ('{PLAIN}', '{KEYED}'));
+    ALTER TABLE decisions ADD COLUMN key_id TEXT;
+    """,
+}
+
+
+class PolicyMismatch(AuditError):
+    """A stored policy's texts no longer hash to the hash it is stored (and recorded) under."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class Record:
+    """One recorded decision."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    answers: str
+    result: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str = PLAIN
+    key_id: str | None = None
+
+    @property
+    def result_data(self) -> dict[str, Any]:
+        """The stored result as data."""
+        return json.loads(self.result)  # type: ignore[no-any-return]
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list`` shows."""
+        return {"id": self.id, "created_at": self.created_at,
+                "engine_version": self.engine_version, "choices": json.loads(self.choices),
+                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
+
+
+def default_path() -> Path:
+    """``$GPU_ADVISOR_AUDIT_DB`` or ``audit.sqlite3`` in the user data directory."""
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("gpu-advisor")) / "audit.sqlite3"
+
+
+def canonical_bytes(fields: Mapping[str, Any]) -> bytes:
+    """The canonical JSON a record's hash is made over: its content and its link, and for a
+    keyed record also how it is keyed (a plain record's form is the one of schema 1)."""
+    content = {k: fields[k] for k in _HASHED}
+    if fields.get("hash_kind", PLAIN) != PLAIN:
+        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
+    return json.dumps(content, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode()
+
+
+def record_hash(fields: Mapping[str, Any], key: AuditKey | None = None) -> str:
+    """sha256 over the canonical JSON of a record, or HMAC-SHA256 under ``key`` for a keyed
+    record (its ``hash_kind``)."""
+    data = canonical_bytes(fields)
+    if fields.get("hash_kind", PLAIN) == PLAIN:
+        return hashlib.sha256(data).hexdigest()
+    if key is None:
+        raise ValueError("a keyed record's hash needs the key")
+    return key.mac(data)
+
+
+def policy_hash(texts: Mapping[str, str]) -> str:
+    """The content hash rules and catalogs are stored under (same as the engine's)."""
+    from engine.catalog.load import content_hash
+
+    return content_hash(texts)
+
+
+class AuditStore:
+    """An open audit store. Use as a context manager or call :meth:`close`.
+
+    A writer (``create=True``) creates and migrates the store and records with ``key``
+    (by default the audit key from the environment, if any); a reader (``create=False``)
+    never writes, not even a migration, so it also reads a store it cannot write to.
+    """
+
+    def __init__(self, path: Path, *, create: bool = True,
+                 key: AuditKey | Literal["environment"] | None = FROM_ENVIRONMENT) -> None:
+        self.path = path
+        self._key = key
+        self._conn = connect(path, create=True) if create else connect_reader(path)
+        try:
+            self._version = self._check_schema()
+            if create:
+                enable_wal(self._conn, path)
+                self._version = self._migrate()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def __enter__(self) -> AuditStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._conn.close()
+
+    # -- schema --------------------------------------------------------------------------
+    def _check_schema(self) -> int:
+        """Refuse a newer or foreign database before anything is written to it (read only,
+        one snapshot, so a concurrent first migration is not mistaken for foreign tables)."""
+        try:
+            self._conn.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:
+            raise storage_error(self.path, exc) from None
+        try:
+            return self._schema_version()
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("COMMIT")
+
+    def _schema_version(self) -> int:
+        version = int(self._query_one("PRAGMA user_version")[0])
+        if version > SCHEMA_VERSION:
+            raise AuditError(f"{self.path}: audit store schema version {version} is newer than "
+                             f"this gpu-advisor supports ({SCHEMA_VERSION}); upgrade gpu-advisor")
+        if version == 0 and self._has_foreign_tables():
+            raise AuditError(f"{self.path}: not a gpu-advisor audit store (it has other tables); "
+                             "refusing to touch it")
+        return version
+
+    def _migrate(self) -> int:
+        if int(self._query_one("PRAGMA user_version")[0]) == SCHEMA_VERSION:
+            return SCHEMA_VERSION
+        with self._write():
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = self._schema_version()
+            for target in range(version + 1, SCHEMA_VERSION + 1):
+                for statement in _statements(_MIGRATIONS[target]):
+                    self._conn.execute(statement)
+                self._conn.execute(f"PRAGMA user_version = {target}")
+        return SCHEMA_VERSION
+
+    def _has_foreign_tables(self) -> bool:
+        return self._query_one(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ) is not None
+
+    def _query_one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
+        try:
+            return self._conn.execute(sql, params).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise AuditError(f"{self.path}: not a usable audit store ({exc})") from None
+
+    @contextlib.contextmanager
+    def _write(self) -> Iterator[None]:
+        """One IMMEDIATE write transaction (serialises writers; all or nothing)."""
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise storage_error(self.path, exc) from None
+        try:
+            yield
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise storage_error(self.path, exc) from None
+            raise
+
+    # -- writing ---------------------------------------------------------------------------
+    @property
+    def key(self) -> AuditKey | None:
+        """The key new records are made with (read from the environment on first use)."""
+        if self._key == FROM_ENVIRONMENT:
+            self._key = load_key()
+        return self._key
+
+    def append(self, decision: Any, rules_texts: Mapping[str, str],
+               catalog_texts: Mapping[str, str]) -> Record:
+        """Record one decision (and its policy, once per hash) at the end of the chain."""
+        result = decision.to_json()
+        data = json.loads(result)
+        fields: dict[str, Any] = {
+            "id": data["decision_id"],
+            "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="milliseconds"),
+            "engine_version": data["engine_version"],
+            "rules_hash": data["ruleset"]["hash"],
+            "catalog_hash": data["catalog"]["hash"],
+            "answers": json.dumps(data["answers"], sort_keys=True, ensure_ascii=False),
+            "result": result,
+            **index_columns(data),
+        }
+        key = self.key
+        with self._write():
+            self._store_policy(fields["rules_hash"], "rules", rules_texts)
+            self._store_policy(fields["catalog_hash"], "catalog", catalog_texts)
+            last = self._conn.execute("SELECT hash, hash_kind, key_id FROM decisions"
+                                      " ORDER BY seq DESC LIMIT 1").fetchone()
+            self._check_key_continues(last, key)
+            fields["prev_hash"] = last[0] if last else GENESIS
+            fields["hash_kind"], fields["key_id"] = (KEYED, key.id) if key else (PLAIN, None)
+            fields["hash"] = record_hash(fields, key)
+            cursor = self._conn.execute(
+                "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
+                " answers, result, choices, rules_fired, prev_hash, hash, hash_kind, key_id)"
+                " VALUES (:id, :created_at, :engine_version, :rules_hash, :catalog_hash,"
+                " :answers, :result, :choices, :rules_fired, :prev_hash, :hash, :hash_kind,"
+                " :key_id)", fields)
+            seq = int(cursor.lastrowid or 0)
+        return Record(seq=seq, **fields)
+
+    def _check_key_continues(self, last: tuple[str, str, str | None] | None,
+                             key: AuditKey | None) -> None:
+        """Once a store is keyed, every later record is keyed with the same key: a plain
+        record after a keyed one can then only be a forgery, and verify says so."""
+        if last is None or last[1] == PLAIN:
+            return
+        if key is None:
+            raise AuditError(f"{self.path}: this audit store is keyed; set {ENV_KEY} or "
+                             f"{ENV_KEY_FILE} to record into it; nothing was recorded")
+        if last[2] != key.id:
+            raise AuditError(f"{self.path}: this audit store is keyed with key {last[2]}, not "
+                             f"with the key from {key.source} ({key.id}); nothing was recorded")
+
+    def _store_policy(self, digest: str, kind: str, texts: Mapping[str, str]) -> None:
+        if policy_hash(texts) != digest:
+            raise AuditError(f"{kind} content does not match its hash {digest[:12]}")
+        # Stored once per hash: the check runs inside the write transaction, so it holds.
+        # (Serialising a whole policy only for INSERT OR IGNORE to drop it took ~40 % of
+        # an append.)
+        if self._conn.execute("SELECT 1 FROM policies WHERE hash = ?", (digest,)).fetchone():
+            return
+        self._conn.execute("INSERT OR IGNORE INTO policies (hash, kind, content) VALUES (?, ?, ?)",
+                           (digest, kind, json.dumps(dict(texts), sort_keys=True)))
+
+    # -- reading ---------------------------------------------------------------------------
+    def get(self, decision_id: str) -> Record:
+        """The record with this id (a unique prefix is enough)."""
+        rows = self._select("WHERE id LIKE ? ORDER BY seq LIMIT 2",
+                            (decision_id.replace("%", "").replace("_", "") + "%",))
+        if not rows:
+            raise InputError(f"no decision '{decision_id}' in {self.path}", field="ID")
+        if len(rows) > 1 and rows[0].id != decision_id:
+            raise InputError(f"'{decision_id}' matches several decisions; give more of the id",
+                             field="ID")
+        return rows[0]
+
+    def policy(self, digest: str) -> dict[str, str]:
+        """The exact texts stored under a policy hash, checked against it: a stored policy
+        that no longer matches its hash raises :class:`PolicyMismatch`."""
+        row = (self._query_one("SELECT kind, content FROM policies WHERE hash = ?", (digest,))
+               if self._version else None)
+        if row is None:
+            raise AuditError(f"{self.path}: policy {digest[:12]} is missing from the store")
+        try:
+            texts = json.loads(row[1])
+            actual = policy_hash(texts)
+        except (ValueError, TypeError, AttributeError):
+            actual = "not valid policy texts"
+        if actual != digest:
+            raise PolicyMismatch(f"{self.path}: the stored {row[0]} policy {digest[:12]} no "
+                                 f"longer matches its hash (its texts hash to {actual[:12]}): "
+                                 "the store was altered")
+        return texts  # type: ignore[no-any-return]
+
+    def records(self, *, since: str | None = None, until: str | None = None,
+                choice: tuple[str, str] | None = None, rule: str | None = None,
+                limit: int | None = None) -> list[Record]:
+        """Records in chain order, filtered."""
+        where, params = [], []
+        if since:
+            where.append("created_at >= ?")
+            params.append(since)
+        if until:
+            where.append("created_at < ?")
+            params.append(until)
+        if choice:
+            where.append("json_extract(choices, ?) = ?")
+            params += [f"$.{choice[0]}", choice[1]]
+        if rule:
+            where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
+            params.append(rule)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        clause += " ORDER BY seq"
+        if limit is not None:
+            clause += f" LIMIT {int(limit)}"
+        return self._select(clause, tuple(params))
+
+    def iter_all(self, batch: int = 1000) -> Iterator[Record]:
+        """Every record in chain order, fetched in batches."""
+        last = 0
+        while True:
+            rows = self._select("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
+            if not rows:
+                return
+            yield from rows
+            last = rows[-1].seq
+
+    def count(self) -> int:
+        """How many records the store holds."""
+        if not self._version:  # a new, empty file opened by a reader
+            return 0
+        return int(self._query_one("SELECT count(*) FROM decisions")[0])
+
+    def _select(self, clause: str, params: tuple[Any, ...]) -> list[Record]:
+        if not self._version:
+            return []
+        # A schema-1 store (read, not migrated) has plain records only.
+        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
+        sql = f"SELECT {_COLUMNS}{how} FROM decisions {clause}"
+        try:
+            return [Record(*row) for row in self._conn.execute(sql, params).fetchall()]
+        except sqlite3.DatabaseError as exc:
+            raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
+
+
+def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
+    """The columns ``audit list`` filters on, derived from the result (not hashed on their
+    own, so :func:`engine.audit.chain.verify` re-derives them)."""
+    return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
+                                  sort_keys=True),
+            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]}))}
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]

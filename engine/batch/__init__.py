@@ -1,0 +1,1 @@
+"""Many answers at once: JSON lines, local worker pool and Dask."""

@@ -1,0 +1,254 @@
+"""Combine rule firings into decisions: exclusions, summed weights, declared-order ties."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.memo import Memo
+from engine.rules.load import Rule, Rulebook
+from engine.rules.templates import render
+
+SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
+_T = TypeVar("_T")
+
+
+class _Out(BaseModel):
+    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
+    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
+
+
+class Reason(_Out):
+    """Why an option or candidate gained or lost: the rule, its effect, the text, sources."""
+
+    rule: str
+    effect: Literal["prefer", "avoid", "exclude"]
+    weight: float
+    text: str
+    sources: list[str]
+
+
+class OptionScore(_Out):
+    """One option of an axis with its summed score and reasons."""
+
+    option: str
+    score: float
+    excluded: bool
+    reasons: list[Reason]
+
+
+class AxisDecision(_Out):
+    """The chosen option of an axis and the full ranking.
+
+    ``revised_from``/``revision``: the rules chose another option, but no configuration that
+    holds the job offers it, so the decision became ``choice`` for the reason given.
+    """
+
+    choice: str | None
+    ranking: list[OptionScore]
+    applies: bool = True
+    """False when another decision makes this one moot (pricing when buying)."""
+    revised_from: str | None = None
+    revision: str | None = None
+
+
+class Note(_Out):
+    """A warning (with severity) or a strategy raised by a rule."""
+
+    id: str
+    severity: Literal["info", "warning", "critical"] | None = None
+    rule: str
+    text: str
+    sources: list[str]
+
+
+class CandidateCost(_Out):
+    """What a configuration costs for the year's work."""
+
+    upfront_usd: float
+    per_hour_usd: float
+    fixed_usd_year: float
+    per_year_usd: float
+
+
+class Candidate(_Out):
+    """A scored hardware configuration (the JSON ``CANDIDATE`` of DESIGN.md)."""
+
+    id: str
+    gpu: str
+    gpu_name: str
+    gpu_label: str
+    count: int
+    nodes: int
+    where: Literal["local", "cloud"]
+    provider: str | None
+    provider_name: str
+    provider_label: str
+    provider_kind: Literal["local", "hyperscaler", "specialised", "marketplace"]
+    offer: str | None
+    instance: str | None
+    platform: str | None
+    region: str | None
+    pricing: str
+    reserved_months: int | None
+    vram_needed_gib: float
+    vram_total_gib: float
+    usd_per_gpu_hour: float
+    busy_hours_per_year: float
+    days_per_run: float | None
+    cost: CandidateCost
+    score: float
+    reasons: list[Reason]
+    warnings: list[Note] = Field(default_factory=list)
+
+
+class Excluded(_Out):
+    """A configuration a rule excluded, with the rule and its reason."""
+
+    id: str
+    label: str
+    """``8× A100 40GB, AWS on-demand`` or ``2× RTX 4090, owned``."""
+    rule: str
+    reason: str
+
+
+class Cheaper(_Out):
+    """A configuration that costs less for the work than the pick, and why the pick won."""
+
+    id: str
+    label: str
+    """``8× A100 40GB, AWS on-demand`` or ``2× RTX 4090, owned``."""
+    per_year_usd: float
+    rule: str
+    reason: str
+
+
+class Hardware(_Out):
+    """The chosen configuration, alternatives, and what rules excluded."""
+
+    choice: Candidate | None
+    alternatives: list[Candidate]
+    considered: int
+    excluded: list[Excluded]
+    cheaper: Cheaper | None = None
+    """The cheapest configuration the pick beat despite costing more, if any, and why."""
+
+
+class Firing(_Out):
+    """A rule that fired, on which fact."""
+
+    rule: str
+    fact: str
+
+
+def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
+    """The rule's ``because`` text filled from facts."""
+    return render(rule.model.because, facts)
+
+
+_INTERNED: Memo[tuple[Any, ...], Any] = Memo(8_000)
+"""Distinct reasons and notes, shared: most recur across requests, and building a validated
+pydantic object costs more than looking one up."""
+
+
+def _interned(key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
+    """The one shared (frozen) output object with this content."""
+    found: _T = _INTERNED.remember(key, make)
+    return found
+
+
+def reason(rule: Rule, kind: str, weight: float, text: str) -> Reason:
+    """The reason ``rule`` gives for an option or candidate (shared when equal)."""
+    sources = rule.model.sources
+    return _interned(("reason", rule.id, kind, weight, text, *sources), lambda: Reason(
+        rule=rule.id, effect=kind, weight=weight, text=text, sources=list(sources)))
+
+
+def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
+    """A warning (with severity) or strategy raised by ``rule`` (shared when equal)."""
+    sources = rule.model.sources
+    return _interned(("note", rule.id, note_id, severity, text, *sources), lambda: Note(
+        id=note_id, severity=severity, rule=rule.id, text=text, sources=list(sources)))
+
+
+_FIRINGS: Memo[tuple[str, str], Firing] = Memo(50_000)
+
+
+def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
+    """The records that rule ``r`` fired on fact ``f``, per ``(r, f)`` (shared when equal)."""
+    found = _FIRINGS.get
+    out = []
+    for pair in pairs:
+        record = found(pair)
+        if record is None:
+            record = _FIRINGS.put(pair, Firing(rule=pair[0], fact=pair[1]))
+        out.append(record)
+    return out
+
+
+def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rule, str]]:
+    """Firings in a deterministic order: priority (high first), then file order, then fact."""
+    precedence = book.precedence
+    rule = book.rule
+    return [(rule(rule_id), fact) for rule_id, fact in
+            sorted(set(firings), key=lambda p: (precedence[p[0]], p[1]))]
+
+
+def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
+                facts: Mapping[str, Any]) -> tuple[dict[str, AxisDecision], list[Note],
+                                                   list[Note]]:
+    """Per axis: drop excluded options, sum weights, break ties by declared order."""
+    scores: dict[str, dict[str, float]] = {a: dict.fromkeys(o, 0.0)
+                                           for a, o in book.decisions.items()}
+    excluded: dict[str, set[str]] = {a: set() for a in book.decisions}
+    reasons: dict[tuple[str, str], list[Reason]] = {}
+    warnings: list[Note] = []
+    strategies: list[Note] = []
+    for rule, _ in _order(book, firings):
+        text = text_of(rule, facts)
+        for effect in rule.model.then:
+            kind, body = effect.kind, effect.body
+            if kind in ("prefer", "avoid", "exclude"):
+                axis, option = body.decision, body.option
+                weight = 0.0 if kind == "exclude" else body.weight
+                if kind == "exclude":
+                    excluded[axis].add(option)
+                else:
+                    scores[axis][option] += weight if kind == "prefer" else -weight
+                reasons.setdefault((axis, option), []).append(reason(rule, kind, weight, text))
+            elif kind == "warn":
+                warnings.append(note(rule, body.id, body.severity, text))
+            elif kind == "suggest":
+                strategies.append(note(rule, body.id, None, text))
+    axes = {}
+    for axis, options in book.decisions.items():
+        ranking = [
+            OptionScore(option=o, score=scores[axis][o], excluded=o in excluded[axis],
+                        reasons=reasons.get((axis, o), []))
+            for o in options
+        ]
+        ranked = sorted(ranking, key=lambda r: (r.excluded, -r.score, options.index(r.option)))
+        choice = ranked[0].option if not ranked[0].excluded else None
+        axes[axis] = AxisDecision(choice=choice, ranking=ranked)
+    return axes, sort_warnings(warnings), _dedupe(strategies)
+
+
+def sort_warnings(warnings: Sequence[Note]) -> list[Note]:
+    """Critical first, then warning, then info; each id once per rule."""
+    unique = _dedupe(warnings, key=lambda n: (n.id, n.rule))
+    return sorted(unique, key=lambda n: SEVERITY_ORDER[n.severity or "info"])
+
+
+def _dedupe(notes: Sequence[Note], key: Any = None) -> list[Note]:
+    key = key or (lambda n: n.id)
+    seen: set[Any] = set()
+    out = []
+    for note in notes:
+        if key(note) not in seen:
+            seen.add(key(note))
+            out.append(note)
+    return out
+
+

@@ -1,0 +1,414 @@
+"""The pipeline: answers → facts → durable_rules firings → decisions → hardware → Decision."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from engine import __version__
+from engine.answers.model import Answers, validate_answers
+from engine.catalog.load import Catalog, load_catalog, split_prices
+from engine.decide.candidates import Candidate, build_candidates, with_ratios
+from engine.decide.decision import (
+    AxisDecision,
+    Firing,
+    Hardware,
+    Note,
+    decide_axes,
+    firings,
+    sort_warnings,
+)
+from engine.decide.pick import hardware, score_candidates
+from engine.decide.sides import (
+    Revision,
+    Scored,
+    best,
+    deployment_facts,
+    resolve_cloud,
+    summary_facts,
+)
+from engine.errors import EngineError
+from engine.facts.build import Facts, build_facts, durable_fact, method_sized, size
+from engine.facts.spec import CANDIDATE, RANKED
+from engine.resources import bundled_dir
+from engine.rules.compile import Compiled, compile_rulebook
+from engine.rules.evaluate import Evaluator
+from engine.rules.load import Rulebook, load_rulebook
+from engine.rules.trial import verified
+
+SCHEMA_VERSION = 2
+_CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
+
+
+class Decision(BaseModel):
+    """A recommendation: the JSON contract of DESIGN.md."""
+
+    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
+    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
+
+    schema_version: int
+    decision_id: str
+    engine_version: str
+    ruleset: dict[str, Any]
+    catalog: dict[str, Any]
+    answers: dict[str, Any]
+    facts: dict[str, Any]
+    decisions: dict[str, AxisDecision]
+    hardware: Hardware
+    warnings: list[Note]
+    strategies: list[Note]
+    estimates: dict[str, Any]
+    fired: list[Firing]
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (same input → same bytes, decision_id aside)."""
+        from engine.files.jsonout import dumps
+
+        return dumps(self)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """A decision with the request facts and candidate facts the rules saw."""
+
+    decision: Decision
+    request_facts: dict[str, Any]
+    candidate_facts: list[dict[str, Any]]
+
+
+@dataclass
+class _Run:
+    """One request on its way through the phases."""
+
+    answers: Answers
+    facts: Facts
+    set_values: dict[str, Any]
+    fired: list[tuple[str, str]]
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return {**self.facts.values, **self.set_values}
+
+
+@dataclass(frozen=True)
+class Engine:
+    """A loaded, compiled policy (rules + catalog) ready to evaluate many requests."""
+
+    catalog: Catalog
+    rulebook: Rulebook
+    compiled: Compiled
+    evaluator: Evaluator
+
+    @classmethod
+    def build(cls, catalog: Catalog, rulebook: Rulebook,
+              compiled: Compiled | None = None) -> Engine:
+        """Compile the rulebook (unless given compiled) and create its durable_rules host."""
+        compiled = compiled if compiled is not None else compile_policy(rulebook)
+        return cls(catalog, rulebook, compiled, Evaluator(compiled))
+
+    def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:
+        """Evaluate one team's answers."""
+        return self.evaluate(answers, decision_id=decision_id).decision
+
+    def evaluate(self, answers: Answers, *, decision_id: str | None = None) -> Evaluation:
+        """The decision plus the facts it was made on (request and candidates), for tracing.
+
+        Phase 1: request rules decide approach and method. The job is sized for them and every
+        candidate built and scored. Phase 2: rules decide cloud kind, pricing and sharing from
+        how the candidates compare; the cloud side is resolved. Phase 3: rules decide
+        deployment from owning vs renting the same work. The pick follows the decisions.
+        """
+        run = _Run(answers, build_facts(answers, self.catalog), {}, [])
+        self._phase(run, 1)
+        axes = self._decide(run)
+        method = method_sized(axes["approach"].choice, axes["method"].choice)
+        sizing = size(run.facts, answers, self.catalog, method)
+        candidates = build_candidates(self.catalog, sizing)
+        choices = {"approach_choice": axes["approach"].choice,
+                   "method_choice": axes["method"].choice}
+        scored = self._score(run, candidates, choices)
+        run.facts.values.update(summary_facts(scored))
+        self._phase(run, 2)
+        axes = self._decide(run)
+        cloud, revisions = resolve_cloud(scored, _ranked(axes["cloud_kind"]),
+                                         _ranked(axes["pricing"]))
+        local = best(scored, where="local")
+        assert run.facts.work is not None
+        deployment, line = deployment_facts(local, cloud, run.facts.work, self.catalog.policy)
+        run.facts.values.update(deployment)
+        if line is not None:
+            run.facts.traces["break_even_hours"] = line
+        self._phase(run, 3)
+        axes = self._decide(run)
+        choice, revision = _pick(axes["deployment"], local, cloud)
+        if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
+            # owning or renting is not open to this team: no break-even to weigh
+            run.facts.traces.pop("break_even_hours", None)
+            for name in ("break_even_hours", "payback_years"):
+                run.facts.values.pop(name, None)
+        axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
+        hw = hardware(choice, scored, axes)
+        warnings, strategies = axes_notes = self._notes(run)
+        del axes_notes
+        if hw.choice is not None:
+            warnings = sort_warnings([*warnings, *(
+                n for n in hw.choice.warnings if n.severity is not None)])
+            strategies = [*strategies, *(
+                n for n in hw.choice.warnings if n.severity is None
+                and n.id not in {s.id for s in strategies})]
+        file_order = self.rulebook.file_order
+        fired = sorted(set(run.fired), key=lambda p: (file_order[p[0]], p[1]))
+        values = run.values
+        decision = Decision(
+            schema_version=SCHEMA_VERSION,
+            decision_id=decision_id or new_decision_id(),
+            engine_version=__version__,
+            ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
+            catalog={"hash": self.catalog.hash},
+            answers=answers.model_dump(mode="json"),
+            facts=values,
+            decisions=axes,
+            hardware=hw,
+            warnings=warnings,
+            strategies=strategies,
+            estimates=_estimates(run.facts, method, choice, local, cloud, self.catalog),
+            fired=firings(fired),
+        )
+        return Evaluation(decision, values, [c.facts for c in candidates])
+
+    def _phase(self, run: _Run, phase: int) -> None:
+        """Run the request rules of one phase, layer by layer, feeding each the facts the
+        layers before it set."""
+        precedence = self.rulebook.precedence
+        for stratum in range(self.rulebook.strata(phase)):
+            fact = {**durable_fact(run.values, self.compiled.reads["request"]),
+                    "kind": "request", "fact_id": "request"}
+            fired = self._run("request", phase, stratum, [fact])
+            run.fired.extend(fired)
+            for rule_id, _ in sorted(set(fired), key=lambda p: precedence[p[0]]):
+                for effect in self.rulebook.rule(rule_id).model.then:
+                    if effect.set is not None and effect.set.fact not in run.set_values:
+                        run.set_values[effect.set.fact] = effect.set.value
+
+    def _decide(self, run: _Run) -> dict[str, AxisDecision]:
+        axes, _, _ = decide_axes(self.rulebook, _request_only(run.fired), run.values)
+        return _applicable(axes, self.rulebook)
+
+    def _notes(self, run: _Run) -> tuple[list[Note], list[Note]]:
+        _, warnings, strategies = decide_axes(self.rulebook, _request_only(run.fired),
+                                              run.values)
+        return warnings, strategies
+
+    def _score(self, run: _Run, candidates: list[Candidate],
+               choices: dict[str, Any]) -> list[Scored]:
+        """Candidate rules in two rounds: the second sees costs relative to the cheapest
+        configuration the first left eligible."""
+        values = run.values
+        shared = {name: values.get(name) for name in self.compiled.candidate_copies}
+        shared.update(choices)
+        reads = self.compiled.reads["candidate"]
+        # what every candidate fact shares, converted and signed once per request
+        common = {**durable_fact(shared, [n for n in reads if n in shared]),
+                  "kind": "candidate"}
+        own = [n for n in reads if n not in shared]
+        facts = []
+        for cand in candidates:
+            cand.facts.update({k: v for k, v in shared.items() if k not in cand.facts})
+            facts.append({**common, **durable_fact(cand.facts, own), "fact_id": cand.id})
+        fired = self._run("candidate", 1, 0, facts, common)
+        scored = score_candidates(self.rulebook, fired, candidates)
+        with_ratios(candidates, {s.id: not s.excluded for s in scored})
+        ratios = [spec.name for spec in RANKED if spec.name in reads]
+        for fact, cand in zip(facts, candidates, strict=True):
+            fact.update(durable_fact(cand.facts, ratios))
+        fired += self._run("candidate", 2, 0, facts, common)
+        run.fired.extend(fired)
+        return score_candidates(self.rulebook, fired, candidates)
+
+    def _run(self, kind: str, phase: int, stratum: int, facts: list[dict[str, Any]],
+             common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+        fired: list[tuple[str, str]] = []
+        if not facts:
+            return fired
+        for ruleset in self.compiled.stratum(kind, phase, stratum):
+            # durable_fact() already made every value a representable scalar
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common))
+        return fired
+
+
+def _request_only(fired: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [f for f in fired if f[1] == "request"]
+
+
+def _ranked(axis: AxisDecision) -> list[str]:
+    """The options of an axis, best first, without the excluded ones."""
+    return [o.option for o in axis.ranking if not o.excluded]
+
+
+def _applicable(axes: dict[str, AxisDecision], book: Rulebook) -> dict[str, AxisDecision]:
+    """Mark the axes another decision makes moot (decisions.yaml ``applies_when``)."""
+    out = {}
+    for name, axis in axes.items():
+        when = book.applies_when.get(name, {})
+        applies = all(axes[other].choice in options for other, options in when.items())
+        out[name] = axis if applies else axis.model_copy(update={"applies": False})
+    return out
+
+
+def _pick(deployment: AxisDecision, local: Scored | None,
+          cloud: Scored | None) -> tuple[Scored | None, Revision | None]:
+    """The configuration the deployment decision points at; the other side, said why, when
+    that side has no eligible configuration."""
+    ranked = _ranked(deployment)
+    wanted = deployment.choice
+    side = local if wanted == "local" else cloud
+    if side is not None or wanted is None:
+        return side, None
+    other, option = (cloud, "cloud") if wanted == "local" else (local, "local")
+    if other is None or option not in ranked:
+        return None, None
+    what = "owned configuration" if wanted == "local" else "rented configuration"
+    return other, Revision("deployment", wanted, option,
+                           f"no {what} that holds this job is eligible: {option}")
+
+
+def _revised(axes: dict[str, AxisDecision], revisions: list[Revision],
+             book: Rulebook) -> dict[str, AxisDecision]:
+    out = dict(axes)
+    for rev in revisions:
+        out[rev.axis] = out[rev.axis].model_copy(update={
+            "choice": rev.after, "revised_from": rev.before, "revision": rev.text})
+    return _applicable(out, book) if revisions else out
+
+
+def _estimates(facts: Facts, method: str, choice: Scored | None, local: Scored | None,
+               cloud: Scored | None, catalog: Catalog) -> dict[str, Any]:
+    memory = facts.memory[method]
+    work = facts.work
+    assert work is not None
+    traces = {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())}
+    for label, entry in (("pick", choice), ("local", local), ("cloud", cloud)):
+        if entry is not None:
+            traces[f"{label}_cost_usd_year"] = entry.candidate.cost.model_dump(mode="json")
+            traces[f"{label}_effective_tflops"] = entry.candidate.speed.model_dump(mode="json")
+            if entry.candidate.purchase is not None:
+                traces[f"{label}_purchase_usd"] = entry.candidate.purchase.model_dump(
+                    mode="json")
+    return {
+        "memory": {
+            "method": method,
+            "total_gib": memory.total_gib,
+            "range_gib": memory.range_gib,
+            "binding_phase": memory.binding_phase,
+            "gradient_checkpointing": memory.gradient_checkpointing,
+            "breakdown": memory.breakdown,
+            "by_method_gib": {m: e.total_gib for m, e in facts.memory.items()},
+        },
+        "work": {
+            "mode": work.mode,
+            "tokens_per_run_b": work.tokens_per_run_b,
+            "tokens_from": work.tokens_from,
+            "runs_per_year": work.runs_per_year,
+            "hours_per_year": work.hours_per_year,
+            "hours_assumed": work.hours_assumed,
+            "hours_gpu": work.hours_gpu,
+            "flops_per_run": None if work.flops_per_run is None
+            else float(f"{work.flops_per_run:.4g}"),
+            "flops_per_year": float(f"{work.flops_per_year:.4g}"),
+            "reference_gpu_hours": round(work.reference_gpu_hours, 1),
+        },
+        "break_even": _break_even(facts),
+        "training": _training(facts, choice),
+        "traces": traces,
+    }
+
+
+def _break_even(facts: Facts) -> dict[str, Any] | None:
+    line = facts.traces.get("break_even_hours")
+    if line is None:
+        return None
+    return {"hours_per_year": round(line.value), "unit": line.unit,
+            "own": line.inputs["own"], "rent": line.inputs["rent"],
+            "payback_years": facts.values.get("payback_years")}
+
+
+def _training(facts: Facts, choice: Scored | None) -> dict[str, Any] | None:
+    """One training run on the pick: GPU-hours, days and what it costs."""
+    work = facts.work
+    if choice is None or work is None or work.flops_per_run is None:
+        return None
+    f = choice.facts
+    runs = work.runs_per_year or 1
+    share = work.flops_per_run / work.flops_per_year if work.flops_per_year else 0.0
+    return {
+        "tokens_b": work.tokens_per_run_b,
+        "tokens_from": work.tokens_from,
+        "on": f["candidate_id"],
+        "gpus": f["count"],
+        "gpu": f["gpu"],
+        "flops": float(f"{work.flops_per_run:.4g}"),
+        "gpu_hours": round(float(f["gpu_hours_per_year"]) / runs, 1),
+        "days": f["days_per_run"],
+        "cost_usd": round(float(f["cost_usd_year"]) * share) if f["where"] == "cloud"
+        and f["pricing"] != "reserved" else None,
+    }
+
+
+def new_decision_id() -> str:
+    """A sortable id: 12 hex digits of milliseconds since the epoch, then 8 random ones."""
+    return f"{int(time.time() * 1000):012x}{secrets.token_hex(4)}"
+
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def load_engine(rules: Path | None = None, catalog: Path | None = None,
+                prices: Path | None = None) -> Engine:
+    """Load, check and compile a policy once per process (keyed by path and content).
+
+    Across processes the validated catalog and rulebook and their compiled rulesets come
+    from the user cache when no file changed (see ``engine.decide.policy_cache``).
+    """
+    from engine.decide.policy_cache import cached_policy, content_key
+
+    rules_dir = rules or bundled_dir("rules")
+    catalog_dir = catalog or bundled_dir("catalog")
+    prices_file, provider = split_prices(prices)
+    key = content_key(rules_dir, catalog_dir, prices_file) + (f":{provider}" if provider else "")
+    with _ENGINES_LOCK:
+        if key not in _ENGINES:
+            def build() -> tuple[Catalog, Rulebook, Compiled]:
+                cat = load_catalog(catalog, prices=prices)
+                book = load_rulebook(rules, cat)
+                return cat, book, compile_policy(book)
+
+            cat, book, compiled = cached_policy(key, build)
+            _ENGINES[key] = Engine.build(cat, book, compiled)
+        return _ENGINES[key]
+
+
+def compile_policy(rulebook: Rulebook) -> Compiled:
+    """The rulebook compiled to durable_rules rulesets for this engine's candidate facts, and
+    built once in a bounded trial (so a cached policy is known to build)."""
+    return verified(compile_rulebook(rulebook, _CANDIDATE_FIELDS))
+
+
+def recommend(answers: Answers | Mapping[str, Any], *, rules: Path | None = None,
+              catalog: Path | None = None, prices: Path | None = None) -> Decision:
+    """Recommend for one team with the bundled (or given) policy; ``answers`` is an
+    :class:`Answers` or a mapping of answers, checked like an answers file."""
+    engine = load_engine(rules, catalog, prices)
+    if not isinstance(answers, Answers):
+        answers = validate_answers(dict(answers), engine.catalog, require_model=True)
+    return engine.recommend(answers)
+
+
+__all__ = ["Decision", "Engine", "EngineError", "load_engine", "recommend"]

@@ -1,0 +1,203 @@
+"""From scored candidates and decided axes to the hardware section of a decision.
+
+The pick is the best configuration (rule score, then cost for the year's work) on the side
+the deployment decision chose, of the decided cloud kind and pricing when rented. The output
+lists it with the best alternatives, the excluded configurations with the rule that excluded
+each, and the cheapest configuration the pick beat although it costs more, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from engine.decide.candidates import Candidate
+from engine.decide.decision import (
+    AxisDecision,
+    CandidateCost,
+    Cheaper,
+    Excluded,
+    Hardware,
+    Note,
+    Reason,
+    note,
+    reason,
+    text_of,
+)
+from engine.decide.decision import (
+    Candidate as CandidateOut,
+)
+from engine.decide.sides import Scored
+from engine.rules.load import Rule, Rulebook
+
+ALTERNATIVES = 4
+
+
+def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
+                     candidates: Sequence[Candidate]) -> list[Scored]:
+    """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
+    scored = {c.id: Scored(c) for c in candidates}
+    precedence = book.precedence
+    for rule_id, cid in sorted(set(firings), key=lambda p: (precedence[p[0]], p[1])):
+        entry = scored[cid]
+        rule = book.rule(rule_id)
+        entry.rules.append(rule)
+        excludes, deltas = rule.scoring
+        if excludes:
+            entry.excluded = True
+        for delta in deltas:  # one by one, in effect order: the same float sums every time
+            entry.score += delta
+    return list(scored.values())
+
+
+def hardware(choice: Scored | None, scored: Sequence[Scored],
+             axes: Mapping[str, AxisDecision]) -> Hardware:
+    """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat."""
+    return Hardware(
+        choice=materialise(choice) if choice else None,
+        alternatives=[materialise(s) for s in alternatives(choice, scored)],
+        considered=len(scored),
+        excluded=[excluded(s) for s in sorted(scored, key=lambda s: s.id) if s.excluded],
+        cheaper=cheaper(choice, scored, axes) if choice else None,
+    )
+
+
+def alternatives(choice: Scored | None, scored: Sequence[Scored],
+                 limit: int = ALTERNATIVES) -> list[Scored]:
+    """The best configuration of each other GPU and place, by rank, with the cheapest
+    eligible configuration and the best one on the other side always among them."""
+    ranked = sorted((s for s in scored if not s.excluded and s is not choice),
+                    key=lambda s: s.sort_key)
+    seen = {_group(choice)} if choice else set()
+    picked: list[Scored] = []
+    must = [s for s in (_cheapest(ranked), _other_side(choice, ranked)) if s is not None]
+    for entry in [*must, *ranked]:
+        if len(picked) >= limit:
+            break
+        if _group(entry) not in seen:
+            seen.add(_group(entry))
+            picked.append(entry)
+    return sorted(picked, key=lambda s: s.sort_key)
+
+
+def _group(entry: Scored) -> tuple[str, str]:
+    return str(entry.facts["gpu"]), str(entry.facts["where"])
+
+
+def _cheapest(ranked: Sequence[Scored]) -> Scored | None:
+    return min(ranked, key=lambda s: (s.facts["cost_usd_year"], s.id), default=None)
+
+
+def _other_side(choice: Scored | None, ranked: Sequence[Scored]) -> Scored | None:
+    if choice is None:
+        return None
+    return next((s for s in ranked if s.facts["where"] != choice.facts["where"]), None)
+
+
+def excluded(entry: Scored) -> Excluded:
+    """An excluded configuration with the first rule that excluded it."""
+    rule = next(r for r in entry.rules if r.scoring[0])
+    return Excluded(id=entry.id, label=label(entry), rule=rule.id,
+                    reason=text_of(rule, entry.facts))
+
+
+def label(entry: Scored) -> str:
+    """How a person names a configuration: ``8× A100 40GB, AWS on-demand``."""
+    f = entry.facts
+    where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
+    return f"{f['count']}× {f['gpu_label']}, {where}"
+
+
+def cheaper(choice: Scored, scored: Sequence[Scored],
+            axes: Mapping[str, AxisDecision]) -> Cheaper | None:
+    """The cheapest eligible configuration that costs less for the work than the pick, and
+    the one reason it was not picked: a decision it goes against, or the rule that scored it
+    lower."""
+    cost = float(choice.facts["cost_usd_year"])
+    rivals = [s for s in scored if not s.excluded and float(s.facts["cost_usd_year"]) < cost]
+    if not rivals:
+        return None
+    rival = min(rivals, key=lambda s: (s.facts["cost_usd_year"], s.id))
+    rule, text = _why_not(choice, rival, axes)
+    return Cheaper(id=rival.id, label=label(rival),
+                   per_year_usd=float(rival.facts["cost_usd_year"]), rule=rule, reason=text)
+
+
+def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) -> tuple[str, str]:
+    """A rented rival of another kind or pricing than decided was never on the rented side
+    the deployment decision weighed; then a rival on the other side; then the rules."""
+    c, r = choice.facts, rival.facts
+    rented = r["where"] == "cloud"
+    for axis, differs in (("cloud_kind", rented and r["provider_kind"] != _chosen(axes,
+                                                                                   "cloud_kind")),
+                          ("pricing", rented and r["pricing"] != _chosen(axes, "pricing")),
+                          ("deployment", c["where"] != r["where"])):
+        if differs and axis in axes:
+            return _axis_reason(axis, axes[axis])
+    return _rule_reason(choice, rival)
+
+
+def _chosen(axes: Mapping[str, AxisDecision], axis: str) -> str | None:
+    return axes[axis].choice if axis in axes else None
+
+
+def _axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:
+    label = axis.replace("_", " ")
+    if decision.revision:
+        return f"{axis}.revised", f"{label} is {decision.choice}: {decision.revision}"
+    chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
+    top = max(chosen.reasons, key=lambda x: x.weight, default=None) if chosen else None
+    if top is None:
+        return axis, (f"{label} is {decision.choice}, the first option in the declared order "
+                      "(no rule preferred another)")
+    return top.rule, f"{label} is {decision.choice}: {top.text}"
+
+
+def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
+    """The strongest rule that separates the two scores."""
+    options: list[tuple[float, Rule, Mapping[str, Any]]] = []
+    for rule in choice.rules:
+        gain = sum(d for d in rule.scoring[1] if d > 0)
+        if gain and rule not in rival.rules:
+            options.append((gain, rule, choice.facts))
+    for rule in rival.rules:
+        loss = -sum(d for d in rule.scoring[1] if d < 0)
+        if loss and rule not in choice.rules:
+            options.append((loss, rule, rival.facts))
+    if not options:
+        return "hardware.rank", "equal score; ranked by cost, then id"
+    _, rule, facts = max(options, key=lambda o: (o[0], -o[1].order))
+    return rule.id, text_of(rule, facts)
+
+
+def materialise(entry: Scored) -> CandidateOut:
+    """The output form of a candidate, with its reasons and notes rendered."""
+    reasons: list[Reason] = []
+    notes: list[Note] = []
+    for rule in entry.rules:
+        text = text_of(rule, entry.facts)
+        for effect in rule.model.then:
+            kind, body = effect.kind, effect.body
+            if kind in ("prefer", "avoid", "exclude"):
+                weight = 0.0 if kind == "exclude" else body.weight
+                reasons.append(reason(rule, kind, weight, text))
+            elif kind in ("warn", "suggest"):
+                notes.append(note(rule, body.id, getattr(body, "severity", None), text))
+    f = entry.facts
+    local = f["where"] == "local"
+    return CandidateOut(
+        id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], gpu_label=f["gpu_label"],
+        count=f["count"],
+        nodes=f["nodes"], where=f["where"], provider=None if local else f["provider"],
+        provider_name=f["provider_name"], provider_label=f["provider_label"],
+        provider_kind=f["provider_kind"],
+        offer=None if local else f["offer"], instance=f["instance"] or None,
+        platform=f.get("platform") if local else None, region=f["regions"] or None,
+        pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,
+        vram_needed_gib=f["vram_needed_gib"], vram_total_gib=f["vram_total_gib"],
+        usd_per_gpu_hour=f["usd_per_gpu_hour"], busy_hours_per_year=f["busy_hours_per_year"],
+        days_per_run=f["days_per_run"],
+        cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
+                           fixed_usd_year=f["fixed_usd_year"], per_year_usd=f["cost_usd_year"]),
+        score=entry.score, reasons=reasons, warnings=notes,
+    )

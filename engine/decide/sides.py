@@ -1,0 +1,233 @@
+"""The two sides of the deployment question, summarised from the scored candidates.
+
+Owning and renting are each represented by their best configuration for the work (highest rule
+score, then lowest cost for the year's work): the rules decide cloud kind and pricing from how
+the cloud offers compare, the cloud side is then the best offer of the decided kind and pricing
+(or, where none holds the job, the decision is revised and says why), and the deployment rules
+compare it with the best owned configuration, for the same work. The pick is one of these
+two, so every figure the output quotes (break-even, chart, estimates) is about the pick and
+the best alternative on the other side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.catalog.models import Policy
+from engine.decide.candidates import Candidate
+from engine.estimates.cost import break_even
+from engine.estimates.figure import Figure, tidy
+from engine.estimates.workload import Workload
+from engine.rules.load import Rule
+
+PRICINGS = ("on-demand", "spot", "reserved")
+KINDS = ("specialised", "hyperscaler", "marketplace")
+
+
+@dataclass
+class Scored:
+    """A candidate with its summed rule score, exclusion and the rules that fired on it."""
+
+    candidate: Candidate
+    score: float = 0.0
+    excluded: bool = False
+    rules: list[Rule] = field(default_factory=list)
+
+    @property
+    def facts(self) -> dict[str, Any]:
+        """The candidate's facts."""
+        return self.candidate.facts
+
+    @property
+    def id(self) -> str:
+        """The candidate id."""
+        return self.candidate.id
+
+    @property
+    def sort_key(self) -> tuple[float, float, float, str]:
+        """Best score first, then lowest cost for the year's work, lowest up-front cost, id."""
+        f = self.facts
+        return (-self.score, f["cost_usd_year"], f["upfront_usd"], f["candidate_id"])
+
+
+def best(scored: Iterable[Scored], *, where: str | None = None, kind: str | None = None,
+         pricing: str | None = None) -> Scored | None:
+    """The best eligible candidate with these properties (None if there is none)."""
+    found = [s for s in scored if not s.excluded
+             and (where is None or s.facts["where"] == where)
+             and (kind is None or s.facts["provider_kind"] == kind)
+             and (pricing is None or s.facts["pricing"] == pricing)]
+    return min(found, key=lambda s: s.sort_key) if found else None
+
+
+def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
+    """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
+    side, kind and pricing, and how they relate."""
+    out: dict[str, Any] = {
+        "eligible_local_count": sum(1 for s in scored if not s.excluded
+                                    and s.facts["where"] == "local"),
+        "eligible_cloud_count": sum(1 for s in scored if not s.excluded
+                                    and s.facts["where"] == "cloud"),
+    }
+    local = best(scored, where="local")
+    if local is not None:
+        out.update(_side("best_local", local))
+    cloud = best(scored, where="cloud")
+    if cloud is not None:
+        out.update(_side("best_cloud", cloud))
+    costs: dict[str, float] = {}
+    for options, attr in ((PRICINGS, "pricing"), (KINDS, "kind")):
+        for option in options:
+            found = best(scored, where="cloud", **{attr: option})
+            key = option.replace("-", "_")
+            out[f"{key}_available"] = found is not None
+            if found is not None:
+                costs[key] = float(found.facts["cost_usd_year"])
+                out[f"best_{key}_cost_usd_year"] = costs[key]
+    out.update(_ratios(costs))
+    out.update(_reservation(scored))
+    return out
+
+
+def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
+    """The best reservation against the same offer paid on demand for the same work: below 1
+    the GPUs are busy enough for the reservation to pay."""
+    reserved = best(scored, where="cloud", pricing="reserved")
+    if reserved is None:
+        return {}
+    offer = reserved.facts["offer"]
+    same = [s for s in scored if s.facts["offer"] == offer and s.facts["pricing"] == "on-demand"]
+    if not same or not float(same[0].facts["cost_usd_year"]):
+        return {}
+    ratio = float(reserved.facts["cost_usd_year"]) / float(same[0].facts["cost_usd_year"])
+    return {"reserved_to_on_demand_cost_ratio": tidy(ratio, 3)}
+
+
+def _side(prefix: str, s: Scored) -> dict[str, Any]:
+    f = s.facts
+    return {
+        f"{prefix}_id": f["candidate_id"],
+        f"{prefix}_gpu_name": f["gpu_name"],
+        f"{prefix}_count": f["count"],
+        f"{prefix}_cost_usd_year": f["cost_usd_year"],
+        f"{prefix}_upfront_usd": f["upfront_usd"],
+        f"{prefix}_days_per_run": f["days_per_run"],
+        f"{prefix}_busy_hours_per_year": f["busy_hours_per_year"],
+    }
+
+
+def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    od = costs.get("on_demand")
+    if od and "spot" in costs:
+        out["spot_to_on_demand_cost_ratio"] = tidy(costs["spot"] / od, 3)
+    others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
+    if "hyperscaler" in costs and others and min(others) > 0:
+        out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)
+    return out
+
+
+@dataclass(frozen=True)
+class Revision:
+    """A decided option no configuration offers, and what the decision became instead."""
+
+    axis: str
+    before: str
+    after: str
+    text: str
+
+
+def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str],
+                  pricings: Sequence[str]) -> tuple[Scored | None, list[Revision]]:
+    """The best cloud candidate of the decided kind and pricing; where none exists, the next
+    pricing in the decision's ranking, then the next kind, each change said."""
+    if not kinds or not pricings:
+        return None, []
+    for kind in kinds:
+        for pricing in pricings:
+            found = best(scored, where="cloud", kind=kind, pricing=pricing)
+            if found is not None:
+                return found, _revisions(kinds[0], kind, pricings[0], pricing, scored)
+    return None, []
+
+
+def _revisions(kind0: str, kind: str, pricing0: str, pricing: str,
+               scored: Sequence[Scored]) -> list[Revision]:
+    out = []
+    if pricing != pricing0:
+        where = f"a {kind0} cloud" if kind == kind0 else "any cloud of the kinds considered"
+        out.append(Revision("pricing", pricing0, pricing,
+                            f"no offer on {where} that holds this job lists a {pricing0} "
+                            f"price: {pricing}"))
+    if kind != kind0:
+        what = "offers" if best(scored, where="cloud", kind=kind0) is None else (
+            f"{pricing0} offers")
+        out.append(Revision("cloud_kind", kind0, kind,
+                            f"no {kind0} cloud {what} hold this job: {kind}"))
+    return out
+
+
+def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
+                     policy: Policy) -> tuple[dict[str, Any], Figure | None]:
+    """What the deployment rules compare: owning the best local configuration against renting
+    the resolved cloud one for the same work, and the work at which they cost the same."""
+    out: dict[str, Any] = {}
+    if local is not None:
+        f = local.facts
+        out.update(local_candidate=f["candidate_id"], local_gpu=f["gpu"],
+                   local_gpu_name=f["gpu_name"], local_gpu_count=f["count"],
+                   local_purchase_usd=f["upfront_usd"], local_cost_usd_year=f["cost_usd_year"],
+                   local_days_per_run=f["days_per_run"])
+    if cloud is not None:
+        f = cloud.facts
+        out.update(cloud_candidate=f["candidate_id"], cloud_offer=f["offer"],
+                   cloud_provider_name=f["provider_name"], cloud_gpu_name=f["gpu_name"],
+                   cloud_gpu_count=f["count"], cloud_pricing=f["pricing"],
+                   cloud_cost_usd_year=f["cost_usd_year"],
+                   cloud_usd_per_gpu_hour=f["usd_per_gpu_hour"],
+                   cloud_days_per_run=f["days_per_run"])
+    if local is None or cloud is None:
+        return out, None
+    own, rent = float(local.facts["cost_usd_year"]), float(cloud.facts["cost_usd_year"])
+    out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
+    line = break_even_line(local, cloud, work, policy)
+    if line is not None:
+        out["break_even_hours"] = round(line.value)
+        years = _payback_years(local, cloud)
+        if years is not None:
+            out["payback_years"] = tidy(years, 2)
+    return out, line
+
+
+def break_even_line(local: Scored, cloud: Scored, work: Workload,
+                    policy: Policy) -> Figure | None:
+    """The year's work (GPU-hours of the team's reference GPU) above which owning ``local``
+    costs less than renting ``cloud``; both configurations held fixed."""
+    units = work.reference_gpu_hours
+    if units <= 0:
+        return None
+    lf, cf = local.facts, cloud.facts
+    own_fixed = float(lf["fixed_usd_year"])
+    own_per_unit = (float(lf["cost_usd_year"]) - own_fixed) / units
+    rent_fixed = float(cf["fixed_usd_year"])
+    rent_per_unit = (float(cf["cost_usd_year"]) - rent_fixed) / units
+    return break_even(
+        own_fixed, own_per_unit, rent_fixed, rent_per_unit,
+        unit=f"GPU-hours/year of {work.hours_gpu_name}",
+        sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
+                 "price.break-even-4090", "price.onprem-break-even"],
+        own_label=f"{lf['count']}× {lf['gpu_label']}",
+        rent_label=f"{cf['count']}× {cf['gpu_label']} ({cf['provider_label']}, {cf['pricing']})",
+    )
+
+
+def _payback_years(local: Scored, cloud: Scored) -> float | None:
+    """Years until the purchase is paid back by the rent it saves (running costs deducted)."""
+    lf, cf = local.facts, cloud.facts
+    running = float(lf["cost_usd_year"]) - float(lf["fixed_usd_year"])
+    saving = float(cf["cost_usd_year"]) - running
+    if saving <= 0:
+        return None
+    return float(lf["upfront_usd"]) / saving

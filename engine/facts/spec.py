@@ -1,0 +1,299 @@
+"""The vocabulary rules may use: every fact name with its type, allowed values and meaning.
+
+Answer facts come from the questionnaire; derived facts are computed by ``engine.facts.build`` and
+``engine.decide.sides``; candidate facts describe one hardware configuration. Rule files are checked
+against this registry at load time (unknown names, wrong types, misspelt enum values).
+
+Each derived fact has a *phase*: when in the decision it exists. Request facts exist from the
+start; sized facts once the method is decided; summary facts once every candidate has been
+built and scored; deployment facts once cloud kind and pricing are decided. A rule runs in the
+first phase where everything it reads exists, so a rule that decides the method can only read
+request facts (``engine.rules.load`` checks this when it loads the rules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from engine.catalog.load import Catalog
+
+FactType = Literal["number", "bool", "string", "list"]
+Phase = Literal["request", "sized", "summary", "deployment"]
+PHASES: tuple[Phase, ...] = ("request", "sized", "summary", "deployment")
+
+
+@dataclass(frozen=True)
+class FactSpec:
+    """One fact: its type, the values a string fact can take, its unit and meaning."""
+
+    name: str
+    type: FactType
+    description: str
+    choices: tuple[str, ...] | None = None
+    unit: str | None = None
+    origin: Literal["answer", "derived", "candidate", "set"] = "derived"
+    phase: Phase = "request"
+    scales_with_work: bool = False
+    """Proportional to the year's work."""
+    work_level: bool = False
+    """A level of the year's work (in ``work_gpu_hours_per_year`` units) a decision can turn
+    on: what-if probes the answers that set the work at it."""
+
+
+def _d(name: str, type_: FactType, description: str, unit: str | None = None,
+       choices: tuple[str, ...] | None = None, phase: Phase = "request",
+       scales: bool = False) -> FactSpec:
+    return FactSpec(name, type_, description, choices, unit, "derived", phase, scales)
+
+
+_METHODS = ("full", "lora", "qlora")
+_FORMS = ("consumer", "workstation", "datacenter")
+_KINDS = ("local", "hyperscaler", "specialised", "marketplace")
+_PRICINGS = ("on-demand", "spot", "reserved", "purchase")
+
+REQUEST: tuple[FactSpec, ...] = (
+    _d("params_b", "number", "model size", "billion parameters"),
+    _d("model_name", "string", "the model (catalog id or a scaled shape)"),
+    _d("base_model_named", "bool", "the team named a catalog model (not a bare size)"),
+    *(_d(f"vram_{m}_gib", "number", f"peak VRAM of {m} training on one GPU", "GiB")
+      for m in (*_METHODS, "pretrain", "inference")),
+    *(_d(f"fits_consumer_{m}", "bool", f"{m} fits a consumer box (≤ max cards per box)")
+      for m in _METHODS),
+    *(_d(f"consumer_gpus_needed_{m}", "number", f"consumer cards needed for {m}", "GPUs")
+      for m in _METHODS),
+    _d("largest_consumer_vram_gib", "number", "VRAM of the largest consumer card", "GiB"),
+    _d("max_consumer_gpus_per_box", "number", "policy: cards one consumer box holds", "GPUs"),
+    _d("full_to_lora_vram_ratio", "number", "VRAM of full fine-tuning ÷ LoRA"),
+    _d("dev_gpu_name", "string", "cheapest local box for QLoRA development and tests"),
+    _d("dev_gpu_count", "number", "cards in that development box", "GPUs"),
+    _d("dev_purchase_usd", "number", "up-front cost of that development box", "USD"),
+    _d("api_cost_usd_month", "number", "monthly API bill for api_tokens_per_month_m",
+       "USD/month"),
+    _d("own_cost_usd_month", "number", "monthly cost of serving the model yourself, 24/7",
+       "USD/month"),
+    _d("api_to_own_cost_ratio", "number", "API bill ÷ own serving cost"),
+    _d("fine_tune_advised", "bool", "fine-tuning is planned, or none of the four reasons to "
+       "train from scratch holds"),
+    _d("scratch_reasons", "number", "how many of the four reasons to train from scratch hold"),
+    _d("planned_gpu_name", "string", "name of the planned GPU"),
+    _d("planned_vram_gib", "number", "VRAM of one planned GPU", "GiB"),
+    _d("planned_vram_total_gib", "number", "VRAM of the planned GPUs together", "GiB"),
+    _d("planned_form", "string", "form of the planned GPU", choices=_FORMS),
+    _d("planned_nvlink", "bool", "the planned GPU has NVLink"),
+    _d("planned_bf16", "bool", "the planned GPU supports bf16"),
+    _d("planned_tdp_w", "number", "TDP of one planned GPU", "W"),
+    _d("planned_total_tdp_w", "number", "TDP of all planned GPUs together", "W"),
+    _d("planned_pcie_gen", "number", "PCIe generation of the planned GPU"),
+    _d("planned_release_year", "number", "release year of the planned GPU"),
+    _d("newest_release_year", "number", "release year of the newest GPU in the catalog"),
+)
+
+SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
+    _d("method_sized", "string", "what the hardware is sized for: pretrain when training from "
+       "scratch, else the decided method", choices=(*_METHODS, "pretrain")),
+    _d("vram_needed_gib", "number", "peak VRAM on one GPU for the decided method", "GiB"),
+    _d("fits_consumer_gpu", "bool", "the decided method fits a consumer box"),
+    _d("fits_single_consumer_gpu", "bool", "the decided method fits one consumer card"),
+    _d("consumer_gpus_needed", "number", "consumer cards needed (decided method)", "GPUs"),
+    _d("reference_datacenter_gpu_name", "string", "the policy's reference datacenter GPU"),
+    _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (decided method)",
+       "GPUs"),
+    _d("activation_share", "number", "share of the peak taken by activations (decided method)"),
+    _d("checkpointing_on", "bool", "gradient checkpointing is on in the one-GPU estimate of the "
+       "decided method (asked for, or auto where it saves memory)"),
+    _d("work_mode", "string", "how the team states its work", choices=("tokens", "hours")),
+    _d("work_assumed", "bool", "the amount of work is a default, not the team's answer"),
+    _d("hours_gpu_name", "string", "the GPU whose hours measure the work"),
+    _d("work_gpu_hours_per_year", "number", "the year's work in GPU-hours of that GPU",
+       "GPU-hours/year", scales=True),
+    _d("work_flops_per_year", "number", "the year's work in model FLOPs", "FLOP/year",
+       scales=True),
+    _d("tokens_per_run_b", "number", "tokens per training run", "billion tokens"),
+    _d("tokens_from", "string", "where the token count comes from",
+       choices=("answer", "chinchilla")),
+    _d("runs_per_year_effective", "number", "training runs a year", "runs/year"),
+    _d("max_days_per_run_effective", "number", "the longest acceptable run", "days"),
+    _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
+    _d("planned_fits", "bool", "the job fits the planned GPUs"),
+    _d("planned_gpus_needed", "number", "planned GPUs the job needs", "GPUs"),
+))
+
+SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in (
+    _d("eligible_local_count", "number", "owned configurations no rule excluded"),
+    _d("eligible_cloud_count", "number", "rented configurations no rule excluded"),
+    *(item for side in ("local", "cloud") for item in (
+        _d(f"best_{side}_id", "string", f"the best {side} configuration"),
+        _d(f"best_{side}_gpu_name", "string", "its GPU"),
+        _d(f"best_{side}_count", "number", "its GPU count", "GPUs"),
+        _d(f"best_{side}_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
+        _d(f"best_{side}_upfront_usd", "number", "its up-front cost", "USD"),
+        _d(f"best_{side}_days_per_run", "number", "days one run takes on it", "days"),
+        _d(f"best_{side}_busy_hours_per_year", "number", "hours a year it is busy",
+           "hours/year"),
+    )),
+    *(item for key in ("on_demand", "spot", "reserved", "specialised", "hyperscaler",
+                       "marketplace") for item in (
+        _d(f"{key}_available", "bool", f"an eligible cloud configuration is {key}"),
+        _d(f"best_{key}_cost_usd_year", "number", f"the best {key} cloud configuration's cost "
+           "for the year's work", "USD/year"),
+    )),
+    _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
+    _d("reserved_to_on_demand_cost_ratio", "number",
+       "the best reservation ÷ the same offer paid on demand, for the work"),
+    _d("hyperscaler_to_other_cost_ratio", "number",
+       "best hyperscaler ÷ best other cloud cost for the work"),
+))
+
+DEPLOYMENT: tuple[FactSpec, ...] = tuple(
+    replace(spec, phase="deployment") for spec in (
+        _d("local_candidate", "string", "the best owned configuration"),
+        _d("local_gpu", "string", "its GPU id"),
+        _d("local_gpu_name", "string", "its GPU"),
+        _d("local_gpu_count", "number", "its cards", "GPUs"),
+        _d("local_purchase_usd", "number", "its purchase price", "USD"),
+        _d("local_cost_usd_year", "number", "owning it for the year's work", "USD/year"),
+        _d("local_days_per_run", "number", "days one run takes on it", "days"),
+        _d("cloud_candidate", "string", "the rented configuration of the decided kind and "
+           "pricing"),
+        _d("cloud_offer", "string", "its offer id"),
+        _d("cloud_provider_name", "string", "its provider"),
+        _d("cloud_gpu_name", "string", "its GPU"),
+        _d("cloud_gpu_count", "number", "its GPUs", "GPUs"),
+        _d("cloud_pricing", "string", "its pricing", choices=_PRICINGS[:3]),
+        _d("cloud_cost_usd_year", "number", "renting it for the year's work", "USD/year"),
+        _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
+        _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
+        _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
+        replace(_d("break_even_hours", "number", "the year's work (GPU-hours of "
+                   "hours_gpu_name) above which owning the local configuration costs less "
+                   "than renting the cloud one", "GPU-hours/year"), work_level=True),
+        _d("payback_years", "number", "years for the purchase to pay for itself in saved rent",
+           "years"),
+    ))
+
+DERIVED: tuple[FactSpec, ...] = (*REQUEST, *SIZED, *SUMMARY, *DEPLOYMENT)
+
+_CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | None], ...] = (
+        ("candidate_id", "string", "configuration id", None, None),
+        ("gpu", "string", "GPU id", None, None),
+        ("gpu_name", "string", "GPU name", None, None),
+        ("gpu_label", "string", "GPU short name", None, None),
+        ("vendor", "string", "GPU vendor", ("nvidia", "amd", "intel"), None),
+        ("count", "number", "GPUs in the configuration", None, "GPUs"),
+        ("nodes", "number", "boxes, servers or instances", None, None),
+        ("where", "string", "owned or rented", ("local", "cloud"), None),
+        ("provider", "string", "cloud provider id (local: none)", None, None),
+        ("provider_name", "string", "cloud provider name (local: owned)", None, None),
+        ("provider_label", "string", "cloud provider short name (local: owned)", None, None),
+        ("offer", "string", "cloud offer id (local: none)", None, None),
+        ("instance", "string", "instance type", None, None),
+        ("provider_kind", "string", "kind of provider", _KINDS, None),
+        ("provider_ecosystem", "string", "hyperscaler ecosystem", ("none", "aws", "azure", "gcp"),
+         None),
+        ("regions", "string", "regions, comma-separated", None, None),
+        ("market", "string", "the only market the offer is sold in (empty: any)", None, None),
+        ("in_allowed_region", "bool", "runs in a region the residency answer allows", None, None),
+        ("market_allowed", "bool", "not restricted to a market the team does not allow", None,
+         None),
+        ("smallest_shape", "number", "GPUs in the smallest instance sold (local: the count)",
+         None, "GPUs"),
+        ("multi_node", "bool", "instances can train together over a fast fabric", None, None),
+        ("platform", "string", "platform of an owned configuration", None, None),
+        ("condition", "string", "bought new or used, or rented", ("new", "used", "rented"), None),
+        ("platform_name", "string", "its name", None, None),
+        ("form", "string", "card form", _FORMS, None),
+        ("socket", "string", "card socket", ("pcie", "sxm", "oam"), None),
+        ("vram_gib", "number", "VRAM of one card", None, "GiB"),
+        ("vram_total_gib", "number", "VRAM of all cards", None, "GiB"),
+        ("vram_needed_gib", "number", "peak VRAM per card at this count", None, "GiB"),
+        ("vram_ratio", "number", "VRAM of all cards ÷ VRAM the job needs on one", None, None),
+        ("vram_headroom_ratio", "number", "VRAM of one card ÷ what the job needs per card",
+         None, None),
+        ("fits", "bool", "the job fits the cards' memory", None, None),
+        ("gradient_checkpointing_on", "bool", "checkpointing on at this count", None, None),
+        ("nvlink", "bool", "cards linked by NVLink", None, None),
+        ("bf16", "bool", "cards support bf16", None, None),
+        ("ecc", "bool", "cards have ECC memory", None, None),
+        ("datacenter_licence", "bool", "the driver licence allows datacenter deployment", None,
+         None),
+        ("mig", "bool", "cards can be split into MIG instances", None, None),
+        ("tdp_w", "number", "TDP of one card", None, "W"),
+        ("total_tdp_w", "number", "TDP of all cards", None, "W"),
+        ("release_year", "number", "release year of the card", None, None),
+        ("is_newest_generation", "bool", "of the architecture of the newest GPU in the catalog",
+         None, None),
+        ("tflops_total", "number", "dense 16-bit TFLOPS of all cards", None, "TFLOPS"),
+        ("effective_tflops", "number", "useful TFLOPS for this method (MFU, scaling)", None,
+         "TFLOPS"),
+        ("busy_hours_per_year", "number", "hours a year it is busy doing the work", None,
+         "hours/year"),
+        ("gpu_hours_per_year", "number", "GPU-hours a year it spends on the work", None,
+         "GPU-hours/year"),
+        ("utilisation", "number", "busy hours ÷ hours in a year", None, None),
+        ("within_year", "bool", "no GPU is busier than the hours in a year", None, None),
+        ("days_per_run", "number", "days one training run takes", None, "days"),
+        ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
+         None),
+        ("pricing", "string", "how it is paid for", _PRICINGS, None),
+        ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
+        ("usd_per_gpu_hour", "number", "$/GPU-hour (owned: electricity)", None, "USD/GPU-hour"),
+        ("per_hour_usd", "number", "cost per busy hour of the whole configuration", None,
+         "USD/hour"),
+        ("upfront_usd", "number", "up-front cost (owned: purchase)", None, "USD"),
+        ("fixed_usd_year", "number", "cost a year whatever the work (owned: write-off and "
+         "upkeep; reserved: the term)", None, "USD/year"),
+        ("cost_usd_year", "number", "cost for the year's work", None, "USD/year"),
+        ("over_budget", "bool", "first-year cost exceeds budget_usd", None, None),
+        ("budget_ratio", "number", "first-year cost ÷ budget_usd", None, None),
+)
+CANDIDATE: tuple[FactSpec, ...] = tuple(
+    FactSpec(name, type_, description, choices, unit, "candidate", "sized")
+    for name, type_, description, choices, unit in _CANDIDATE_ROWS
+)
+RANKED: tuple[FactSpec, ...] = (
+    FactSpec("cost_vs_cheapest", "number", "cost for the work ÷ the cheapest eligible "
+             "configuration's", origin="candidate", phase="summary"),
+    FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
+             "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
+    FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
+             "one of its like (owned; or rented at the same pricing from the same kind of cloud, "
+             "the same provider among hyperscalers)",
+             origin="candidate", phase="summary"),
+)
+"""Candidate facts known once the other candidate rules have excluded what they exclude."""
+
+DECISION_FACTS: tuple[FactSpec, ...] = tuple(
+    FactSpec(f"{axis}_choice", "string", f"the decided {axis} option", None, None, "candidate",
+             "sized")
+    for axis in ("approach", "method")
+)
+"""Decisions made before candidates are built, visible to candidate rules. Deployment, cloud
+kind, pricing and sharing are decided from the scored candidates, so candidate rules cannot
+read them: the pick follows them instead."""
+
+
+def answer_specs(catalog: Catalog) -> tuple[FactSpec, ...]:
+    """One fact per questionnaire entry."""
+    specs = []
+    for q in catalog.questions:
+        type_: FactType = {"int": "number", "float": "number", "bool": "bool",
+                           "list": "list"}.get(q.type, "string")  # type: ignore[assignment]
+        choices = tuple(q.choices) if q.type == "choice" and q.choices else None
+        if q.type == "tristate":
+            type_, choices = "string", ("auto", "true", "false")
+        specs.append(FactSpec(q.id, type_, q.prompt, choices, q.unit, "answer"))
+    return tuple(specs)
+
+
+def registry(catalog: Catalog) -> dict[str, FactSpec]:
+    """Every fact a request rule may read (answers and derived)."""
+    return {s.name: s for s in (*answer_specs(catalog), *DERIVED)}
+
+
+def candidate_registry(catalog: Catalog) -> dict[str, FactSpec]:
+    """Every fact a candidate rule may read: candidate fields, the decisions made before
+    candidates exist, and the request facts known by then."""
+    request = {name: spec for name, spec in registry(catalog).items()
+               if spec.phase in ("request", "sized")}
+    return {**request, **{s.name: s for s in (*CANDIDATE, *RANKED, *DECISION_FACTS)}}

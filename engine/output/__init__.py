@@ -1,0 +1,1 @@
+"""Rendering a decision: text, markdown, JSON, chart."""

@@ -1,0 +1,150 @@
+"""Terminal rendering with rich: headline, choices with reasons, hardware, warnings, chart.
+
+On a terminal it uses colour and the terminal's width; piped or with ``NO_COLOR`` it is
+plain text wrapped at 80 columns, with hanging indents so reasons stay readable.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from engine.decide.engine import Decision
+from engine.output.chart import ascii_chart, curves_from
+from engine.output.summary import (
+    AXIS_TITLES,
+    SCORE_LEGEND,
+    TABLE_LEGEND,
+    applies,
+    break_even_line,
+    cells,
+    cheaper_line,
+    excluded_line,
+    headers,
+    headline,
+    memory_line,
+    purchase_line,
+    revision_note,
+    runner_up,
+    table_rows,
+    top_reasons,
+    with_days,
+    work_line,
+)
+from engine.output.table import console
+from engine.rules.load import Rulebook
+
+_SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _grid() -> Any:
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=2, no_wrap=True)
+    grid.add_column(overflow="fold")
+    return grid
+
+
+def render_text(decision: Decision, book: Rulebook) -> None:
+    """Print the decision for a person at a terminal (plain text when piped)."""
+    out = console()
+    with out.capture() as captured:
+        _render(out, decision)
+    lines = [line.rstrip() for line in captured.get().splitlines()]
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+
+
+def _line(out: Any, text: str | None, style: str = "") -> None:
+    from rich.markup import escape
+
+    if text:
+        out.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
+
+
+def _render(out: Any, decision: Decision) -> None:
+    _line(out, headline(decision), "bold")
+    for text in (purchase_line(decision), work_line(decision), memory_line(decision),
+                 break_even_line(decision)):
+        _line(out, text)
+    out.print()
+    _decisions(out, decision)
+    _hardware(out, decision)
+    _notes(out, decision)
+    curves = curves_from(decision.estimates)
+    if curves is not None:
+        out.print("[bold]Owning vs renting[/bold] (cost a year by the year's work)")
+        for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
+            _line(out, line)
+    _line(out, SCORE_LEGEND, "dim")
+    _line(out, f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
+               f"catalog {decision.catalog['hash'][:12]}", "dim")
+
+
+def _decisions(out: Any, decision: Decision) -> None:
+    from rich.markup import escape
+
+    for axis, title in AXIS_TITLES.items():
+        result = decision.decisions[axis]
+        if not applies(decision, axis):
+            continue
+        other = runner_up(result)
+        tail = f"  [dim](next: {escape(other)})[/dim]" if other else ""
+        out.print(f"[bold]{title}: {escape(result.choice or '—')}[/bold]{tail}")
+        grid = _grid()
+        revised = revision_note(result)
+        if revised:
+            grid.add_row(" !", escape(revised))
+        reasons = top_reasons(result)
+        prefix = f"{result.revised_from}: " if revised else ""
+        for sign, text, sources, rule in reasons:
+            grid.add_row(f" {sign}", f"{escape(prefix + text)} [dim]\\[{rule}; "
+                                     f"{escape(', '.join(sources))}][/dim]")
+        if not reasons and not revised:
+            grid.add_row(" ·", "No rule preferred an option: the first in the declared order.")
+        out.print(grid)
+
+
+def _hardware(out: Any, decision: Decision) -> None:
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    rows = table_rows(decision)
+    if not rows:
+        return
+    days = with_days(decision)
+    table = Table(title="Hardware (cost for your year's work; → the pick)", box=box.SIMPLE_HEAD,
+                  title_justify="left", title_style="bold", pad_edge=False, show_edge=False,
+                  padding=(0, 1, 0, 0))
+    table.add_column("", no_wrap=True)
+    for i, col in enumerate(headers(days, compact=True)):
+        table.add_column(col, justify="left" if i < 2 else "right", overflow="fold",
+                         no_wrap=i != 1)
+    for mark, cand in rows:
+        table.add_row(mark, *(escape(c) for c in cells(cand, days, compact=True)))
+    out.print(table)
+    _line(out, TABLE_LEGEND, "dim")
+    for text in (cheaper_line(decision), excluded_line(decision)):
+        _line(out, text, "dim")
+
+
+def _notes(out: Any, decision: Decision) -> None:
+    from rich.markup import escape
+
+    if decision.warnings:
+        out.print("[bold]Warnings[/bold]")
+        grid = _grid()
+        for w in decision.warnings:
+            style = _SEVERITY_STYLE.get(w.severity or "info", "")
+            mark = {"critical": "!!", "warning": " !", "info": " i"}[w.severity or "info"]
+            grid.add_row(f"[{style}]{mark}[/{style}]",
+                         f"{escape(w.text)} [dim]\\[{w.id}; {w.rule}][/dim]")
+        out.print(grid)
+    if decision.strategies:
+        out.print("[bold]Strategies[/bold]")
+        grid = _grid()
+        for s in decision.strategies:
+            grid.add_row(" •", f"{escape(s.text)} [dim]\\[{s.id}][/dim]")
+        out.print(grid)

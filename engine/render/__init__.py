@@ -1,1 +1,0 @@
-"""Renderers: JSON (the contract), text tables (rich) and markdown."""

@@ -1,0 +1,3 @@
+"""The rule language: model, loading, conditions, templates, compiling onto durable_rules,
+evaluation, lint.
+"""

@@ -1,0 +1,343 @@
+"""Run compiled rulesets on durable_rules, one isolated session per evaluation.
+
+Follows ``durable-rules-notes.md``: no timer threads (``_run`` disabled), a lock around each
+evaluation, ``delete_state`` afterwards (1,024-session cap), a catch-all rule so no fact is
+"unhandled", actions with exactly one parameter that only record, and the session's stored
+exception turned into an error instead of vanishing.
+
+Verdicts are reused: each ruleset's :class:`~engine.rules.signature.Signer` classes a fact by what
+its rules can tell apart, and durable_rules decides a class the first time one of its facts
+is seen. Later facts of that class get the same rules, without a session. The memo is
+per Evaluator (one compiled policy) and bounded.
+
+durable_rules' C core cannot be interrupted (it holds the GIL and ignores SIGINT), so a
+policy is first built in a child process under a time bound (``engine.rules.trial``); only a
+policy built there is built in-process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import itertools
+import json
+import math
+import re
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import durable_rules_engine
+from durable.engine import Host
+
+from engine.errors import EngineError, EvaluationError
+from engine.memo import Memo
+from engine.rules.compile import Compiled, CompiledRuleset
+from engine.rules.limits import MAX_PROPERTIES
+from engine.rules.signature import Signer
+
+MEMO_LIMIT = 20_000
+"""Signatures remembered per ruleset (~0.3 KB each); past it the older half is forgotten."""
+
+BATCH_CAP = 100_000
+"""``cap``: one action call per rule with all its matches (not one per match): far fewer
+Python round-trips through durable_rules' state machinery."""
+
+Firing = tuple[str, str]
+"""(rule id, id of the fact it fired on)."""
+
+
+class QuietHost(Host):  # type: ignore[misc]
+    """A Host without the background dispatcher (no timer threads, actions run inline)."""
+
+    def _run(self) -> None:
+        return None
+
+
+class Evaluator:
+    """Owns one durable_rules Host for a compiled rulebook; thread-safe, reusable."""
+
+    def __init__(self, compiled: Compiled, *, memo: bool = True,
+                 host_actions: bool = False) -> None:
+        self._compiled = compiled
+        self._memo = memo
+        self._host_actions = host_actions
+        self._verdicts: dict[str, dict[tuple[Any, ...], tuple[str, ...]]] = {
+            ruleset.name: {} for ruleset in compiled.rulesets}
+        self._fired: dict[str, list[Firing]] = {}
+        self._lock = threading.Lock()
+        self._memo_lock = threading.Lock()
+        self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
+        self._fixed_signs: Memo[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = (
+            Memo(MEMO_LIMIT))
+        if not compiled.built:
+            from engine.rules.trial import (
+                verified,  # (engine.rules.trial builds Hosts as this module does)
+            )
+
+            verified(compiled)
+        definitions = {ruleset.name: host_definitions(ruleset, self._action_for(ruleset))
+                       for ruleset in compiled.rulesets}
+        try:
+            self._host = QuietHost(definitions)
+        except Exception as exc:  # the C core raises plain Exceptions with error codes
+            raise EngineError(f"durable_rules could not build the rules: {describe_error(exc)}"
+                              ) from None
+
+    def _action_for(self, ruleset: CompiledRuleset) -> Callable[[str], Callable[[Any], None]]:
+        """Definition name → the action recording its rule's firings."""
+        return lambda name: self._recorder(ruleset.rule_id(name))
+
+    def _recorder(self, rule_id: str) -> Callable[[Any], None]:
+        fired = self._fired
+
+        def act(c: Any) -> None:
+            matches = c.m if isinstance(c.m, list) else [c.m]
+            fired[c.s.sid].extend((rule_id, m.fact_id) for m in matches)
+
+        return act
+
+    def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
+            checked: bool = False, common: Mapping[str, Any] | None = None,
+            fixed: Sequence[Mapping[str, Any]] | None = None) -> list[Firing]:
+        """The rules of ``ruleset`` that hold on each of ``facts`` (order not significant).
+
+        Facts of a signature seen before get the remembered verdict; the others are asserted
+        together into one fresh durable_rules session (see :meth:`run_session`).
+        ``checked`` skips the per-value check for facts built by
+        ``engine.facts.build.durable_fact``.
+        ``common``: items every one of ``facts`` contains, so their part of the signature is
+        computed once. ``fixed`` (with ``common``): per fact, a part of its items that recurs
+        across calls as the same, never mutated, object; that part's signature is remembered
+        by identity. Each fact must hold exactly its own part's items for every name any
+        part of the call has.
+        """
+        facts = list(facts)
+        if not self._memo or ruleset.signer is None:
+            return self.run_session(ruleset, facts, checked=checked)
+        if not checked:
+            for fact in facts:
+                _check_fact(fact)
+        memo = self._verdicts[ruleset.name]
+        keys: list[Any]
+        if common is None:
+            sign = ruleset.signer.sign
+            keys = [sign(fact) for fact in facts]
+        elif fixed is None:
+            # the split is part of the key: two splits can give equal-looking tuples
+            split, head, tail = self._split(ruleset.signer, frozenset(common))
+            prefix = (split, head.sign(common))
+            sign = tail.sign
+            keys = [(prefix, sign(fact)) for fact in facts]
+        else:
+            keys = self._three_part_keys(ruleset.signer, facts, common, fixed)
+        # read the memo once per key: another thread may evict entries meanwhile
+        verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        for key, fact in zip(keys, facts, strict=True):
+            if key in verdicts or key in new:
+                continue
+            found = memo.get(key)
+            if found is None:
+                new[key] = fact
+            else:
+                verdicts[key] = found
+        if new:
+            decided = self._decide(ruleset, new)
+            verdicts.update(decided)
+            with self._memo_lock:
+                if len(memo) + len(decided) > MEMO_LIMIT:  # forget the older half
+                    for old in list(itertools.islice(memo, len(memo) // 2 + len(decided))):
+                        memo.pop(old, None)
+                memo.update(decided)
+        return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
+                for rule_id in verdicts[key]]
+
+    def _three_part_keys(self, signer: Signer, facts: Sequence[Mapping[str, Any]],
+                         common: Mapping[str, Any], fixed: Sequence[Mapping[str, Any]]
+                         ) -> list[Any]:
+        """Signatures in three parts: ``common`` once, each fixed part once per object (ever),
+        and the rest (with every pair) per fact."""
+        if len(fixed) != len(facts):
+            raise ValueError(f"{len(fixed)} fixed parts for {len(facts)} facts")
+        names = frozenset(common)
+        fixed_names = frozenset(itertools.chain.from_iterable(
+            {id(part): part for part in fixed}.values())) - names
+        split, head, rest = self._split(signer, names)
+        split2, mid, tail = self._split(rest, fixed_names)
+        prefix = (split, split2, head.sign(common))
+        known = self._fixed_signs
+        sign_mid, sign_tail = mid.sign, tail.sign
+        keys = []
+        for fact, part in zip(facts, fixed, strict=True):
+            found = known.get((split2, id(part)))
+            if found is None or found[0] is not part:  # the entry keeps its part's id unique
+                found = known.put((split2, id(part)), (part, sign_mid(part)))
+            keys.append((prefix, found[1], sign_tail(fact)))
+        return keys
+
+    def _split(self, signer: Signer, names: frozenset[str]) -> tuple[int, Signer, Signer]:
+        """(an id of the split, ``signer`` on ``names``, on the rest), remembered."""
+        key = (id(signer), names)
+        found = self._splits.get(key)
+        if found is None:
+            with self._memo_lock:
+                found = self._splits.setdefault(key, (len(self._splits), *signer.split(names)))
+        return found
+
+    def _decide(self, ruleset: CompiledRuleset, new: Mapping[tuple[Any, ...], Mapping[str, Any]]
+                ) -> dict[tuple[Any, ...], tuple[str, ...]]:
+        """durable_rules' verdict on one fact per unseen signature, in one session."""
+        unseen = list(new)
+        fired = self.run_session(ruleset, [
+            {**new[key], "fact_id": str(index)} for index, key in enumerate(unseen)],
+            checked=True)
+        on: dict[str, set[str]] = {}
+        for rule_id, fact_id in fired:
+            on.setdefault(fact_id, set()).add(rule_id)
+        order = ruleset.rule_ids
+        return {key: tuple(sorted(on.get(str(position), ()), key=order.index))
+                for position, key in enumerate(unseen)}
+
+    def run_session(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
+                    checked: bool = False) -> list[Firing]:
+        """Assert ``facts`` into a fresh session of ``ruleset``; the firings, in engine order.
+
+        No memo: durable_rules decides every fact. ``checked`` as in :meth:`run`.
+
+        By default the session's actions are taken straight from the C core (see
+        :meth:`_session`); ``host_actions=True`` at construction runs them through
+        durable_rules' Python ``Host`` instead (the reference path; ~3× slower).
+        """
+        sid = uuid.uuid4().hex
+        batch = [dict(fact, sid=sid) for fact in facts]
+        if not checked:
+            for fact in batch:
+                _check_fact(fact)
+        if not batch:  # no session would exist: get_state fails with error 309
+            return []
+        if not self._host_actions:
+            return self._session(ruleset, sid, batch)
+        with self._lock:
+            self._fired[sid] = []
+            try:
+                self._host.assert_facts(ruleset.name, batch)
+                state = self._host.get_state(ruleset.name, sid)
+                if "exception" in state:
+                    raise EvaluationError(f"rule action failed in {ruleset.name}: "
+                                          f"{state['exception']}")
+                return self._fired[sid]
+            except EvaluationError:
+                raise
+            except Exception as exc:  # the C core raises plain Exceptions with error codes
+                raise _failed(ruleset, exc) from None
+            finally:
+                self._fired.pop(sid, None)
+                with contextlib.suppress(Exception):
+                    self._host.delete_state(ruleset.name, sid)
+
+    def _session(self, ruleset: CompiledRuleset, sid: str,
+                 batch: list[dict[str, Any]]) -> list[Firing]:
+        """One session driven through the C core directly.
+
+        The same calls ``Host`` makes (``assert_facts``, ``start_action_for_state``,
+        ``complete_and_start_action``, ``delete_state``) without its per-action Python
+        machinery: each pending action is a JSON text ``{"rule id":[{"m":{fact}}, ...]}``;
+        only the rule id and the matched facts' ``fact_id`` are read from it (no Python
+        action runs, so none can fail silently). The state is never changed, so it is not
+        written back.
+        """
+        names = set(ruleset.definitions)
+        rule_id = ruleset.rule_id
+        fired: list[Firing] = []
+        with self._lock:
+            handle = self._host.get_ruleset(ruleset.name)._handle
+            try:
+                code, state = durable_rules_engine.assert_facts(
+                    handle, json.dumps(batch, ensure_ascii=False))
+                if code in (1, 2):
+                    raise EvaluationError(f"durable_rules refused the facts of {ruleset.name}"
+                                          f" (result {code})")
+                result = durable_rules_engine.start_action_for_state(handle, state)
+                message = result[1] if result else None
+                while message:
+                    name = message[2:message.index('"', 2)]
+                    if name in names:
+                        fired.extend((rule_id(name), json.loads(quoted))
+                                     for quoted in _FACT_ID.findall(message))
+                    message = durable_rules_engine.complete_and_start_action(handle, state)
+            except EvaluationError:
+                raise
+            except Exception as exc:  # the C core raises plain Exceptions with error codes
+                raise _failed(ruleset, exc) from None
+            finally:
+                with contextlib.suppress(Exception):
+                    durable_rules_engine.delete_state(handle, sid)
+        return fired
+
+
+_FACT_ID = re.compile(r'"fact_id":\s*("(?:[^"\\]|\\.)*")')
+"""A matched fact's id in an action's JSON (facts are flat, so the key is never nested and
+a quote inside a string value is always escaped)."""
+
+
+def ignore(c: Any) -> None:
+    """An action that does nothing (the catch-all rule's)."""
+    return None
+
+
+def host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable[[Any], None]]
+                      ) -> dict[str, Any]:
+    """The ruleset as a Host takes it: each definition with ``action(name)`` as its action,
+    batched, and a catch-all rule (so no fact is "unhandled")."""
+    defs = copy.deepcopy(ruleset.definitions)
+    for name, rule in defs.items():
+        rule["run"] = action(name)
+        rule["cap"] = BATCH_CAP
+    defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": ignore, "cap": BATCH_CAP}
+    return defs
+
+
+_MEANING = {
+    "101": "out of memory",
+    "106": "too many rules or alternatives",
+    "107": "too many absence tests or any-groups under one condition",
+    "108": "too many rules ending on one condition",
+    "113": "too many all/any groups in one rule",
+    "202": "a value it cannot parse",
+    "204": "a number it cannot parse",
+    "302": "a fact with too many properties",
+    "303": "more than 64 comparisons matched one fact",
+}
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line for a durable_rules error: its text, and what its code means."""
+    text = " ".join(str(exc).split())
+    code = re.search(r"error code: (\d+)", text)
+    meaning = _MEANING.get(code.group(1)) if code else None
+    return f"{text} ({meaning})" if meaning else text
+
+
+def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:
+    ids = ", ".join(ruleset.rule_ids[:5]) + (", …" if len(ruleset.rule_ids) > 5 else "")
+    return EvaluationError(f"durable_rules failed on the rules {ids}: {describe_error(exc)}")
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _check_fact(fact: Mapping[str, Any]) -> None:
+    """Refuse values durable_rules would misread (exponent floats, non-scalars, too many keys)."""
+    if len(fact) > MAX_PROPERTIES:
+        raise EvaluationError(f"fact has {len(fact)} properties; at most {MAX_PROPERTIES} "
+                              "(durable_rules 2.0.28 crashes from 254)")
+    for key, value in fact.items():
+        kind = type(value)
+        if kind is float and (
+            not math.isfinite(value) or (value != 0 and not 1e-4 <= abs(value) < 1e15)
+        ):
+            raise EvaluationError(f"fact '{key}' = {value!r} would serialise in exponent form")
+        if kind not in _SCALARS and not isinstance(value, (str, int, float, bool)):
+            raise EvaluationError(f"fact '{key}' is not a scalar: {kind.__name__}")

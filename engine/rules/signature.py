@@ -1,0 +1,173 @@
+"""Fact signatures: what a ruleset can tell apart in a fact, so its verdicts can be reused.
+
+Every condition leaf compares one fact field with a literal, with another field of the same
+fact, or tests presence. So two facts on which every field falls in the same *class* get the
+same verdict from every rule of the ruleset:
+
+- a field compared only with numbers: which of the sorted literals it lies below, and
+  whether it equals one (``x > 3`` cannot tell 4 from 5 when 3 is the only cut);
+- a field compared only for (in)equality with strings or booleans: which literal it equals,
+  or none of them (``gpu: t4`` cannot tell an A100 from an H100);
+- a field only tested for presence: present or not;
+- a pair ``{fact: other}``: the sign of the comparison (numbers), equality (other values
+  compared with ``eq``/``ne``), or which side is missing;
+- anything else (a field compared with mixed literals, strings ordered): its exact value.
+
+A signature is the tuple of those classes. It is a refinement: equal signatures imply equal
+truth of every leaf, hence of every rule. durable_rules still decides each signature the
+first time it is seen (``engine.rules.evaluate``); the signature never evaluates a rule itself.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.rules.conditions import Condition, FactRef, leaves
+
+_MISSING = ("missing",)
+_NUMBER_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in"})
+_EQUALITY_OPS = frozenset({"eq", "ne", "in", "not_in", "is"})
+_EXACT_INT = 2**53
+"""durable_rules compares numbers as doubles: beyond this, integers are classed by value."""
+_OTHER = -1
+"""The class of a value equal to none of a field's literals."""
+_TYPES = (type, "types")
+"""Key, in a field's literal classes, of the set of the literals' types."""
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+def _typed(value: Any) -> tuple[type, Any]:
+    """A value with its type, so that ``True`` and ``1`` stay apart."""
+    return (value.__class__, value)
+
+
+@dataclass(frozen=True)
+class Signer:
+    """The classes one ruleset distinguishes, per field it reads."""
+
+    cuts: tuple[tuple[str, tuple[float, ...]], ...]
+    """Fields compared only with numbers, with their sorted literals."""
+    literals: tuple[tuple[str, Mapping[Any, Any]], ...]
+    """Fields compared only for (in)equality with non-numbers: literal → its class (strings
+    bare, other values typed) and, under ``_TYPES``, the literals' types."""
+    exact: tuple[str, ...]
+    """Fields whose exact value is the class."""
+    presence: tuple[str, ...]
+    """Fields only tested for presence (or compared only through ``pairs``)."""
+    pairs: tuple[tuple[str, str, bool], ...]
+    """``{fact: other}`` comparisons, and whether any of them orders (``lt``, ``gt``, …)."""
+
+    def sign(self, fact: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The signature of ``fact``: equal signatures, equal verdicts of every rule."""
+        get = fact.get
+        key: list[Any] = [get("kind")]
+        append = key.append
+        for name, cuts in self.cuts:
+            value = get(name, _MISSING)
+            kind = value.__class__
+            if kind is float or (kind is int and -_EXACT_INT <= value <= _EXACT_INT):
+                at = bisect_left(cuts, value)
+                append(2 * at + (at < len(cuts) and cuts[at] == value))
+            else:  # missing, not a number after all, or an integer durable_rules would round
+                append(value if value is _MISSING else (kind, value))
+        for name, classes in self.literals:
+            value = get(name, _MISSING)
+            if value is _MISSING:
+                append(value)
+            else:
+                kind = value.__class__
+                found = classes.get(value if kind is str else (kind, value))
+                # a value of another type than every literal: kept exact, no coercion assumed
+                append(found if found is not None else
+                       _OTHER if kind in classes[_TYPES] else _typed(value))
+        for name in self.exact:
+            value = get(name, _MISSING)
+            append(value if value is _MISSING else _typed(value))
+        for name in self.presence:
+            append(name in fact)
+        for left, right, ordered in self.pairs:
+            a, b = get(left, _MISSING), get(right, _MISSING)
+            if a is _MISSING or b is _MISSING:
+                append((a is _MISSING, b is _MISSING))
+            elif not ordered and a.__class__ is str and b.__class__ is str:  # the usual case
+                append(a == b)
+            elif (_is_number(a) and _is_number(b) and abs(a) <= _EXACT_INT
+                  and abs(b) <= _EXACT_INT):
+                append((a > b) - (a < b))
+            elif not ordered and not (_is_number(a) and _is_number(b)):
+                append(a == b)
+            else:  # strings ordered, or integers beyond doubles: both exact values
+                append((_typed(a), _typed(b)))
+        return tuple(key)
+
+
+    def split(self, names: frozenset[str]) -> tuple[Signer, Signer]:
+        """(this signer on ``names`` only, this signer on every other field and every pair).
+
+        For facts that all share the items of ``names``: the shared part is signed once, and
+        ``(head.sign(shared), tail.sign(fact))`` tells facts apart exactly as
+        ``sign(fact)`` does.
+        """
+        def part(inside: bool) -> Signer:
+            return Signer(
+                cuts=tuple(c for c in self.cuts if (c[0] in names) == inside),
+                literals=tuple(c for c in self.literals if (c[0] in names) == inside),
+                exact=tuple(n for n in self.exact if (n in names) == inside),
+                presence=tuple(n for n in self.presence if (n in names) == inside),
+                pairs=() if inside else self.pairs,
+            )
+
+        return part(True), part(False)
+
+
+def signer_for(conditions: Iterable[Condition]) -> Signer:
+    """The signer of a ruleset whose rules have these conditions."""
+    numbers: dict[str, set[float]] = {}
+    others: dict[str, set[tuple[type, Any]]] = {}
+    exact: set[str] = set()
+    present: set[str] = set()
+    pairs: dict[tuple[str, str], bool] = {}
+    for condition in conditions:
+        for leaf in leaves(condition):
+            present.add(leaf.fact)
+            if leaf.op == "exists":
+                continue
+            values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+            for value in values:
+                if isinstance(value, FactRef):
+                    pair = (leaf.fact, value.name)
+                    pairs[pair] = pairs.get(pair, False) or leaf.op not in _EQUALITY_OPS
+                    present.add(value.name)
+                elif leaf.op in _NUMBER_OPS and _is_number(value):
+                    numbers.setdefault(leaf.fact, set()).add(value)
+                elif leaf.op in _EQUALITY_OPS:
+                    others.setdefault(leaf.fact, set()).add(_typed(value))
+                else:
+                    exact.add(leaf.fact)
+    exact |= set(numbers) & set(others)  # mixed literals: keep the value
+    cuts = {name: tuple(sorted(v)) for name, v in numbers.items() if name not in exact}
+    literals: dict[str, dict[Any, Any]] = {}
+    for name, typed in others.items():
+        if name not in exact:
+            classes: dict[Any, Any] = {  # strings keyed bare (no other key equals a str)
+                value if kind is str else (kind, value): i
+                for i, (kind, value) in enumerate(sorted(typed, key=repr))}
+            classes[_TYPES] = frozenset(kind for kind, _ in typed)
+            literals[name] = classes
+    presence = present - exact - set(cuts) - set(literals)
+    return Signer(
+        cuts=tuple(sorted(cuts.items())),
+        literals=tuple(sorted(literals.items())),
+        exact=tuple(sorted(exact)),
+        presence=tuple(sorted(presence)),
+        pairs=tuple((a, b, ordered) for (a, b), ordered in sorted(pairs.items())),
+    )
+
+
+__all__ = ["Signer", "signer_for"]

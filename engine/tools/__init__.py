@@ -1,0 +1,1 @@
+"""Tools over the engine: what-if, policy diff, scenarios, JSON Schemas."""

@@ -1,0 +1,153 @@
+"""Compare two policy versions (rule/catalog directories or git revisions) on scenarios."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from engine.answers.model import Answers, validate_answers
+from engine.decide.engine import Decision, Engine, load_engine
+from engine.errors import InputError
+from engine.resources import bundled_dir
+
+
+@dataclass(frozen=True)
+class PolicyRef:
+    """Where one policy version lives on disk."""
+
+    label: str
+    rules: Path
+    catalog: Path
+
+
+def resolve_policy(ref: str, *, cwd: Path | None = None) -> PolicyRef:
+    """A rules dir, a dir holding rules/ (and catalog/), or a git revision of this repo."""
+    path = Path(ref)
+    if path.is_dir():
+        if (path / "decisions.yaml").is_file():
+            catalog = path.parent / "catalog"
+            return PolicyRef(ref, path, catalog if catalog.is_dir() else bundled_dir("catalog"))
+        if (path / "rules").is_dir():
+            catalog = path / "catalog"
+            return PolicyRef(ref, path / "rules",
+                             catalog if catalog.is_dir() else bundled_dir("catalog"))
+        raise InputError("not a rules directory (no decisions.yaml) nor a dir with rules/",
+                         path=ref)
+    return _from_git(ref, cwd or Path.cwd())
+
+
+def _from_git(revision: str, cwd: Path) -> PolicyRef:
+    def git(*args: str) -> bytes:
+        result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
+        if result.returncode:
+            raise InputError(f"neither a directory nor a git revision "
+                             f"({result.stderr.decode(errors='replace').strip()})",
+                             path=revision)
+        return result.stdout
+
+    top = Path(git("rev-parse", "--show-toplevel").decode().strip())
+    archive = git("-C", str(top), "archive", "--format=tar", revision, "rules", "catalog")
+    root = Path(tempfile.mkdtemp(prefix="gpu-advisor-diff-"))
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(root, filter="data")
+    return PolicyRef(revision, root / "rules", root / "catalog")
+
+
+@dataclass
+class Change:
+    """One case whose decision differs between the two versions."""
+
+    case: str
+    axis: str
+    before: str | None
+    after: str | None
+    rules: list[str]
+
+
+@dataclass
+class PolicyDiff:
+    """Per axis, how many cases changed, examples, and the rules behind the changes."""
+
+    cases: int
+    changes: list[Change] = field(default_factory=list)
+    rules_added: list[str] = field(default_factory=list)
+    rules_removed: list[str] = field(default_factory=list)
+    rules_edited: list[str] = field(default_factory=list)
+    catalog_files_changed: list[str] = field(default_factory=list)
+
+    def by_axis(self) -> dict[str, list[Change]]:
+        """Changes grouped by axis (``hardware`` included)."""
+        out: dict[str, list[Change]] = {}
+        for change in self.changes:
+            out.setdefault(change.axis, []).append(change)
+        return out
+
+    def as_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "cases": self.cases,
+            "axes": {axis: {"changed": len(items),
+                            "examples": [c.__dict__ for c in items[:5]]}
+                     for axis, items in self.by_axis().items()},
+            "rules_added": self.rules_added, "rules_removed": self.rules_removed,
+            "rules_edited": self.rules_edited,
+            "catalog_files_changed": self.catalog_files_changed,
+        }
+
+
+def rule_changes(old: Engine, new: Engine) -> tuple[list[str], list[str], list[str]]:
+    """Rule ids added, removed and edited between two engines."""
+    before = {r.id: r.model.model_dump(mode="json") for r in old.rulebook.rules}
+    after = {r.id: r.model.model_dump(mode="json") for r in new.rulebook.rules}
+    return (sorted(set(after) - set(before)), sorted(set(before) - set(after)),
+            sorted(k for k in set(before) & set(after) if before[k] != after[k]))
+
+
+def diff_policies(old: PolicyRef, new: PolicyRef,
+                  cases: Iterable[tuple[str, Mapping[str, Any] | Answers]]) -> PolicyDiff:
+    """Evaluate every case under both policies and explain the differences."""
+    old_engine = load_engine(old.rules, old.catalog)
+    new_engine = load_engine(new.rules, new.catalog)
+    added, removed, edited = rule_changes(old_engine, new_engine)
+    changed_rules = set(added) | set(removed) | set(edited)
+    result = PolicyDiff(0, [], added, removed, edited, sorted(
+        name for name in {*old_engine.catalog.texts, *new_engine.catalog.texts}
+        if old_engine.catalog.texts.get(name) != new_engine.catalog.texts.get(name)))
+    for name, raw in cases:
+        result.cases += 1
+        before = _decide(old_engine, raw)
+        after = _decide(new_engine, raw)
+        for axis in before.decisions:
+            b, a = before.decisions[axis].choice, after.decisions[axis].choice
+            if b != a:
+                involved = _reason_rules(before, axis) | _reason_rules(after, axis)
+                result.changes.append(Change(name, axis, b, a, sorted(involved & changed_rules)))
+        hb, ha = _hw(before), _hw(after)
+        if hb != ha:
+            involved = _fired(before) ^ _fired(after) | (_fired(before) & set(edited))
+            result.changes.append(Change(name, "hardware", hb, ha,
+                                         sorted(involved & changed_rules)))
+    return result
+
+
+def _decide(engine: Engine, raw: Mapping[str, Any] | Answers) -> Decision:
+    answers = raw if isinstance(raw, Answers) else validate_answers(raw, engine.catalog)
+    return engine.recommend(answers, decision_id="diff")
+
+
+def _reason_rules(decision: Decision, axis: str) -> set[str]:
+    return {r.rule for option in decision.decisions[axis].ranking for r in option.reasons}
+
+
+def _fired(decision: Decision) -> set[str]:
+    return {f.rule for f in decision.fired}
+
+
+def _hw(decision: Decision) -> str | None:
+    return decision.hardware.choice.id if decision.hardware.choice else None

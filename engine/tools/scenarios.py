@@ -1,0 +1,125 @@
+"""Scenario files: answers in, expected decisions out. Run by pytest and ``rules test``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine.answers.model import validate_answers
+from engine.decide.engine import Decision, Engine
+from engine.errors import AnswerError
+from engine.files.validation import build
+from engine.files.yamlio import load_yaml_file
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+
+
+class ExpectedHardware(_Strict):
+    """What the chosen hardware must be (each field optional)."""
+
+    gpu: str | list[str] | None = None
+    count: int | None = None
+    where: Literal["local", "cloud"] | None = None
+    provider: str | list[str] | None = None
+
+
+class Expected(_Strict):
+    """Expected outcome of a scenario."""
+
+    decisions: dict[str, str | list[str]] = Field(default_factory=dict)
+    hardware: ExpectedHardware | None = None
+    warnings: list[str] = Field(default_factory=list)
+    no_warnings: list[str] = Field(default_factory=list)
+    strategies: list[str] = Field(default_factory=list)
+    fired: list[str] = Field(default_factory=list)
+    not_fired: list[str] = Field(default_factory=list)
+
+
+class Scenario(_Strict):
+    """A persona: a name, why it matters, answers, and what we expect."""
+
+    name: str
+    description: str
+    answers: dict[str, Any]
+    expect: Expected
+
+
+@dataclass
+class Outcome:
+    """A scenario's result: failures (empty when it passed) and the rules that fired."""
+
+    path: Path
+    scenario: Scenario
+    failures: list[str] = field(default_factory=list)
+    fired: list[str] = field(default_factory=list)
+    decision: Decision | None = None
+
+    @property
+    def passed(self) -> bool:
+        """No expectation failed."""
+        return not self.failures
+
+
+def load_scenario(path: Path) -> Scenario:
+    """Read and validate one scenario file."""
+    return build(Scenario, load_yaml_file(path), path=str(path))
+
+
+def scenario_paths(paths: Iterable[Path]) -> list[Path]:
+    """Every scenario file under the given files/directories, sorted."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(sorted(p for p in path.glob("*.yaml") if p.is_file()))
+        else:
+            out.append(path)
+    return out
+
+
+def run_scenario(engine: Engine, path: Path) -> Outcome:
+    """Evaluate one scenario and compare with its expectations."""
+    scenario = load_scenario(path)
+    try:
+        answers = validate_answers(scenario.answers, engine.catalog)
+    except AnswerError as exc:
+        return Outcome(path, scenario, [f"answers: {exc}"])
+    decision = engine.recommend(answers, decision_id="scenario")
+    fired = sorted({f.rule for f in decision.fired})
+    return Outcome(path, scenario, check(decision, scenario.expect, fired), fired, decision)
+
+
+def _one_of(value: Any, expected: str | Sequence[str]) -> bool:
+    return value in expected if isinstance(expected, list) else value == expected
+
+
+def check(decision: Decision, expect: Expected, fired: Sequence[str]) -> list[str]:
+    """Each unmet expectation as ``what: expected X, got Y``."""
+    failures = []
+    for axis, want in expect.decisions.items():
+        got = decision.decisions[axis].choice if axis in decision.decisions else None
+        if not _one_of(got, want):
+            failures.append(f"decisions.{axis}: expected {want}, got {got}")
+    if expect.hardware is not None:
+        choice = decision.hardware.choice
+        for attr in ("gpu", "count", "where", "provider"):
+            want = getattr(expect.hardware, attr)
+            got = getattr(choice, attr) if choice else None
+            if want is not None and not _one_of(got, want):
+                failures.append(f"hardware.{attr}: expected {want}, got {got}")
+    warning_ids = {w.id for w in decision.warnings}
+    strategy_ids = {s.id for s in decision.strategies}
+    failures += [f"warnings: expected {w} present, got {sorted(warning_ids)}"
+                 for w in expect.warnings if w not in warning_ids]
+    failures += [f"warnings: expected {w} absent, it is present"
+                 for w in expect.no_warnings if w in warning_ids]
+    failures += [f"strategies: expected {s} present, got {sorted(strategy_ids)}"
+                 for s in expect.strategies if s not in strategy_ids]
+    failures += [f"fired: expected {r} to fire" for r in expect.fired if r not in fired]
+    failures += [f"fired: expected {r} not to fire" for r in expect.not_fired if r in fired]
+    return failures
