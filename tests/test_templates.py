@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from engine import templates
+from engine.rules import templates
 from engine.memo import Memo
 from engine.rules.templates import TemplateError, fields, render
 
