@@ -195,6 +195,7 @@ def _expected_choice(book: Rulebook, fired: Iterable[str], axis: str) -> str | N
     return next(o for o in open_options if score[o] == top)
 
 
+@pytest.mark.slow
 def test_every_axis_follows_exclusion_then_weights_then_declared_order(book: Rulebook) -> None:
     rule_ids = [r.id for r in book.rules]
 
@@ -236,6 +237,7 @@ def small_engine(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> 
     return Engine.build(catalog, load_rulebook(directory, catalog))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("upfront_capex", "deployment", "where"),
                          [(True, "local", "local"), (False, "cloud", "cloud")])
 def test_through_durable_rules_an_exclusion_outweighs_any_preference(
@@ -304,6 +306,7 @@ def steps_of(stem: str) -> Steps:
     return Steps(answers, evaluation, sizing, candidates, scored)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", sorted(SCENARIOS))
 def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> None:
     """decide_axes on the engine's request firings gives its decisions (before revision);
@@ -372,6 +375,7 @@ def _cost(entry: Scored) -> float:
     return float(entry.facts["cost_usd_year"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", sorted(SCENARIOS))
 def test_alternatives_one_per_gpu_and_place_with_the_cheapest_and_the_other_side(
         stem: str) -> None:
@@ -395,6 +399,7 @@ def test_alternatives_one_per_gpu_and_place_with_the_cheapest_and_the_other_side
             assert min(other, key=lambda s: s.sort_key) in shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stem", sorted(SCENARIOS))
 def test_cheaper_names_the_cheapest_rival_and_the_decision_that_set_it_aside(
         stem: str) -> None:
@@ -453,6 +458,7 @@ def _with_excluded(scored: Sequence[Scored], closed: set[str]) -> list[Scored]:
             for s in scored]
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None)
 @given(data=st.data())
 def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
