@@ -83,9 +83,8 @@ def _axis_rules(decisions: Mapping[str, Sequence[str]]) -> str:
 @pytest.fixture(scope="module")
 def book(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Rulebook:
     """The bundled decision axes with the test rules above, through the real loader."""
-    bundled = load_rulebook(None, catalog).decisions
     path = tmp_path_factory.mktemp("rules") / "steps.yaml"
-    path.write_text(_axis_rules(bundled), encoding="utf-8")
+    path.write_text(_axis_rules(load_engine().rulebook.decisions), encoding="utf-8")
     return load_rulebook(path, catalog)
 
 
