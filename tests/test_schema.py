@@ -77,6 +77,7 @@ def errors(validator: Draft202012Validator, data: Any) -> list[str]:
 
 
 # ------------------------------------------------------------------ the schemas themselves
+@pytest.mark.slow
 def test_all_schemas_are_named_and_valid(generated: dict[str, dict[str, Any]]) -> None:
     assert set(generated) == set(NAMES)
     for name, schema in generated.items():
@@ -104,6 +105,7 @@ def test_there_are_shipped_files() -> None:
     assert {"rules", "decisions", "answers", "scenario", "gpus", "questions"} <= kinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
 def test_shipped_file_validates(path: Path, generated: dict[str, dict[str, Any]],
                                 registry: Registry[Any]) -> None:
@@ -222,6 +224,7 @@ def test_command_prints_rules_schema(runner: CliRunner, rules_group: click.Group
     assert json.loads(result.stdout) == generated["rules"]
 
 
+@pytest.mark.slow
 def test_command_writes_all(runner: CliRunner, rules_group: click.Group,
                             tmp_path: Path) -> None:
     result = runner.invoke(rules_group, ["schema", "--out", str(tmp_path / "out")])
