@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from engine import __version__
-from engine.cli.options import catalog_options, format_option, rules_option
+from engine.cli.options import audit_db_option, catalog_options, format_option, rules_option
 
 
 def _path(option: Path | None) -> Path:
@@ -24,12 +24,6 @@ def _store(option: Path | None):  # type: ignore[no-untyped-def]
     from engine.audit.store import AuditStore
 
     return AuditStore(_path(option), create=False)
-
-
-audit_db_option = click.option(
-    "--audit-db", type=click.Path(path_type=Path), default=None, metavar="PATH",
-    envvar="GPU_ADVISOR_AUDIT_DB", help="Audit store [env: GPU_ADVISOR_AUDIT_DB; default: the "
-    "user data directory].")
 
 
 @click.group()

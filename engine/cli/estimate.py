@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from engine.catalog.load import Catalog, load_catalog
-from engine.cli.options import catalog_options, finite_float, format_option, model_options
+from engine.cli.options import (
+    catalog_options,
+    finite_float,
+    format_option,
+    gpu_option,
+    model_options,
+)
+from engine.estimates.memory import Method
 from engine.estimates.reports import fits_table, memory_report, shape_from_flags, training_report
+from engine.estimates.training import TrainMethod
 from engine.files.jsonout import dumps
 from engine.output.table import fmt_gib, fmt_usd, print_table
 
@@ -22,7 +30,7 @@ def estimate() -> None:
 @estimate.command("memory")
 @model_options
 @click.option("--method", required=True,
-              type=click.Choice(["full", "lora", "qlora", "pretrain", "inference"]),
+              type=click.Choice(get_args(Method)),
               help="Training method (or inference).")
 @click.option("--seq-len", type=click.IntRange(1, 1_048_576), default=2048, show_default=True,
               help="Sequence length in tokens.")
@@ -75,10 +83,10 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @model_options
 @click.option("--tokens-b", type=finite_float(0.000001, 1_000_000), default=None,
               metavar="N", help="Training tokens in billions (default: 20 × parameters).")
-@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
+@gpu_option
 @click.option("--gpus", type=click.IntRange(1, 1_000_000), default=1, show_default=True,
               help="GPUs training in parallel.")
-@click.option("--method", type=click.Choice(["pretrain", "full", "lora", "qlora"]),
+@click.option("--method", type=click.Choice(get_args(TrainMethod)),
               default="pretrain", show_default=True, help="What the run does.")
 @catalog_options
 @format_option("text", "json")
@@ -114,7 +122,7 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
 
 
 @estimate.command("cost")
-@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
+@gpu_option
 @click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
               help="How many of them.")
 @click.option("--hours-per-year", type=finite_float(0, 10_000_000), required=True,

@@ -7,6 +7,8 @@ always agree: the lines cross exactly at the break-even.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -94,23 +96,31 @@ def ascii_chart(curves: CostCurves, width: int = 60, height: int = 12) -> list[s
 
 
 def check_chart_path(path: Path) -> None:
-    """Refuse a chart target before any work is done: its kind, folder, and for PNG the
-    plotting library."""
+    """Refuse a chart target before any work is done: its kind, its folder, whether it can be
+    written, and for PNG the plotting library."""
+    problem = _chart_problem(path)
+    if problem is not None:
+        raise InputError(problem, path=str(path), field="--chart")
+
+
+def _chart_problem(path: Path) -> str | None:
     suffix = path.suffix.lower()
     if suffix not in CHART_SUFFIXES:
-        raise InputError("expected a .svg or .png file name", path=str(path), field="--chart")
+        return "expected a .svg or .png file name"
+    if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
+        return "needs matplotlib: pip install 'gpu-advisor[chart]'"
     if path.is_dir():
-        raise InputError("is a directory, expected a file name", path=str(path),
-                         field="--chart")
-    folder = path.parent if str(path.parent) else Path()
+        return "is a directory, expected a file name"
+    if path.exists() and not path.is_file():
+        return "is not a regular file"
+    folder = path.parent
     if not folder.is_dir():
-        raise InputError(f"folder {folder} does not exist", path=str(path), field="--chart")
-    if suffix == ".png":
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise InputError("PNG needs matplotlib: pip install 'gpu-advisor[chart]' (or "
-                             "write .svg, which needs nothing)", field="--chart") from None
+        return f"folder {folder} does not exist"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "permission denied"
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in folder {folder} (permission denied)"
+    return None
 
 
 def write_chart(curves: CostCurves, path: Path) -> None:
