@@ -17,14 +17,7 @@ from typing import Any
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer, Platform
-from engine.estimates.cost import (
-    owning_cost,
-    owning_fixed_per_year,
-    platform_for,
-    purchase_cost,
-    renting_cost,
-    running_cost_per_hour,
-)
+from engine.estimates.cost import hourly_rent_usd, owning, platform_for, renting_cost
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import checkpointing_on, peak_on, usable_gib
 from engine.estimates.throughput import effective_tflops, hours_for
@@ -168,12 +161,8 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
     home = _home(catalog, gpu, trial.count)
     assert home is not None
     platform, boxes = home
-    policy = catalog.policy
-    buy = purchase_cost(gpu, trial.count, platform, boxes, policy)
-    fixed = owning_fixed_per_year(buy, gpu, policy)
-    running = running_cost_per_hour(gpu, trial.count, platform, boxes,
-                                    sizing.electricity_usd_per_kwh, policy)
-    cost = owning_cost(fixed, running, trial.busy_hours)
+    own = owning(gpu, trial.count, home, sizing.electricity_usd_per_kwh, trial.busy_hours,
+                 catalog.policy)
     facts = {
         **_config_facts(catalog, gpu, trial.count, None),
         "candidate_id": f"local:{gpu.id}x{trial.count}",
@@ -184,13 +173,13 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
         "pricing": "purchase",
         "in_allowed_region": True,
         "market_allowed": True,
-        "upfront_usd": tidy(buy.value, 0),
-        "usd_per_gpu_hour": tidy(running.value / trial.count, 4),
-        "per_hour_usd": tidy(running.value, 4),
-        "fixed_usd_year": tidy(fixed.value, 0),
-        **_sized_facts(sizing, gpu, trial, cost.value, first_year=buy.value),
+        "upfront_usd": tidy(own.purchase.value, 0),
+        "usd_per_gpu_hour": tidy(own.running.value / trial.count, 4),
+        "per_hour_usd": tidy(own.running.value, 4),
+        "fixed_usd_year": tidy(own.fixed.value, 0),
+        **_sized_facts(sizing, gpu, trial, own.cost.value, first_year=own.purchase.value),
     }
-    return Candidate(facts, cost, trial.speed, buy)
+    return Candidate(facts, own.cost, trial.speed, own.purchase)
 
 
 # -- cloud ----------------------------------------------------------------------------------
@@ -236,7 +225,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Tr
                                                    and offer.market in allowed),
         "upfront_usd": 0.0,
         "usd_per_gpu_hour": tidy(rate + vm * instances / trial.count, 4),
-        "per_hour_usd": tidy(rate * trial.count + vm * instances, 4),
+        "per_hour_usd": tidy(hourly_rent_usd(rate, trial.count, vm, instances), 4),
         "fixed_usd_year": tidy(cost.value, 0) if pricing == "reserved" else 0.0,
         **_sized_facts(sizing, gpu, trial, cost.value, first_year=cost.value),
     }

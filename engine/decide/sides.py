@@ -17,7 +17,7 @@ from typing import Any
 
 from engine.catalog.models import Policy
 from engine.decide.candidates import Candidate
-from engine.estimates.cost import break_even
+from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
 from engine.rules.load import Rule
@@ -209,12 +209,8 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
     if units <= 0:
         return None
     lf, cf = local.facts, cloud.facts
-    own_fixed = float(lf["fixed_usd_year"])
-    own_per_unit = (float(lf["cost_usd_year"]) - own_fixed) / units
-    rent_fixed = float(cf["fixed_usd_year"])
-    rent_per_unit = (float(cf["cost_usd_year"]) - rent_fixed) / units
     return break_even(
-        own_fixed, own_per_unit, rent_fixed, rent_per_unit,
+        _line(lf, units), _line(cf, units),
         unit=f"GPU-hours/year of {work.hours_gpu_name}",
         sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
                  "price.break-even-4090", "price.onprem-break-even"],
@@ -223,11 +219,14 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
     )
 
 
+def _line(facts: Mapping[str, Any], units: float) -> CostLine:
+    """A candidate's cost a year as a line in the year's work (``units`` of it now)."""
+    return CostLine.through(float(facts["fixed_usd_year"]), float(facts["cost_usd_year"]),
+                            units)
+
+
 def _payback_years(local: Scored, cloud: Scored) -> float | None:
     """Years until the purchase is paid back by the rent it saves (running costs deducted)."""
     lf, cf = local.facts, cloud.facts
     running = float(lf["cost_usd_year"]) - float(lf["fixed_usd_year"])
-    saving = float(cf["cost_usd_year"]) - running
-    if saving <= 0:
-        return None
-    return float(lf["upfront_usd"]) / saving
+    return payback_years(float(lf["upfront_usd"]), running, float(cf["cost_usd_year"]))

@@ -16,18 +16,17 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.errors import InputError
+from engine.estimates.cost import CostLine, break_even_lines
 
 CHART_SUFFIXES = (".svg", ".png")
 
 
 @dataclass(frozen=True)
 class CostCurves:
-    """Cost a year at x units of work: own = fixed + per unit · x, rent likewise."""
+    """Owning's and renting's cost a year by the year's work, as the decision holds them."""
 
-    own_fixed_usd: float
-    own_usd_per_unit: float
-    rent_fixed_usd: float
-    rent_usd_per_unit: float
+    own_line: CostLine
+    rent_line: CostLine
     break_even: float
     planned: float
     unit: str
@@ -36,11 +35,11 @@ class CostCurves:
 
     def own(self, x: float) -> float:
         """Owning's cost a year at ``x`` units of work."""
-        return self.own_fixed_usd + self.own_usd_per_unit * x
+        return self.own_line.at(x)
 
     def rent(self, x: float) -> float:
         """Renting's cost a year for the same work."""
-        return self.rent_fixed_usd + self.rent_usd_per_unit * x
+        return self.rent_line.at(x)
 
     @property
     def max_x(self) -> float:
@@ -54,10 +53,9 @@ def curves_from(estimates: Mapping[str, Any]) -> CostCurves | None:
     if not trace:
         return None
     i = trace["inputs"]
+    own, rent = break_even_lines(i)
     return CostCurves(
-        own_fixed_usd=i["own_fixed_usd"], own_usd_per_unit=i["own_usd_per_unit"],
-        rent_fixed_usd=i["rent_fixed_usd"], rent_usd_per_unit=i["rent_usd_per_unit"],
-        break_even=trace["value"],
+        own_line=own, rent_line=rent, break_even=trace["value"],
         planned=float(estimates["work"]["reference_gpu_hours"]),
         unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
