@@ -35,11 +35,12 @@ from engine.decide.sides import (
     summary_facts,
 )
 from engine.errors import EngineError
-from engine.facts.build import Facts, build_facts, durable_fact, method_sized, size
+from engine.facts.build import Facts, build_facts, method_sized, size
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
 from engine.rules.evaluate import Evaluator
+from engine.rules.limits import durable_fact
 from engine.rules.load import Rulebook, load_rulebook
 from engine.rules.trial import verified
 

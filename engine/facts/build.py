@@ -13,7 +13,6 @@ Facts come in the order the decision needs them:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -341,34 +340,3 @@ def _plan_fit_facts(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("planned_vram_ratio", total / vram_needed if vram_needed else None)
     facts.put("planned_fits", needed is not None and needed <= answers.planned_gpu_count)
     facts.put("planned_gpus_needed", needed)
-
-
-# -- the form durable_rules sees -------------------------------------------------------------
-def durable_fact(values: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, Any]:
-    """The scalar, non-null facts durable_rules sees (lists and unknowns left out)."""
-    keys = values if names is None else names
-    out: dict[str, Any] = {}
-    for key in keys:
-        value = values.get(key)
-        if value is None or isinstance(value, (list, tuple, dict)):
-            continue
-        out[key] = _representable(value) if type(value) is float else value
-    return out
-
-
-def _representable(value: float) -> float:
-    """A finite float durable_rules can parse: never in exponent form.
-
-    Answers are only range-checked (a budget of $0.000001 is valid) and ratios of them can be
-    huge, but durable_rules cannot read ``1e-06`` or ``1e+16``. The rule checker admits only
-    literals that are 0 or between 0.0001 and 10^15, so tiny values become 0 (as ``tidy``
-    does for derived facts) and huge ones the largest value below 10^15; comparisons with
-    any literal keep their outcome (except ``gt: 0`` for a tiny positive value).
-    """
-    if not math.isfinite(value) or value == 0:
-        return value  # non-finite: left for the evaluator to refuse loudly
-    if abs(value) < 1e-4:
-        return 0.0
-    if abs(value) >= 1e15:
-        return math.copysign(999_999_999_999_999.0, value)
-    return value

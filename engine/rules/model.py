@@ -7,9 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine.rules.operators import OPERATORS as OPERATORS  # where conditions, schema read it
+
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=80)]
 Scalar = str | bool | int | float | None
-OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is", "exists")
 
 
 class _Strict(BaseModel):
