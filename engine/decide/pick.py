@@ -54,8 +54,8 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision]) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat."""
     return Hardware(
-        choice=materialise(choice) if choice else None,
-        alternatives=[materialise(s) for s in alternatives(choice, scored)],
+        choice=rendered_candidate(choice) if choice else None,
+        alternatives=[rendered_candidate(s) for s in alternatives(choice, scored)],
         considered=len(scored),
         excluded=[excluded(s) for s in sorted(scored, key=lambda s: s.id) if s.excluded],
         cheaper=cheaper(choice, scored, axes) if choice else None,
@@ -170,7 +170,7 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
     return rule.id, text_of(rule, facts)
 
 
-def materialise(entry: Scored) -> CandidateOut:
+def rendered_candidate(entry: Scored) -> CandidateOut:
     """The output form of a candidate, with its reasons and notes rendered."""
     reasons: list[Reason] = []
     notes: list[Note] = []

@@ -102,8 +102,8 @@ class RuleFile(_Strict):
     rules: list[RuleModel]
 
 
-class Decision(_Strict):
-    """A decision axis and its options, in tie-break order."""
+class AxisSpec(_Strict):
+    """A decision axis as ``decisions.yaml`` declares it: its options, in tie-break order."""
 
     description: str
     options: list[str] = Field(min_length=2)
@@ -123,6 +123,6 @@ class Declared(_Strict):
 class DeclarationFile(_Strict):
     """``rules/decisions.yaml``: the decision axes, extra warning and strategy ids."""
 
-    decisions: dict[str, Decision]
+    decisions: dict[str, AxisSpec]
     warnings: list[Declared] = Field(default_factory=list)
     strategies: list[Declared] = Field(default_factory=list)
