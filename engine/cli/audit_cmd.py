@@ -63,12 +63,18 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
         click.echo(json.dumps([r.summary() for r in records], indent=2))
         return
     from engine.output.table import print_table
+    from engine.rules.declarations import always_applies, bundled_axes
 
-    rows = [(r.id, r.created_at[:19].replace("T", " "),
-             " ".join(f"{k}={v}" for k, v in json.loads(r.choices).items()
-                      if k in ("approach", "deployment", "method")))
+    shown = always_applies(bundled_axes())
+    rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices, shown))
             for r in records]
     print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
+
+
+def _choices_text(choices_json: str, axes: list[str]) -> str:
+    """``approach=fine-tune method=lora …`` for these axes, as recorded."""
+    choices = json.loads(choices_json)
+    return " ".join(f"{axis}={choices[axis]}" for axis in axes if axis in choices)
 
 
 @audit.command("show")
@@ -234,8 +240,10 @@ def export(audit_db: Path | None, fmt: str) -> None:
                                        "rules_fired": json.loads(r.rules_fired)},
                                       ensure_ascii=False))
             return
+        from engine.rules.declarations import bundled_axes
+
         writer = csv.writer(sys.stdout)
-        axes = ["approach", "method", "deployment", "cloud_kind", "pricing", "sharing"]
+        axes = list(bundled_axes())
         writer.writerow(["seq", "id", "created_at", "engine_version", "rules_hash",
                          "catalog_hash", *axes, "hardware", "hash", "prev_hash"])
         for r in store.iter_all():

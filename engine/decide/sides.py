@@ -20,10 +20,8 @@ from engine.decide.candidates import Candidate
 from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
+from engine.facts.spec import OPTION_SUMMARY_AXES, Axes, option_key
 from engine.rules.load import Rule
-
-PRICINGS = ("on-demand", "spot", "reserved")
-KINDS = ("specialised", "hyperscaler", "marketplace")
 
 
 @dataclass
@@ -62,9 +60,9 @@ def best(scored: Iterable[Scored], *, where: str | None = None, kind: str | None
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
-def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
+def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
-    side, kind and pricing, and how they relate."""
+    side, per declared cloud kind and pricing, and how they relate."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "local"),
@@ -78,10 +76,10 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
     if cloud is not None:
         out.update(_side("best_cloud", cloud))
     costs: dict[str, float] = {}
-    for options, attr in ((PRICINGS, "pricing"), (KINDS, "kind")):
-        for option in options:
-            found = best(scored, where="cloud", **{attr: option})
-            key = option.replace("-", "_")
+    for axis in OPTION_SUMMARY_AXES:
+        for option in axes.get(axis, ()):
+            found = best(scored, where="cloud", **{_FILTER[axis]: option})
+            key = option_key(option)
             out[f"{key}_available"] = found is not None
             if found is not None:
                 costs[key] = float(found.facts["cost_usd_year"])
@@ -89,6 +87,10 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
     out.update(_ratios(costs))
     out.update(_reservation(scored))
     return out
+
+
+_FILTER = {"pricing": "pricing", "cloud_kind": "kind"}
+"""The :func:`best` filter an option of each summarised axis is."""
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from engine.estimates.memory import (
 from engine.estimates.shape import Shape, resolve_shape
 from engine.estimates.throughput import effective_tflops
 from engine.estimates.workload import Workload, workload
+from engine.facts.spec import TRAINING_METHODS
 
 
 @dataclass
@@ -119,7 +120,7 @@ def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
         facts.memory[method] = estimate
         facts.put(f"vram_{method}_gib", estimate.total_gib,
                   catalog.derived(("memory_trace", req), _memory_trace, estimate))
-    for method in ("full", "lora", "qlora"):
+    for method in TRAINING_METHODS:
         n = needed_on(catalog, memory_request(answers, shape, method), largest)
         facts.put(f"consumer_gpus_needed_{method}", n)
         facts.put(f"fits_consumer_{method}", n is not None and n <= box)
@@ -260,7 +261,7 @@ def method_sized(approach: str | None, method: str | None) -> MethodGroup:
     decided fine-tuning method."""
     if approach == "train-from-scratch":
         return "pretrain"
-    return method if method in ("full", "lora", "qlora") else "lora"  # type: ignore[return-value]
+    return method if method in TRAINING_METHODS else "lora"  # type: ignore[return-value]
 
 
 def size(facts: Facts, answers: Answers, catalog: Catalog, method: MethodGroup) -> Sizing:

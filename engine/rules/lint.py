@@ -331,7 +331,7 @@ _UNIT_RANGES = {
 
 
 def _unit_scale(rule: Rule, catalog: Catalog, book: Rulebook) -> list[Finding]:
-    specs: dict[str, FactSpec] = {**registry(catalog), **book.set_facts}
+    specs: dict[str, FactSpec] = {**registry(catalog, book.decisions), **book.set_facts}
     bounds = {q.id: (q.min, q.max, q.unit) for q in catalog.questions}
     found = []
     for leaf in _leaves(rule.condition):
