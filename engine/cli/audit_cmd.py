@@ -222,8 +222,7 @@ def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
 
 @audit.command("export")
 @audit_db_option
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
-              show_default=True, help="Output format.")
+@format_option("jsonl", "csv")
 def export(audit_db: Path | None, fmt: str) -> None:
     """Export every record (JSON lines with the full result, or a CSV summary).
 

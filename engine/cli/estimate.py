@@ -13,6 +13,7 @@ from engine.cli.options import (
     finite_float,
     format_option,
     gpu_option,
+    gpus_option,
     model_options,
 )
 from engine.estimates.memory import Method
@@ -38,8 +39,7 @@ def estimate() -> None:
               help="Sequences per GPU per step.")
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None,
               help="Force recomputation on/off (default: on only when it lowers the peak).")
-@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
-              help="Shard over this many GPUs (ZeRO-3/FSDP).")
+@gpus_option("Shard over this many GPUs (ZeRO-3/FSDP).")
 @catalog_options
 @format_option("text", "json")
 def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: int,
@@ -84,8 +84,7 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @click.option("--tokens-b", type=finite_float(0.000001, 1_000_000), default=None,
               metavar="N", help="Training tokens in billions (default: 20 × parameters).")
 @gpu_option
-@click.option("--gpus", type=click.IntRange(1, 1_000_000), default=1, show_default=True,
-              help="GPUs training in parallel.")
+@gpus_option("GPUs training in parallel.", most=1_000_000)
 @click.option("--method", type=click.Choice(get_args(TrainMethod)),
               default="pretrain", show_default=True, help="What the run does.")
 @catalog_options
@@ -123,8 +122,7 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
 
 @estimate.command("cost")
 @gpu_option
-@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
-              help="How many of them.")
+@gpus_option("How many of them.")
 @click.option("--hours-per-year", type=finite_float(0, 10_000_000), required=True,
               metavar="H", help="Busy hours a year.")
 @click.option("--electricity", "electricity_usd_per_kwh", type=finite_float(0, 5),

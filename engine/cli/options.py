@@ -89,6 +89,14 @@ def gpu_option(func: F) -> F:
                         help="A catalog GPU id.")(func)
 
 
+def gpus_option(help_text: str, *, most: int = 100_000) -> Callable[[F], F]:
+    """``--gpus N``: how many GPUs (1 by default, at most ``most``)."""
+    def decorate(func: F) -> F:
+        return click.option("--gpus", type=click.IntRange(1, most), default=1,
+                            show_default=True, help=help_text)(func)
+    return decorate
+
+
 def format_option(*choices: str) -> Callable[[F], F]:
     """``--format`` limited to ``choices`` (the first is the default)."""
     def decorate(func: F) -> F:
