@@ -28,7 +28,7 @@ MAX_RATIO = 1e12
 
 
 @dataclass(frozen=True)
-class Candidate:
+class PricedCandidate:
     """One priced configuration: its facts for the rules and the figures behind its cost."""
 
     facts: dict[str, Any]
@@ -62,9 +62,9 @@ class _Trial:
         return self.fits and self.within_year and self.meets_deadline
 
 
-def build_candidates(catalog: Catalog, sizing: Sizing) -> list[Candidate]:
+def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
     """Every local and cloud candidate for this sizing, local first, in catalog order."""
-    out: list[Candidate] = []
+    out: list[PricedCandidate] = []
     for gpu in catalog.gpus.values():
         if gpu.buyable:
             found = _local(catalog, sizing, gpu)
@@ -152,7 +152,7 @@ def _nodes(catalog: Catalog, gpu: Gpu, count: int) -> int:
 
 
 # -- local ----------------------------------------------------------------------------------
-def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
+def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> PricedCandidate | None:
     trial = _best_trial(_trial(catalog, sizing, gpu, count, _nodes(catalog, gpu, count),
                                "infiniband")
                         for count in _local_counts(catalog, gpu))
@@ -179,11 +179,11 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
         "fixed_usd_year": tidy(own.fixed.value, 0),
         **_sized_facts(sizing, gpu, trial, own.cost.value, first_year=own.purchase.value),
     }
-    return Candidate(facts, own.cost, trial.speed, own.purchase)
+    return PricedCandidate(facts, own.cost, trial.speed, own.purchase)
 
 
 # -- cloud ----------------------------------------------------------------------------------
-def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[Candidate]:
+def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[PricedCandidate]:
     gpu = catalog.gpus[offer.gpu]
     counts = dict(_cloud_counts(catalog, offer))
     trial = _best_trial(_trial(catalog, sizing, gpu, count, instances, offer.network)
@@ -201,7 +201,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[Candidate]:
 
 
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Trial,
-            instances: int, pricing: str, months: int | None, rate: float) -> Candidate:
+            instances: int, pricing: str, months: int | None, rate: float) -> PricedCandidate:
     vm = offer.vm_usd_per_instance_hour or 0.0
     cost = renting_cost(rate, trial.count, instances, vm, trial.busy_hours, pricing,
                         catalog.policy, sources=offer.sources)
@@ -229,7 +229,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Tr
         "fixed_usd_year": tidy(cost.value, 0) if pricing == "reserved" else 0.0,
         **_sized_facts(sizing, gpu, trial, cost.value, first_year=cost.value),
     }
-    return Candidate(facts, cost, trial.speed)
+    return PricedCandidate(facts, cost, trial.speed)
 
 
 # -- facts ----------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ def newest_architecture(catalog: Catalog) -> str:
         catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture)
 
 
-def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
+def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
     (owned or rented), and among its like (same side, kind of provider and pricing; among
     hyperscalers the same provider, since a team works in one ecosystem): what the rules

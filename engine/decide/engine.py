@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from engine import __version__
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, load_catalog, split_prices
-from engine.decide.candidates import Candidate, build_candidates, with_ratios
+from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
     AxisDecision,
     Firing,
@@ -206,7 +206,7 @@ class Engine:
                                               run.values)
         return warnings, strategies
 
-    def _score(self, run: _Run, candidates: list[Candidate],
+    def _score(self, run: _Run, candidates: list[PricedCandidate],
                choices: dict[str, Any]) -> list[Scored]:
         """Candidate rules in two rounds: the second sees costs relative to the cheapest
         configuration the first left eligible."""

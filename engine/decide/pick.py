@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from engine.decide.candidates import Candidate
+from engine.decide.candidates import PricedCandidate
 from engine.decide.decision import (
     AxisDecision,
     CandidateCost,
@@ -34,7 +34,7 @@ ALTERNATIVES = 4
 
 
 def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
-                     candidates: Sequence[Candidate]) -> list[Scored]:
+                     candidates: Sequence[PricedCandidate]) -> list[Scored]:
     """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
     scored = {c.id: Scored(c) for c in candidates}
     precedence = book.precedence

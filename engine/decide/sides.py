@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import Candidate
+from engine.decide.candidates import PricedCandidate
 from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
@@ -28,7 +28,7 @@ from engine.rules.load import Rule
 class Scored:
     """A candidate with its summed rule score, exclusion and the rules that fired on it."""
 
-    candidate: Candidate
+    candidate: PricedCandidate
     score: float = 0.0
     excluded: bool = False
     rules: list[Rule] = field(default_factory=list)
