@@ -246,3 +246,24 @@ def test_durable_facts_are_plain_numbers() -> None:
     assert all(plain_float(v) for v in fact.values() if type(v) is float)
     assert not plain_float(PLAIN_LIMIT) and not plain_float(float("nan"))
     assert plain_float(PLAIN_MIN) and plain_float(0.0)
+
+
+def test_one_chart_check_and_svg_needs_no_matplotlib(runner: CliRunner, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The flag and the renderer share one check: a PNG needs matplotlib, an SVG does not."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "matplotlib" else real(name, *a))
+    svg, png = tmp_path / "out.svg", tmp_path / "out.png"
+    result = runner.invoke(cli, ["recommend", "--answers", str(LOCAL), "--no-audit",
+                                 "--chart", str(svg)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == f"Chart written to {svg}\n"
+    assert svg.read_text(encoding="utf-8").startswith("<svg ")
+    result = runner.invoke(cli, ["recommend", "--answers", str(LOCAL), "--no-audit",
+                                 "--chart", str(png)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (f"error: {png}: --chart: needs matplotlib: "
+                             "pip install 'gpu-advisor[chart]'\n")
