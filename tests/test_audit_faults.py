@@ -329,9 +329,11 @@ def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engi
         base.chmod(0o755)
         package = base / "src" / "engine"
         package.mkdir(parents=True)
-        for name in ("__init__.py", "errors.py", "audit.py", "audit_key.py", "audit_sqlite.py"):
+        (package / "audit").mkdir()
+        for name in ("__init__.py", "errors.py", "audit/__init__.py", "audit/store.py",
+                     "audit/key.py", "audit/sqlite.py"):
             shutil.copyfile(ROOT / "engine" / name, package / name)
-        for path in (base / "src", package, *package.iterdir()):
+        for path in (base / "src", package, *package.rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)
         db = store / "audit.sqlite3"
         store.mkdir()

@@ -295,7 +295,7 @@ def test_read_lines_skips_an_over_long_line_in_pieces(monkeypatch: pytest.Monkey
             Recording.largest = max(Recording.largest, len(line))
             return line
 
-    monkeypatch.setattr(engine.batch_io, "PIECE_BYTES", 1000)
+    monkeypatch.setattr(engine.batch.files, "PIECE_BYTES", 1000)
     stream = Recording(b"{" + b" " * 1_000_000 + b"}\n" + GOOD[0].encode())
     assert list(read_lines(stream, 100)) == [(1, Oversized(1_000_002)), (2, GOOD[0])]
     assert Recording.largest == 1000
