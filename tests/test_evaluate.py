@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from engine.answers.model import load_answers
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EvaluationError
-from engine.facts.build import build_facts, durable_fact
+from engine.facts.build import build_facts
 from engine.rules.compile import Compiled, CompiledRuleset, compile_rule
 from engine.rules.conditions import FactRef, Leaf, Not
 from engine.rules.evaluate import Evaluator, Firing
+from engine.rules.limits import durable_fact
 from engine.rules.load import Rule
 from engine.rules.model import RuleModel
 

@@ -21,7 +21,7 @@ from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
 from engine.decide.engine import Decision, Engine, load_engine
-from engine.estimates.cost import break_even
+from engine.estimates.cost import CostLine, break_even
 from engine.estimates.shape import shape_for_params
 from engine.facts.build import build_facts
 from engine.rules.evaluate import Evaluator
@@ -256,9 +256,10 @@ def test_bare_sizes_share_one_family_so_memory_grows_with_size() -> None:
 def test_a_higher_rent_never_raises_the_break_even(own_fixed: float, own_unit: float,
                                                    rent_unit: float, factor: float) -> None:
     """Dearer rent makes owning pay off *sooner*: the break-even can only fall (or appear)."""
-    cheap = break_even(own_fixed, own_unit, 0.0, rent_unit, unit="h", sources=["s"],
-                       own_label="o", rent_label="r")
-    dear = break_even(own_fixed, own_unit, 0.0, rent_unit * factor, unit="h", sources=["s"],
+    own = CostLine(own_fixed, own_unit)
+    cheap = break_even(own, CostLine(0.0, rent_unit), unit="h", sources=["s"], own_label="o",
+                       rent_label="r")
+    dear = break_even(own, CostLine(0.0, rent_unit * factor), unit="h", sources=["s"],
                       own_label="o", rent_label="r")
     if cheap is None:
         return

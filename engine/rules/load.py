@@ -256,6 +256,7 @@ class _Checker:
         self.models = models
         self.collect = collect or _Collector(None)
         self.set_facts: dict[str, FactSpec] = {}
+        self.axes = {axis: tuple(spec.options) for axis, spec in decl.decisions.items()}
 
     def check(self) -> tuple[Rule, ...]:
         with self.collect:
@@ -287,11 +288,12 @@ class _Checker:
         raise RuleError(message, path=path, line=line or rule_line, rule_id=rule_id)
 
     def _known(self, match: str) -> dict[str, FactSpec]:
-        base = registry(self.catalog) if match == "request" else candidate_registry(self.catalog)
+        base = (registry(self.catalog, self.axes) if match == "request"
+                else candidate_registry(self.catalog, self.axes))
         return {**base, **self.set_facts}
 
     def _collect_set_facts(self) -> None:
-        answers = registry(self.catalog)
+        answers = registry(self.catalog, self.axes)
         for model, raw, path, _ in self.models:
             for i, effect in enumerate(model.then):
                 if effect.set is None:
@@ -460,7 +462,8 @@ class _Checker:
         for rule in rules:
             for name in rule.sets:
                 setters.setdefault(name, []).append(rule)
-        known = {**registry(self.catalog), **candidate_registry(self.catalog)}
+        known = {**registry(self.catalog, self.axes),
+                 **candidate_registry(self.catalog, self.axes)}
         placed: dict[str, tuple[int, int]] = {}
         visiting: list[str] = []
 
