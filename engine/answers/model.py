@@ -5,6 +5,7 @@ into it, each answer checked against its question and the catalog."""
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import (
@@ -132,17 +133,35 @@ def _spec(question: Question, catalog: Catalog) -> QuestionSpec:
     ids = {"gpu": catalog.gpus, "model": catalog.models}.get(question.type)
     values = tuple(sorted(ids)) if ids is not None else (
         tuple(question.choices) if question.choices else None)
-    default = question.default
-    if question.type == "list":
-        default = tuple(default or ())
     unit = f" Unit: {question.unit}." if question.unit else ""
     return QuestionSpec(question.id, question.type, values, question.min, question.max,
-                        question.nullable, default, question.prompt, question.help + unit)
+                        question.nullable, _checked_default(question, catalog),
+                        question.prompt, question.help + unit)
+
+
+def _checked_default(question: Question, catalog: Catalog) -> Hashable:
+    """The question's default, which must be one of its answers (a list as a tuple)."""
+    default = _default(question)
+    if default is not None:
+        try:
+            check_answer(question, default, catalog, AnswerOrigin(), from_set=False)
+        except AnswerError as exc:
+            raise CatalogError(f"default: {exc.message}", path=QUESTIONS_FILE,
+                               field=question.id) from None
+    return tuple(default) if isinstance(default, list) else default
+
+
+_GENERATING = threading.Lock()
+
+
+def _generated(questions: tuple[QuestionSpec, ...]) -> type[Answers]:
+    """One class per questionnaire, so that equal answers compare equal across catalogs."""
+    with _GENERATING:
+        return _generate(questions)
 
 
 @functools.lru_cache(maxsize=32)
-def _generated(questions: tuple[QuestionSpec, ...]) -> type[Answers]:
-    """One class per questionnaire, so that equal answers compare equal across catalogs."""
+def _generate(questions: tuple[QuestionSpec, ...]) -> type[Answers]:
     _check_contract(questions)
     fields: dict[str, Any] = {q.id: (_annotation(q), _field_info(q)) for q in questions}
     model = create_model("Answers", __base__=Answers, __module__=__name__, **fields)

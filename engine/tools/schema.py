@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from engine.answers.model import answers_model
-from engine.catalog.load import Catalog, _PriceFile, load_catalog
+from engine.catalog.load import Catalog, PriceFile, load_catalog
 from engine.catalog.models import (
     CloudFile,
     GpuFile,
@@ -51,7 +51,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "models": ("gpu-advisor catalog model presets (catalog/models.yaml)", ModelFile),
     "policy": ("gpu-advisor catalog policy constants (catalog/policy.yaml)", PolicyFile),
     "questions": ("gpu-advisor questionnaire (catalog/questions.yaml)", QuestionFile),
-    "prices": ("gpu-advisor price override file (--prices)", _PriceFile),
+    "prices": ("gpu-advisor price override file (--prices)", PriceFile),
     "scenario": ("gpu-advisor scenario (tests/scenarios/*.yaml)", Scenario),
     "decision": ("gpu-advisor recommendation (recommend --format json)", Decision),
 }
