@@ -1,6 +1,6 @@
-"""Rule conditions (``when:``): parsed by the pydantic models of engine.rules.conditions, and
-every malformed condition refused at load with one exact line ``file:line: rule-id: message``,
-the line that of the condition (or list item) at fault."""
+"""Rule conditions (``when:``): read by the pydantic models of engine.rules.when, and every
+malformed condition refused at load with one exact line ``file:line: rule-id: message``, the
+line that of the condition (or list item) at fault."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from engine.cli import cli
 from engine.errors import RuleError
 from engine.rules.conditions import All, AnyOf, FactRef, Leaf, Not
 from engine.rules.load import Rulebook, load_rulebook
+from engine.rules.when import OPERATORS, LeafCondition
 
 REPO = Path(__file__).parent.parent
 RULE = """\
@@ -225,3 +226,10 @@ def test_cli_malformed_condition_exit_2_one_line(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, cwd=REPO, check=False)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == f"error: {path}:4: t.cond: 'in' takes a non-empty list\n"
+
+
+def test_operators_are_the_leaf_models_fields() -> None:
+    assert OPERATORS == ("eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is", "exists")
+    schema = LeafCondition.model_json_schema()
+    assert list(schema["properties"]) == ["fact", *OPERATORS]
+    assert (schema["minProperties"], schema["maxProperties"]) == (2, 2)

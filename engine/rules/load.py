@@ -21,19 +21,15 @@ from engine.facts.spec import FactSpec, FactType, candidate_registry, registry
 from engine.files.validation import build, did_you_mean, located
 from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.resources import bundled_dir
-from engine.rules.conditions import (
-    Condition,
+from engine.rules.conditions import Condition, FactRef, Leaf, facts_read, leaves
+from engine.rules.model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
+from engine.rules.templates import TemplateError, check, format_value
+from engine.rules.when import (
     ConditionSyntaxError,
-    FactRef,
-    Leaf,
     condition_tree,
-    facts_read,
-    leaves,
     resolve_policy,
     validate_condition,
 )
-from engine.rules.model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
-from engine.rules.templates import TemplateError, check, format_value
 
 DECLARATIONS = "decisions.yaml"
 _POLICY_FIELD = re.compile(r"\{policy\.([a-z][a-z0-9_.\-]*)(:[^{}]*)?\}")
