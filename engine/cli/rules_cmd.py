@@ -169,11 +169,10 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
     cases: list[tuple[str, object]] = [
         (p.stem, load_scenario(p).answers) for p in _paths(scenario_paths_)]
     if from_audit:
-        from engine.audit.replay import answers_of
         from engine.audit.store import AuditStore, default_path
 
         with AuditStore(audit_db or default_path(), create=False) as store:
-            cases += [(f"audit:{r.id}", answers_of(r)) for r in store.iter_all()]
+            cases += [(f"audit:{r.id}", json.loads(r.answers)) for r in store.iter_all()]
     result = diff_policies(resolve_policy(old), resolve_policy(new), cases)  # type: ignore[arg-type]
     if fmt == "json":
         click.echo(json.dumps(result.as_json(), indent=2))

@@ -7,10 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from engine.rules.operators import OPERATORS as OPERATORS  # where conditions, schema read it
+from engine.rules.when import ConditionSpec
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=80)]
-Scalar = str | bool | int | float | None
 
 
 class _Strict(BaseModel):
@@ -84,13 +83,14 @@ class Effect(_Strict):
 
 
 class RuleModel(_Strict):
-    """One rule as written in YAML; ``when`` is parsed separately into a condition tree."""
+    """One rule as written in YAML (its condition becomes a tree when the rules load)."""
 
     id: RuleId
     description: str = Field(min_length=1)
     match: Literal["request", "candidate"] = "request"
     priority: int = Field(default=0, ge=-100, le=100)
-    when: Any = None
+    when: ConditionSpec | None = Field(default=None,
+                                       description="The condition; none (null) always holds.")
     then: list[Effect] = Field(min_length=1)
     because: str = Field(min_length=1, max_length=600)
     sources: list[str] = Field(min_length=1)
