@@ -22,11 +22,11 @@ from hypothesis import strategies as st
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
-from engine.decide.candidates import Candidate, build_candidates
+from engine.decide.candidates import PricedCandidate, build_candidates
 from engine.decide.decision import AxisDecision, decide_axes
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
-from engine.decide.sides import KINDS, PRICINGS, Scored, best, break_even_line, resolve_cloud
+from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
 from engine.estimates.memory import usable_gib
 from engine.facts.build import Sizing, build_facts, size
 from engine.resources import bundled_dir
@@ -34,6 +34,10 @@ from engine.rules.load import Rulebook, load_rulebook
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 SCENARIOS = {p.stem: p for p in scenario_paths([Path(__file__).parent / "scenarios"])}
+DECLARED = load_engine().rulebook.decisions
+KINDS = DECLARED["cloud_kind"]
+PRICINGS = DECLARED["pricing"]
+"""The options of the cloud axes, as rules/decisions.yaml declares them."""
 SOURCE = "decide.local"
 """A real knowledge id, for the test rules' ``sources``."""
 
@@ -267,7 +271,7 @@ class Steps:
     answers: Answers
     evaluation: Evaluation
     sizing: Sizing
-    candidates: list[Candidate]
+    candidates: list[PricedCandidate]
     scored: list[Scored]
 
     @property
@@ -283,7 +287,7 @@ class Steps:
 
 
 def candidates_for(engine: Engine, answers: Answers, method: Any) -> tuple[Sizing,
-                                                                          list[Candidate]]:
+                                                                          list[PricedCandidate]]:
     facts = build_facts(answers, engine.catalog)
     sizing = size(facts, answers, engine.catalog, method)
     return sizing, build_candidates(engine.catalog, sizing)
@@ -611,16 +615,16 @@ def test_no_break_even_against_a_reservation_or_without_work(engine: Engine) -> 
 
 # -- candidates for a sizing ----------------------------------------------------------------
 def _built(engine: Engine, method: Any = "lora", **answers: Any) -> tuple[Sizing,
-                                                                          list[Candidate]]:
+                                                                          list[PricedCandidate]]:
     return candidates_for(engine, validate_answers(answers, engine.catalog), method)
 
 
-def _placement(candidate: Candidate) -> str:
+def _placement(candidate: PricedCandidate) -> str:
     """The id without its count: one owned GPU, or one offer at one price."""
     return candidate.id.rsplit("x", 1)[0]
 
 
-def _counts(candidates: Iterable[Candidate], *, ok_only: bool = False) -> dict[str, int]:
+def _counts(candidates: Iterable[PricedCandidate], *, ok_only: bool = False) -> dict[str, int]:
     """Each placement's count; with ``ok_only``, only those that hold and do the job in time."""
     return {_placement(c): int(c.facts["count"]) for c in candidates
             if not ok_only or all(c.facts[k] for k in ("fits", "within_year", "meets_deadline"))}
