@@ -32,7 +32,7 @@ from engine.answers.model import validate_answers
 from engine.catalog.load import Catalog
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EngineError
-from engine.files.jsonio import strict_loads
+from engine.files.jsonio import strict_loads, too_deep
 from engine.files.jsonout import compact
 from engine.files.yamlio import MAX_DEPTH
 
@@ -118,28 +118,13 @@ def _parse(text: str | Oversized, limit: int) -> dict[str, Any]:
         raise _LineRefused(f"nesting deeper than {MAX_DEPTH} levels") from None
     if not isinstance(data, dict):
         raise _LineRefused(f"expected a JSON object of answers, got {_kind(data)}")
-    if _too_deep(data):
+    if too_deep(data):
         raise _LineRefused(f"nesting deeper than {MAX_DEPTH} levels")
     return data
 
 
 def _utf8_size(text: str) -> int:
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
-
-
-def _too_deep(data: Any) -> bool:
-    """Whether parsed JSON nests deeper than answers files may (checked without recursion)."""
-    stack = [(data, 1)]
-    while stack:
-        node, depth = stack.pop()
-        children = node.values() if isinstance(node, dict) else node if isinstance(
-            node, list) else None
-        if children is None:
-            continue
-        if depth > MAX_DEPTH:
-            return True
-        stack.extend((child, depth + 1) for child in children)
-    return False
 
 
 def _failure(exc: Exception) -> str:

@@ -144,8 +144,8 @@ def _bounded_int(digits: str) -> int:
     return int(digits)
 
 
-def _check_depth(data: Any, path: str) -> None:
-    """The YAML nesting limit, for JSON documents (checked without recursion)."""
+def too_deep(data: Any) -> bool:
+    """Whether parsed JSON nests deeper than answers files may (checked without recursion)."""
     stack = [(data, 1)]
     while stack:
         node, depth = stack.pop()
@@ -154,8 +154,15 @@ def _check_depth(data: Any, path: str) -> None:
         if children is None:
             continue
         if depth > MAX_DEPTH:
-            raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path)
+            return True
         stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _check_depth(data: Any, path: str) -> None:
+    """The YAML nesting limit, for JSON documents."""
+    if too_deep(data):
+        raise InputError(f"nesting deeper than {MAX_DEPTH} levels", path=path)
 
 
 def _refuse_constant(name: str) -> Any:
