@@ -209,7 +209,8 @@ def test_rulesets_stay_within_durable_limits(engine: Engine) -> None:
 
 
 def synthetic_book(rules: list[Rule]) -> Rulebook:
-    return Rulebook(rules=tuple(rules), decisions={}, decision_descriptions={}, warnings={},
+    return Rulebook(rules=tuple(rules), decisions={}, decision_descriptions={}, phases={},
+                    warnings={},
                     strategies={}, set_facts={}, texts={}, applies_when={})
 
 

@@ -178,6 +178,32 @@ def test_an_option_declared_is_an_option_the_facts_know(catalog: Catalog,
     assert book.decisions["pricing"] == ("on-demand", "spot", "reserved", "committed-use")
 
 
+def test_axis_phases_come_from_decisions_yaml(catalog: Catalog, tmp_path: Path) -> None:
+    """An axis declared ``phase: 1`` is decided before candidates: candidate rules may read its
+    choice, and its own rules may read request facts only, as the message says."""
+    rules = _rules_with_support_axis(tmp_path)
+    decl = yaml.safe_load((rules / "decisions.yaml").read_text(encoding="utf-8"))
+    decl["decisions"]["support_plan"]["phase"] = 1
+    (rules / "decisions.yaml").write_text(yaml.safe_dump(decl, sort_keys=False),
+                                          encoding="utf-8")
+    shutil.copy(_candidate_rule(tmp_path, "support_plan_choice", "vendor"), rules / "one.yaml")
+    book = load_rulebook(rules, catalog)
+    assert book.early_axes == ("approach", "method", "support_plan")
+    late = rules / "late.yaml"
+    late.write_text(yaml.safe_dump({"rules": [{
+        "id": "test.late", "description": "d",
+        "when": {"all": [{"fact": "own_to_rent_cost_ratio", "gt": 1}]},
+        "then": [{"prefer": {"decision": "support_plan", "option": "community"}}],
+        "because": "b", "sources": ["decide.local"]}]}), encoding="utf-8")
+    with pytest.raises(RuleError) as exc:
+        load_rulebook(rules, catalog)
+    assert str(exc.value) == (
+        f"{late}:2: test.late: decides support_plan but reads facts known only after "
+        "approach, method and support plan are decided; rules deciding approach, method or "
+        "support plan can read only request facts (answers, memory per method, consumer cards "
+        "per method, the API comparison)")
+
+
 def test_audit_list_and_export_take_the_declared_axes(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     ok = runner.invoke(cli, ["recommend", "--answers", str(LOCAL), "--audit-db", str(db)])

@@ -230,9 +230,10 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     for name, pattern in parts:
         click.echo(json.dumps({name: {"all": [{"m": pattern}]}} if split else
                               {"all": [{"m": pattern}]}, indent=2))
-    axes = engine.rulebook.decisions
-    specs = {**registry(engine.catalog, axes), **candidate_registry(engine.catalog, axes),
-             **engine.rulebook.set_facts}
+    book = engine.rulebook
+    specs = {**registry(engine.catalog, book.decisions),
+             **candidate_registry(engine.catalog, book.decisions, book.early_axes),
+             **book.set_facts}
     click.echo("\nfacts it reads:")
     for name in sorted(rule.reads):
         spec = specs.get(name)

@@ -36,7 +36,7 @@ from engine.decide.sides import (
 )
 from engine.errors import EngineError
 from engine.facts.build import Facts, build_facts, method_sized, size
-from engine.facts.spec import CANDIDATE, DECIDED_BEFORE_CANDIDATES, RANKED
+from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
 from engine.rules.evaluate import Evaluator
@@ -132,7 +132,7 @@ class Engine:
         method = method_sized(axes["approach"].choice, axes["method"].choice)
         sizing = size(run.facts, answers, self.catalog, method)
         candidates = build_candidates(self.catalog, sizing)
-        choices = {f"{axis}_choice": axes[axis].choice for axis in DECIDED_BEFORE_CANDIDATES}
+        choices = {f"{axis}_choice": axes[axis].choice for axis in self.rulebook.early_axes}
         scored = self._score(run, candidates, choices)
         run.facts.values.update(summary_facts(scored, self.rulebook.decisions))
         self._phase(run, 2)

@@ -303,17 +303,12 @@ RANKED: tuple[FactSpec, ...] = (
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 
-DECIDED_BEFORE_CANDIDATES = ("approach", "method")
-"""The axes the request rules decide before the job is sized (the method sizes it); the
-others are decided from the scored candidates."""
-DECISION_FACTS: tuple[FactSpec, ...] = tuple(
-    FactSpec(f"{axis}_choice", "string", f"the decided {axis} option", None, None, "candidate",
-             "sized", options_of=axis)
-    for axis in DECIDED_BEFORE_CANDIDATES
-)
-"""Decisions made before candidates are built, visible to candidate rules. The other axes are
-decided from the scored candidates, so candidate rules cannot read them: the pick follows
-them instead."""
+def decision_facts(early: Sequence[str]) -> tuple[FactSpec, ...]:
+    """The choices of the axes decided before candidates are built (``phase: 1`` in
+    ``decisions.yaml``), visible to candidate rules. The other axes are decided from the
+    scored candidates, so candidate rules cannot read them: the pick follows them instead."""
+    return tuple(FactSpec(f"{axis}_choice", "string", f"the decided {axis} option", None, None,
+                          "candidate", "sized", options_of=axis) for axis in early)
 
 
 def answer_specs(catalog: Catalog) -> tuple[FactSpec, ...]:
@@ -335,10 +330,11 @@ def registry(catalog: Catalog, axes: Axes) -> dict[str, FactSpec]:
             for s in (*answer_specs(catalog), *DERIVED, *option_summary(axes))}
 
 
-def candidate_registry(catalog: Catalog, axes: Axes) -> dict[str, FactSpec]:
-    """Every fact a candidate rule may read: candidate fields, the decisions made before
-    candidates exist, and the request facts known by then."""
+def candidate_registry(catalog: Catalog, axes: Axes,
+                       early: Sequence[str]) -> dict[str, FactSpec]:
+    """Every fact a candidate rule may read: candidate fields, the choices of the ``early``
+    axes (decided before candidates exist), and the request facts known by then."""
     request = {name: spec for name, spec in registry(catalog, axes).items()
                if spec.phase in ("request", "sized")}
     return {**request, **{s.name: s.resolved(axes)
-                          for s in (*CANDIDATE, *RANKED, *DECISION_FACTS)}}
+                          for s in (*CANDIDATE, *RANKED, *decision_facts(early))}}

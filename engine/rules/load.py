@@ -94,6 +94,7 @@ class Rulebook:
     decisions: Mapping[str, tuple[str, ...]]
     decision_descriptions: Mapping[str, str]
     applies_when: Mapping[str, Mapping[str, tuple[str, ...]]]
+    phases: Mapping[str, int]
     warnings: Mapping[str, Declared]
     strategies: Mapping[str, Declared]
     set_facts: Mapping[str, FactSpec]
@@ -122,6 +123,12 @@ class Rulebook:
     def file_order(self) -> dict[str, int]:
         """Rule id → its position in file order (``Rule.order``), for sorting."""
         return {rule.id: rule.order for rule in self.rules}
+
+    @cached_property
+    def early_axes(self) -> tuple[str, ...]:
+        """The axes decided before the job is sized (phase 1), whose choices candidate rules
+        read as ``<axis>_choice``."""
+        return tuple(axis for axis, phase in self.phases.items() if phase == 1)
 
     def strata(self, phase: int) -> int:
         """How many forward-chaining layers the request rules of ``phase`` form."""
@@ -175,6 +182,7 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         decision_descriptions={k: v.description for k, v in decl.decisions.items()},
         applies_when={k: {a: tuple(o) for a, o in v.applies_when.items()}
                       for k, v in decl.decisions.items()},
+        phases={k: v.phase for k, v in decl.decisions.items()},
         warnings={w.id: w for w in decl.warnings},
         strategies={s.id: s for s in decl.strategies},
         set_facts=checker.set_facts,
@@ -274,6 +282,7 @@ class _Checker:
         self.collect = collect or _Collector(None)
         self.set_facts: dict[str, FactSpec] = {}
         self.axes = {axis: tuple(spec.options) for axis, spec in decl.decisions.items()}
+        self.early = tuple(axis for axis, spec in decl.decisions.items() if spec.phase == 1)
 
     def check(self) -> tuple[Rule, ...]:
         with self.collect:
@@ -306,7 +315,7 @@ class _Checker:
 
     def _known(self, match: str) -> dict[str, FactSpec]:
         base = (registry(self.catalog, self.axes) if match == "request"
-                else candidate_registry(self.catalog, self.axes))
+                else candidate_registry(self.catalog, self.axes, self.early))
         return {**base, **self.set_facts}
 
     def _collect_set_facts(self) -> None:
@@ -485,7 +494,7 @@ class _Checker:
             for name in rule.sets:
                 setters.setdefault(name, []).append(rule)
         known = {**registry(self.catalog, self.axes),
-                 **candidate_registry(self.catalog, self.axes)}
+                 **candidate_registry(self.catalog, self.axes, self.early)}
         placed: dict[str, tuple[int, int]] = {}
         visiting: list[str] = []
 
@@ -534,20 +543,24 @@ class _Checker:
             return
         for effect in rule.model.then:
             axis = getattr(effect.body, "decision", None)
-            latest = _AXIS_PHASE.get(axis or "", 3)
+            latest = self.decl.decisions[axis].phase if axis else 3
             if rule.phase > latest:
                 self._fail(where, f"decides {axis} but reads facts known only after "
-                                  f"{_PHASE_NAMES[latest]}; {_AXIS_HINT[latest]}")
+                                  f"{self._axes_of(latest, 'and')} are decided; rules deciding "
+                                  f"{self._axes_of(latest, 'or')} {_AXIS_HINT[latest]}")
+
+    def _axes_of(self, phase: int, conjunction: str) -> str:
+        """The axes decided in ``phase``, as words (``cloud kind, pricing and sharing``)."""
+        names = [a.replace("_", " ") for a, s in self.decl.decisions.items() if s.phase == phase]
+        return ", ".join(names[:-1]) + f" {conjunction} " + names[-1] if len(names) > 1 \
+            else "".join(names)
 
 
 _PHASE_OF = {"request": 1, "sized": 2, "summary": 2, "deployment": 3}
-_AXIS_PHASE = {"approach": 1, "method": 1, "cloud_kind": 2, "pricing": 2, "sharing": 2}
-_PHASE_NAMES = {1: "approach and method are decided",
-                2: "cloud kind, pricing and sharing are decided"}
-_AXIS_HINT = {1: "rules deciding approach or method can read only request facts (answers, "
-                 "memory per method, consumer cards per method, the API comparison)",
-              2: "rules deciding cloud kind, pricing or sharing cannot read the deployment "
-                 "comparison (local_*, cloud_*, own_to_rent_cost_ratio, break_even_hours)"}
+_AXIS_HINT = {1: "can read only request facts (answers, memory per method, consumer cards per "
+                 "method, the API comparison)",
+              2: "cannot read the deployment comparison (local_*, cloud_*, "
+                 "own_to_rent_cost_ratio, break_even_hours)"}
 
 
 def policy_constants(policy: Any) -> dict[str, Any]:

@@ -110,6 +110,10 @@ class AxisSpec(_Strict):
     applies_when: dict[str, list[str]] = Field(
         default_factory=dict, description="the axis matters only when these other axes chose "
         "one of these options (pricing: only when renting)")
+    phase: Literal[1, 2, 3] = Field(
+        3, description="when it is decided: 1 before the job is sized (its rules read request "
+        "facts only; candidate rules can read its choice), 2 from the scored candidates, before "
+        "owning and renting are compared, 3 with that comparison")
 
 
 class Declared(_Strict):
