@@ -33,10 +33,8 @@ from engine.rules.limits import (
     shape,
 )
 from engine.rules.load import Rule, Rulebook
-from engine.rules.operators import NEGATION
+from engine.rules.operators import DURABLE, NEGATION
 from engine.rules.signature import Signer, signer_for
-
-_DR_OP = {"ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte"}
 
 
 @dataclass(frozen=True)
@@ -308,7 +306,7 @@ def _positive(f: str, op: str, value: Any) -> dict[str, Any]:
         return _group("$and", [{"$neq": {f: v}} for v in _distinct(value)])
     if op == "eq":
         return {f: value}
-    return {_DR_OP[op]: {f: value}}
+    return {DURABLE[op]: {f: value}}
 
 
 def _distinct(values: Sequence[Any]) -> list[Any]:

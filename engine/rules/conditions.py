@@ -10,6 +10,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Union
 
+from engine.rules.operators import REGISTRY
+
 Value = Union[str, bool, int, float, None, tuple[Any, ...], "FactRef"]
 
 
@@ -125,21 +127,9 @@ def _leaf_holds(leaf: Leaf, facts: Mapping[str, Any]) -> bool:
         target = facts.get(target.name)
         if target is None:
             return False
-    if leaf.op == "in":
-        return value in target  # type: ignore[operator]
-    if leaf.op == "not_in":
-        return value not in target  # type: ignore[operator]
-    return bool(_COMPARE[leaf.op](value, target))
-
-
-_COMPARE = {
-    "eq": lambda a, b: a == b,
-    "ne": lambda a, b: a != b,
-    "lt": lambda a, b: a < b,
-    "lte": lambda a, b: a <= b,
-    "gt": lambda a, b: a > b,
-    "gte": lambda a, b: a >= b,
-}
+    holds = REGISTRY[leaf.op].holds
+    assert holds is not None  # only is/exists have none, handled above
+    return bool(holds(value, target))
 
 
 def describe_leaf(leaf: Leaf) -> str:

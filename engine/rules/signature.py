@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.rules.conditions import Condition, FactRef, leaves
+from engine.rules.operators import REGISTRY
 
 _MISSING = ("missing",)
-_NUMBER_OPS = frozenset({"eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in"})
-_EQUALITY_OPS = frozenset({"eq", "ne", "in", "not_in", "is"})
+_NUMBER_OPS = frozenset(op.name for op in REGISTRY.values() if op.tells_numbers)
+_EQUALITY_OPS = frozenset(op.name for op in REGISTRY.values() if op.tells_equal)
 _EXACT_INT = 2**53
 """durable_rules compares numbers as doubles: beyond this, integers are classed by value."""
 _OTHER = -1
