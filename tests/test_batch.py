@@ -120,7 +120,7 @@ def test_missing_input_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
     code, stderr = run_batch(runner, tmp_path / "missing.jsonl", out)
     assert code == 2
-    assert "missing.jsonl: no such input file" in stderr
+    assert stderr == f"error: {tmp_path / 'missing.jsonl'}: no such input file\n"
     assert not out.exists()
 
 
