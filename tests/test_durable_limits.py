@@ -428,10 +428,10 @@ def test_a_long_rule_fires_as_python_evaluates_it(tmp_path: Path, text: str, par
 
 UNCHECKED = textwrap.dedent("""
     import sys
+    import engine.rules.limits as limits
+    limits.MAX_LIST_VALUES = 10**6  # a trap the checks do not know about (before when.py reads it)
     import engine.rules.compile as compiler
-    import engine.rules.conditions as conditions
     from engine.rules.limits import shape
-    conditions.MAX_LIST_VALUES = 10**6  # a trap the checks do not know about:
     compiler._split = lambda pattern: [(pattern, shape(pattern))]  # nothing is split
     from engine.cli import main
     sys.argv[0] = "gpu-advisor"
