@@ -196,6 +196,64 @@ def _signatures() -> tuple[Any, Any]:
     return split, Plain(plain.catalog, plain.rulebook, plain.compiled, plain.evaluator)
 
 
+class NoMemo:
+    """A memo that remembers nothing (what a variant without that memo does)."""
+
+    limit = 0
+
+    def get(self, key: Any) -> None:
+        return None
+
+    def put(self, key: Any, value: Any) -> Any:
+        return value
+
+    def remember(self, key: Any, compute: Callable[..., Any], *args: Any) -> Any:
+        return compute(*args)
+
+    def __len__(self) -> int:
+        return 0
+
+
+class Without(InProcess):
+    """A variant in this process that runs with some process-global memos replaced by
+    :class:`NoMemo` (put back after each of its chunks)."""
+
+    def __init__(self, engine: Any, answers: Sequence[Any],
+                 swaps: Sequence[tuple[Any, str, Any]]) -> None:
+        super().__init__(engine, answers)
+        self.swaps = swaps
+
+    def run(self, first: int, count: int) -> tuple[float, float, str]:
+        saved = [(owner, name, getattr(owner, name)) for owner, name, _ in self.swaps]
+        for owner, name, value in self.swaps:
+            setattr(owner, name, value)
+        try:
+            return super().run(first, count)
+        finally:
+            for owner, name, value in saved:
+                setattr(owner, name, value)
+
+
+def _without(*names: str) -> Callable[[], tuple[Any, Any]]:
+    """An experiment: as shipped (A) vs without the memos named ``module:attribute`` (B)."""
+    def make() -> tuple[Any, Any]:
+        import importlib
+
+        b = fresh_engine()
+        swaps = []
+        for target in names:
+            module, name = target.split(":")
+            if module == "catalog":  # a cached_property of this engine's catalog
+                vars(b.catalog)[name] = NoMemo()
+                continue
+            owner = importlib.import_module(module)
+            current = getattr(owner, name)
+            swaps.append((owner, name, getattr(current, "__wrapped__", None) or NoMemo()))
+        return fresh_engine(), (b, swaps)
+
+    return make
+
+
 EXPERIMENTS: dict[str, Experiment] = {
     "evaluation": ("durable_rules Host API + verdict memo",
                    "private C-core session driver + verdict memo", _evaluation),
@@ -203,6 +261,17 @@ EXPERIMENTS: dict[str, Experiment] = {
                    "one plain signature per fact", _signatures),
     "memo": ("every fact decided by durable_rules (no verdict memo)",
              "verdicts remembered by fact signature (as shipped)", _memo),
+    "derived": ("as shipped", "without Catalog.derived", _without("catalog:_derived")),
+    "memory": ("as shipped", "without memory.py's memos (_CACHE, _SPLITS)",
+               _without("engine.estimates.memory:_CACHE", "engine.estimates.memory:_SPLITS")),
+    "interned": ("as shipped", "without shared reasons and notes (decision._INTERNED)",
+                 _without("engine.decide.decision:_INTERNED")),
+    "firings": ("as shipped", "without shared firing records (decision._FIRINGS)",
+                _without("engine.decide.decision:_FIRINGS")),
+    "rendered": ("as shipped", "without remembered texts (templates._RENDERED)",
+                 _without("engine.rules.templates:_RENDERED")),
+    "parsed": ("as shipped", "without parsed templates (templates._names, _parsed lru_cache)",
+               _without("engine.rules.templates:_names", "engine.rules.templates:_parsed")),
 }
 
 
@@ -266,7 +335,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         a_name, b_name, make = EXPERIMENTS[name]
         engines = make()
         answers = scenarios(engines[0], count, args.seed)
-        runners = (InProcess(engines[0], answers), InProcess(engines[1], answers))
+        runners = tuple(Without(e[0], answers, e[1]) if isinstance(e, tuple)
+                        else InProcess(e, answers) for e in engines)
         print_table(f"experiment `{name}`", compare((a_name, b_name), runners, args))
 
 
