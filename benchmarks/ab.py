@@ -34,6 +34,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from run import generate_answers  # noqa: E402
 
+from engine.memo import Memo  # noqa: E402
+
 
 class Runner(Protocol):
     """One variant: runs a chunk of scenarios, says how long it took and what it decided."""
@@ -181,21 +183,6 @@ def _evaluation() -> tuple[Any, Any]:
     return fresh_engine(host_actions=True), fresh_engine()
 
 
-def _signatures() -> tuple[Any, Any]:
-    from engine.decide.engine import Engine
-
-    class Plain(Engine):
-        """Every fact signed whole (no common part signed once per request)."""
-
-        def _run(self, kind: str, phase: int, stratum: int, facts: list[dict[str, Any]],
-                 common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
-            return super()._run(kind, phase, stratum, facts, None)
-
-    split = fresh_engine()
-    plain = fresh_engine()
-    return split, Plain(plain.catalog, plain.rulebook, plain.compiled, plain.evaluator)
-
-
 class NoMemo:
     """A memo that remembers nothing (what a variant without that memo does)."""
 
@@ -254,16 +241,76 @@ def _without(*names: str) -> Callable[[], tuple[Any, Any]]:
     return make
 
 
+def _memory() -> tuple[Any, Any]:
+    from engine.estimates.memory import memory_model
+
+    b = fresh_engine()
+    memory_model(b.catalog)._memo = NoMemo()  # type: ignore[assignment]
+    return fresh_engine(), b
+
+
+class LeastRecentlyUsed(Memo[Any, Any]):
+    """The other eviction rule: a hit moves its entry to the recent end, a full memo forgets
+    its least recently used entry; every change under the lock (a dict keeps insertion
+    order, so re-inserting is the move)."""
+
+    __slots__ = ()
+
+    def get(self, key: Any) -> Any:
+        found = self._entries.get(key)
+        if found is not None:
+            self._touch(key)
+        return found
+
+    def put(self, key: Any, value: Any) -> Any:
+        entries = self._entries
+        with self._lock:
+            entries.pop(key, None)
+            entries[key] = value
+            while len(entries) > self.limit:
+                del entries[next(iter(entries))]
+        return value
+
+    def remember(self, key: Any, compute: Callable[..., Any], *args: Any) -> Any:
+        found = self._entries.get(key, NoMemo)
+        if found is NoMemo:
+            return self.put(key, compute(*args))
+        self._touch(key)
+        return found
+
+    def _touch(self, key: Any) -> None:
+        entries = self._entries
+        with self._lock:
+            if key in entries:  # another thread may have evicted it meanwhile
+                entries[key] = entries.pop(key)
+
+
+def memos_of(engine: Any) -> list[Memo[Any, Any]]:
+    """Every memo an engine owns (its catalog's, its MemoryModel's, its evaluator's)."""
+    from engine.estimates.memory import memory_model
+
+    return [engine.catalog._derived, memory_model(engine.catalog)._memo,
+            *engine.evaluator._verdicts.values()]
+
+
+def _eviction() -> tuple[Any, Any]:
+    b = fresh_engine()
+    for memo in memos_of(b):
+        memo.__class__ = LeastRecentlyUsed
+    return fresh_engine(), b
+
+
 EXPERIMENTS: dict[str, Experiment] = {
     "evaluation": ("durable_rules Host API + verdict memo",
                    "private C-core session driver + verdict memo", _evaluation),
-    "signatures": ("split signatures (request part signed once per request)",
-                   "one plain signature per fact", _signatures),
     "memo": ("every fact decided by durable_rules (no verdict memo)",
              "verdicts remembered by fact signature (as shipped)", _memo),
-    "derived": ("as shipped", "without Catalog.derived", _without("catalog:_derived")),
-    "memory": ("as shipped", "without memory.py's memos (_CACHE, _SPLITS)",
-               _without("engine.estimates.memory:_CACHE", "engine.estimates.memory:_SPLITS")),
+    "derived": ("as shipped", "without Catalog.derived (so without its MemoryModel either)",
+                _without("catalog:_derived")),
+    "memory": ("as shipped", "without the MemoryModel's memo (job components, phase splits)",
+               _memory),
+    "eviction": ("as shipped: every memo forgets all when full",
+                 "every memo forgets its least recently used entry (under a lock)", _eviction),
     "interned": ("as shipped", "without shared reasons and notes (decision._INTERNED)",
                  _without("engine.decide.decision:_INTERNED")),
     "firings": ("as shipped", "without shared firing records (decision._FIRINGS)",
@@ -318,6 +365,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--chunk", type=int, default=50, help="Scenarios per chunk (50).")
     parser.add_argument("--warmup", type=int, default=200, help="Warm-up scenarios (200).")
     parser.add_argument("--seed", type=int, default=20261201, help="Scenario seed.")
+    parser.add_argument("--limit", type=int,
+                        help="Entries per memo, both variants (default engine.memo.LIMIT).")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scenarios", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -330,6 +379,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     unknown = set(args.experiment) - set(EXPERIMENTS)
     if unknown:
         parser.error(f"unknown experiment(s): {', '.join(sorted(unknown))}")
+    if args.limit:
+        import engine.memo
+
+        engine.memo.LIMIT = args.limit
     count = args.warmup + args.chunks * args.chunk
     for name in args.experiment or list(EXPERIMENTS):
         a_name, b_name, make = EXPERIMENTS[name]
