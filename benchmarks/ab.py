@@ -311,8 +311,6 @@ EXPERIMENTS: dict[str, Experiment] = {
                _memory),
     "eviction": ("as shipped: every memo forgets all when full",
                  "every memo forgets its least recently used entry (under a lock)", _eviction),
-    "interned": ("as shipped", "without shared reasons and notes (decision._INTERNED)",
-                 _without("engine.decide.decision:_INTERNED")),
     "firings": ("as shipped", "without shared firing records (decision._FIRINGS)",
                 _without("engine.decide.decision:_FIRINGS")),
     "rendered": ("as shipped", "without remembered texts (templates._RENDERED)",
