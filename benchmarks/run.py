@@ -589,7 +589,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--store", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     defaults = {"runs": (7, 3), "size_decisions": (1000, 50), "size_cli": (20, 2),
-                "warm_calls": (2000, 100), "distinct": (50, 20), "whatif_examples": (3, 1), "whatif_runs": (3, 1),
+                "warm_calls": (2000, 100), "distinct": (50, 20), "whatif_examples": (3, 1),
+                "whatif_runs": (3, 1),
                 "batch_scenarios": (10_000, 200), "audit_records": (10_000, 100),
                 "mem_evals": ([20_000, 100_000], [300, 900]), "mem_distinct": (20_000, 300)}
     for name, (full, quick) in defaults.items():
