@@ -313,10 +313,6 @@ EXPERIMENTS: dict[str, Experiment] = {
                  "every memo forgets its least recently used entry (under a lock)", _eviction),
     "firings": ("as shipped", "without shared firing records (decision._FIRINGS)",
                 _without("engine.decide.decision:_FIRINGS")),
-    "rendered": ("as shipped", "without remembered texts (templates._RENDERED)",
-                 _without("engine.rules.templates:_RENDERED")),
-    "parsed": ("as shipped", "without parsed templates (templates._names, _parsed lru_cache)",
-               _without("engine.rules.templates:_names", "engine.rules.templates:_parsed")),
 }
 
 

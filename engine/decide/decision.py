@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from engine.memo import Memo
 from engine.rules.load import Rule, Rulebook
-from engine.rules.templates import render
+from engine.rules.templates import fill
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
 
@@ -144,7 +144,7 @@ class Firing(_Out):
 
 def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
     """The rule's ``because`` text filled from facts."""
-    return render(rule.model.because, facts)
+    return fill(rule.because_parts, facts)
 
 
 def reason(rule: Rule, kind: str, weight: float, text: str) -> Reason:
