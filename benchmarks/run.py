@@ -1,17 +1,19 @@
-"""Performance benchmarks for gpu-advisor: prints ONE table (Markdown) plus the machine.
+"""Performance benchmarks for gpu-advisor: ONE table (Markdown) of every target, side by side.
 
 Not part of the test suite. Run from the repository root with the project's virtualenv active:
 
-    python benchmarks/run.py            # full run (long: 20k-scenario batches, 100k audit
-                                        # records, 100k evaluations for memory)
-    python benchmarks/run.py --quick    # every part, scaled down (a couple of minutes)
+    python benchmarks/run.py                 # full run: the sizes the targets name
+    python benchmarks/run.py --quick         # every part, scaled down (under a minute idle)
+    python benchmarks/run.py --baseline REV  # also the audit part on git revision REV
 
-Each part can be scaled separately (see --help); ``--only`` runs a subset.
+Each part can be scaled separately (see --help); ``--only`` runs a subset. A measure whose
+feature this checkout lacks (``recommend --trace``, ``whatif``) says "n/a".
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -20,21 +22,27 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
-WHATIF_EXAMPLE = ROOT / "examples" / "research-70b-intermittent.yaml"
+WHATIF_EXAMPLES = tuple(ROOT / "examples" / name for name in (
+    "research-70b-intermittent.yaml", "startup-7b-continuous.yaml",
+    "regulated-on-premises.yaml"))
 FLOOR = "import pydantic, yaml, click, durable.engine"
 FLOOR_WITH_MODELS = FLOOR + "; from pydantic import BaseModel"
 """What any program defining a pydantic model loads on top of the floor (informational)."""
 FLOOR_WITHOUT_PYDANTIC = "import yaml, click, durable.engine"
 """The floor without pydantic (informational: what a pydantic-free recommend path starts at)."""
-PARTS = ("cold", "warm", "raw", "json", "batch", "cli", "audit", "memory")
+HELP_FLOOR = "import click"
+"""What ``--help`` is compared with (plus interpreter start)."""
+PARTS = ("size", "audit", "whatif", "startup", "warm", "raw", "batch", "memory")
 
 Row = tuple[str, str, str]
 """(measure, value, target or note)."""
@@ -116,11 +124,6 @@ def timed_run(argv: Sequence[str], env: dict[str, str], *, ok: Iterable[int] = (
     return elapsed
 
 
-def median_run(argv: Sequence[str], env: dict[str, str], runs: int) -> float:
-    timed_run(argv, env)  # warm the page cache and .pyc files
-    return statistics.median(timed_run(argv, env) for _ in range(runs))
-
-
 def rss_mb() -> float:
     """Current resident set size in MB (Linux /proc; peak RSS elsewhere)."""
     try:
@@ -154,35 +157,121 @@ def load_scenarios(count: int, seed: int) -> tuple[Any, list[Any]]:
 # Parts
 
 
-def bench_cold(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
-    """The command and the floor alternate run by run, so that drifting load on a shared
-    machine colours both medians alike."""
-    command = [*gpu_advisor(), "recommend", "--answers", str(EXAMPLE), "--format", "json",
-               "--no-audit"]
-    floor_cmd = [sys.executable, "-c", FLOOR]
-    timed_run(command, env)  # warm the page cache and .pyc files
-    timed_run(floor_cmd, env)
-    with_models = [sys.executable, "-c", FLOOR_WITH_MODELS]
-    without = [sys.executable, "-c", FLOOR_WITHOUT_PYDANTIC]
-    colds, floors, models, bare = [], [], [], []
-    for _ in range(args.runs):
-        colds.append(timed_run(command, env))
-        floors.append(timed_run(floor_cmd, env))
-        models.append(timed_run(with_models, env))
-        bare.append(timed_run(without, env))
-    cold, floor = statistics.median(colds), statistics.median(floors)
-    ratio = cold / floor
+def alternating(commands: dict[str, Sequence[str]], env: dict[str, str], runs: int
+                ) -> dict[str, list[float]]:
+    """Wall seconds of each command, ``runs`` times, the commands taking turns run by run so
+    that drifting load on a shared machine colours every median alike (one warm-up each)."""
+    for argv in commands.values():
+        timed_run(argv, env)  # the page cache and .pyc files
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            times[name].append(timed_run(argv, env))
+    return times
+
+
+def bench_startup(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
+    """``--help`` and a cold ``recommend`` against the import floors they are held to."""
+    times = alternating({
+        "help": [*gpu_advisor(), "--help"],
+        "help floor": [sys.executable, "-c", HELP_FLOOR],
+        "recommend": [*gpu_advisor(), "recommend", "--answers", str(EXAMPLE), "--format",
+                      "json", "--no-audit"],
+        "floor": [sys.executable, "-c", FLOOR],
+    }, env, args.runs)
+    med = {name: statistics.median(values) for name, values in times.items()}
+    help_ratio = med["help"] / med["help floor"]
+    cold_ratio = med["recommend"] / med["floor"]
     return [
-        (f"cold `recommend --format json --no-audit` (median of {args.runs})", ms(cold),
-         f"range {ms(min(colds))}–{ms(max(colds))}"),
-        (f"import floor `python -c \"{FLOOR}\"` (median, runs alternating)", ms(floor),
-         f"range {ms(min(floors))}–{ms(max(floors))}"),
-        ("cold / floor", f"{ratio:.2f}×", verdict(ratio <= 1.5, "≤ 1.5×")),
-        ("floor + pydantic's model machinery (`from pydantic import BaseModel`)",
-         ms(statistics.median(models)), "informational: loaded by any pydantic model"),
-        (f"floor without pydantic `python -c \"{FLOOR_WITHOUT_PYDANTIC}\"`",
-         ms(statistics.median(bare)), "informational: where a pydantic-free path would start"),
+        (f"`--help` (median of {args.runs})", ms(med["help"]),
+         f"floor `python -c \"{HELP_FLOOR}\"` {ms(med['help floor'])}"),
+        ("`--help` / its floor", f"{help_ratio:.2f}×", verdict(help_ratio <= 1.3, "≤ 1.3×")),
+        (f"cold `recommend --format json --no-audit` (median of {args.runs})",
+         ms(med["recommend"]), f"floor `python -c \"{FLOOR}\"` {ms(med['floor'])}"),
+        ("cold `recommend` / its floor", f"{cold_ratio:.2f}×",
+         verdict(cold_ratio <= 2.8, "≤ 2.8×, no slower than before")),
     ]
+
+
+def bench_size(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list[Row]:
+    """Bytes of a decision as ``recommend --format json`` prints it: in-process over many
+    distinct generated answers, and through the command line, default and ``--trace``, on a
+    sample of them."""
+    engine, scenarios = load_scenarios(args.size_decisions, args.seed + 2)
+    sizes = [len(engine.recommend(a, decision_id="bench").to_json().encode())
+             for a in scenarios]
+    mean = statistics.mean(sizes)
+    rows: list[Row] = [
+        (f"bytes per decision, default (`--format json`), {len(sizes):,} distinct",
+         kb(mean), verdict(mean <= 20 * 1024, "≤ 20 KB") + f"; largest {kb(max(sizes))}"),
+    ]
+    sample = []
+    for i, answers in enumerate(scenarios[:args.size_cli]):
+        path = tmp / f"answers-{i}.json"
+        path.write_text(answers.model_dump_json(exclude_none=True), encoding="utf-8")
+        sample.append(path)
+    base = [*gpu_advisor(), "recommend", "--format", "json", "--no-audit", "--answers"]
+    default = [len(cli_output([*base, str(p)], env)) for p in sample]
+    if not has_flag(["recommend", "--help"], "--trace", env):
+        return [*rows, ("bytes per decision, `--trace`", "n/a", "no `recommend --trace` here")]
+    traced = [len(cli_output([*base, str(p), "--trace"], env)) for p in sample]
+    ratio = statistics.mean(traced) / statistics.mean(default)
+    return [*rows, (f"bytes per decision, `--trace` ({len(sample)} of them, command line)",
+                    kb(statistics.mean(traced)),
+                    f"{ratio:.2f}× the default's {kb(statistics.mean(default))} on the same")]
+
+
+def cli_output(argv: Sequence[str], env: dict[str, str]) -> bytes:
+    proc = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=False)
+    if proc.returncode != 0:
+        sys.exit(f"benchmark command failed ({proc.returncode}): {' '.join(argv)}\n"
+                 f"{proc.stderr.decode(errors='replace')}")
+    return proc.stdout
+
+
+def has_flag(args: Sequence[str], flag: str, env: dict[str, str]) -> bool:
+    """Whether ``gpu-advisor ARGS`` (a ``--help``) mentions ``flag``."""
+    proc = subprocess.run([*gpu_advisor(), *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, check=False)
+    return proc.returncode == 0 and flag in proc.stdout
+
+
+def kb(size: float) -> str:
+    return f"{size / 1024:,.1f} KB"
+
+
+def bench_whatif(args: argparse.Namespace) -> list[Row]:
+    """In one warm process: ``what_if`` vs one ``recommend`` on each example (medians)."""
+    try:
+        from engine.tools.whatif import what_if
+    except ImportError:
+        return [("`whatif` / `recommend`", "n/a", "no engine.tools.whatif.what_if here")]
+    from engine.answers.model import load_answers
+    from engine.decide.engine import load_engine
+
+    engine = load_engine()
+    rows: list[Row] = []
+    worst = 0.0
+    for example in WHATIF_EXAMPLES[:args.whatif_examples]:
+        answers = load_answers(example, (), engine.catalog)
+        one = median_time(partial(engine.recommend, answers, decision_id="bench"),
+                          args.runs + 1)
+        probe = median_time(partial(what_if, engine, answers), args.whatif_runs)
+        worst = max(worst, probe / one)
+        rows.append((f"`whatif` on {example.name} (median of {args.whatif_runs})", ms(probe),
+                     f"{probe / one:.2f}× one `recommend` ({ms(one)})"))
+    rows.append(("`whatif` / one `recommend`, worst example", f"{worst:.2f}×",
+                 verdict(worst <= 1.5, "≤ 1.5×")))
+    return rows
+
+
+def median_time(call: Callable[[], Any], runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 class _Sessions:
@@ -309,7 +398,7 @@ def bench_batch(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> lis
                      f"{times[workers]:.1f} s", f"{n / times[workers]:,.0f} lines/s; "
                      f"{cpu[workers]:.1f} CPU s (all processes)"))
     speedup = times[1] / times[2]
-    target = "≥ 1.6× on 20,000 scenarios" + ("" if n >= 20_000 else f"; measured on {n:,}")
+    target = "≥ 1.6× on 10,000 lines" + ("" if n >= 10_000 else f"; measured on {n:,}")
     rows.append(("batch speed-up, 2 workers vs 1", f"{speedup:.2f}×",
                  verdict(speedup >= 1.6, target)))
     # What the speed-up would be on otherwise idle cores: total work over 2 cores (an upper
@@ -322,94 +411,105 @@ def bench_batch(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> lis
     return rows
 
 
-def bench_cli(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
-    diff = median_run([*gpu_advisor(), "rules", "diff", "rules", "rules"], env, args.runs)
-    whatif = median_run([*gpu_advisor(), "whatif", "--answers", str(WHATIF_EXAMPLE)], env,
-                        args.runs)
-    return [
-        (f"`rules diff rules rules` (median of {args.runs})", ms(diff), ""),
-        (f"`whatif --answers {WHATIF_EXAMPLE.relative_to(ROOT)}` (median of {args.runs})",
-         ms(whatif), ""),
-    ]
-
-
-def bench_json(args: argparse.Namespace) -> list[Row]:
-    """A decision to JSON text: indented (the CLI's ``--format json``, every audit record) and
-    compact (each ``batch`` record), through pydantic's compiled serializer as shipped, and
-    through the exact Python path that it falls back to (``json.dumps`` of ``model_dump``)."""
-    from engine.files import jsonout
-
-    engine, scenarios = load_scenarios(min(args.warm_calls, 500), args.seed)
-    decisions = [engine.recommend(answers, decision_id="bench") for answers in scenarios]
-    compiled = sum(jsonout._compiled(d, indent=None) is not None for d in decisions)
-
-    def per_call(serialise: Callable[[Any], str]) -> float:
-        start = time.perf_counter()
-        for decision in decisions:
-            serialise(decision)
-        return (time.perf_counter() - start) / len(decisions)
-
-    exact_indented = per_call(lambda d: json.dumps(jsonout.to_data(d), indent=2,
-                                                   ensure_ascii=False, allow_nan=False))
-    exact_compact = per_call(lambda d: json.dumps(jsonout.to_data(d), ensure_ascii=False,
-                                                  allow_nan=False, separators=(",", ":")))
-    indented, compact = per_call(jsonout.dumps), per_call(jsonout.compact)
-    size = sum(len(jsonout.compact(d).encode()) for d in decisions) / len(decisions) / 1024
-    return [
-        ("decision → JSON, indented (`--format json`, audit record)", ms(indented),
-         f"exact Python path {ms(exact_indented)}: {exact_indented / indented:.1f}× slower"),
-        ("decision → JSON, compact (`batch` record)", ms(compact),
-         f"exact Python path {ms(exact_compact)}: {exact_compact / compact:.1f}× slower; "
-         f"{size:,.0f} KiB; compiled path taken for {compiled}/{len(decisions)}"),
-    ]
-
-
-def bench_audit(args: argparse.Namespace, env: dict[str, str], tmp: Path) -> list[Row]:
-    from engine.answers.model import load_answers
-    from engine.audit.store import AuditStore
-    from engine.decide.engine import load_engine
-
-    engine = load_engine()
-    decision = engine.recommend(load_answers(EXAMPLE, (), engine.catalog))
-    path = tmp / "audit.sqlite3"
+def bench_audit(args: argparse.Namespace, tmp: Path) -> list[Row]:
+    """Bytes per audit record and ``audit verify`` records/s on distinct generated decisions,
+    here and (``--baseline REV``) on the same decisions recorded by REV's code."""
     n = args.audit_records
-    copies = (decision.model_copy(update={"decision_id": f"bench-{i:012d}"}) for i in range(n))
-    with AuditStore(path) as store:
-        start = time.perf_counter()
-        for copy in copies:
-            store.append(copy, engine.rulebook.texts, engine.catalog.texts)
-        append = time.perf_counter() - start
-    verify = timed_run([*gpu_advisor(), "audit", "verify", "--audit-db", str(path)], env)
-    size = sum(p.stat().st_size for p in tmp.glob("audit.sqlite3*")) / 2**20
-    return [
-        (f"audit append, {n:,} records", f"{n / append:,.0f} records/s",
-         f"{append:.1f} s; store {size:,.0f} MB"),
-        (f"`audit verify` at {n:,} records", f"{verify:.2f} s", f"{n / verify:,.0f} records/s"),
+    here = audit_child_run(None, n, args.seed, tmp / "here")
+    rows: list[Row] = [
+        (f"bytes per audit record, {n:,} distinct decisions", kb(here["bytes_per_record"]),
+         verdict(here["bytes_per_record"] <= 10 * 1024, "≤ 10 KB")),
+        ("`audit verify` on them (in-process `chain.verify`)",
+         f"{here['verify_per_s']:,.0f} records/s", f"append {here['append_per_s']:,.0f}/s"),
     ]
+    if not args.baseline:
+        return [*rows, ("verify speed-up vs schema 1", "n/a", "give --baseline REV (a "
+                        "revision that writes schema 1, e.g. i17)")]
+    tree = tmp / "baseline"
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", args.baseline, "engine", "rules", "catalog"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    (tmp / "baseline.tar").write_bytes(archive)
+    with tarfile.open(tmp / "baseline.tar") as tar:
+        tar.extractall(tree, filter="data")
+    old = audit_child_run(tree, n, args.seed, tmp / "old")
+    speed = here["verify_per_s"] / old["verify_per_s"]
+    return [*rows,
+            (f"bytes per audit record, same decisions, {args.baseline}",
+             kb(old["bytes_per_record"]),
+             f"{old['bytes_per_record'] / here['bytes_per_record']:.1f}× this checkout's"),
+            (f"verify speed-up vs {args.baseline} ({old['verify_per_s']:,.0f} records/s)",
+             f"{speed:.2f}×", verdict(speed >= 5, "≥ 5× schema 1"))]
+
+
+def audit_child_run(tree: Path | None, n: int, seed: int, folder: Path) -> dict[str, float]:
+    """:func:`audit_child` in a fresh interpreter on ``tree``'s engine (None: this one)."""
+    folder.mkdir()
+    env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(folder / "cache")}
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--audit-child",
+                           str(n), "--seed", str(seed), "--store", str(folder / "a.sqlite3")],
+                          cwd=tree or ROOT, env=env, capture_output=True, text=True,
+                          check=False)
+    if proc.returncode != 0:
+        sys.exit(f"audit benchmark failed:\n{proc.stderr}")
+    found: dict[str, float] = json.loads(proc.stdout)
+    return found
+
+
+def audit_child(n: int, seed: int, store_path: Path) -> None:
+    """Append ``n`` distinct decisions to a new store, then verify it; JSON on stdout."""
+    from engine.audit.chain import verify
+    from engine.audit.store import AuditStore
+
+    engine, scenarios = load_scenarios(n + 1, seed)
+    decisions = [engine.recommend(a) for a in scenarios]
+    texts = (engine.rulebook.texts, engine.catalog.texts)
+    with AuditStore(store_path) as store:
+        store.append(decisions[0], *texts)  # the policy texts, stored once
+    first = store_bytes(store_path)
+    with AuditStore(store_path) as store:
+        start = time.perf_counter()
+        for decision in decisions[1:]:
+            store.append(decision, *texts)
+        append = time.perf_counter() - start
+    with AuditStore(store_path) as store:
+        start = time.perf_counter()
+        verify(store)
+        checked = time.perf_counter() - start
+    print(json.dumps({"bytes_per_record": (store_bytes(store_path) - first) / n,
+                      "append_per_s": n / append, "verify_per_s": (n + 1) / checked}))
+
+
+def store_bytes(path: Path) -> int:
+    """The store and its -wal/-shm files, after a checkpoint."""
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
 
 
 def bench_memory(args: argparse.Namespace, env: dict[str, str]) -> list[Row]:
     """In a fresh interpreter, so other parts do not colour the numbers."""
     marks = ",".join(str(m) for m in args.mem_evals)
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--memory-child",
-                           marks, "--seed", str(args.seed), "--distinct",
+                           marks, "--seed", str(args.seed), "--mem-distinct",
                            str(args.mem_distinct)],
                           cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         sys.exit(f"memory benchmark failed:\n{proc.stderr}")
     data = json.loads(proc.stdout)
-    rows: list[Row] = [("RSS after warm-up (engine loaded, 200 evaluations)",
+    rows: list[Row] = [("RSS after warm-up (engine loaded, 200 recommendations)",
                         f"{data['baseline']:,.1f} MB", "")]
-    previous = data["baseline"]
     for mark, value in data["marks"]:
-        rows.append((f"RSS after {mark:,} warm evaluations", f"{value:,.1f} MB",
-                     f"{value - data['baseline']:+,.1f} MB vs warm-up, "
-                     f"{value - previous:+,.1f} MB vs previous"))
-        previous = value
-    growth = data["marks"][-1][1] - data["marks"][0][1]
-    last, first = data["marks"][-1][0], data["marks"][0][0]
-    rows.append((f"RSS growth {first:,} → {last:,} evaluations", f"{growth:+,.1f} MB",
-                 verdict(growth <= 5, "flat: ≤ +5 MB")))
+        rows.append((f"RSS after {mark:,} recommendations", f"{value:,.1f} MB",
+                     f"{value - data['baseline']:+,.1f} MB vs warm-up"))
+    (first, low), (last, high) = data["marks"][0], data["marks"][-1]
+    growth = high / low - 1
+    rows.append((f"RSS {first:,} → {last:,} evaluations", f"{growth:+.1%}",
+                 verdict(abs(growth) <= 0.05, "flat: within ±5 %")))
     return rows
 
 
@@ -460,26 +560,39 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="Scale every part down (defaults below become the quick values).")
     parser.add_argument("--only", default=",".join(PARTS),
                         help=f"Comma-separated parts to run: {','.join(PARTS)}.")
-    parser.add_argument("--runs", type=int, help="Subprocess runs per median (7; quick 3).")
+    parser.add_argument("--baseline", metavar="REV",
+                        help="Also record and verify the same decisions with REV's code.")
+    parser.add_argument("--runs", type=int, help="Runs per median (7; quick 3).")
+    parser.add_argument("--size-decisions", type=int,
+                        help="Distinct decisions measured in bytes (1000; quick 50).")
+    parser.add_argument("--size-cli", type=int,
+                        help="Of them, run through the command line (20; quick 2).")
     parser.add_argument("--warm-calls", type=int,
                         help="Warm calls timed, per half, and raw calls (2000; quick 100).")
-    parser.add_argument("--distinct", type=int, default=50,
-                        help="Distinct scenarios cycled by the raw part (50).")
+    parser.add_argument("--distinct", type=int,
+                        help="Distinct scenarios cycled by the raw part (50; quick 20).")
+    parser.add_argument("--whatif-examples", type=int,
+                        help="Examples the whatif part runs (3; quick 1).")
+    parser.add_argument("--whatif-runs", type=int, help="Runs per whatif median (3; quick 1).")
     parser.add_argument("--mem-distinct", type=int,
-                        help="Distinct scenarios cycled by the memory part (20000; quick 1000).")
+                        help="Distinct scenarios cycled by the memory part (20000; quick 300).")
     parser.add_argument("--batch-scenarios", type=int,
-                        help="Scenarios per batch run (20000; quick 400).")
+                        help="Scenarios per batch run (10000; quick 200).")
     parser.add_argument("--audit-records", type=int,
-                        help="Audit records appended, then verified (100000; quick 500).")
+                        help="Distinct decisions recorded, then verified (10000; quick 100).")
     parser.add_argument("--mem-evals", type=lambda s: [int(x) for x in s.split(",")],
-                        help="RSS checkpoints, comma-separated (10000,100000; quick 300,1000).")
+                        help="RSS checkpoints, comma-separated (20000,100000; quick 300,900).")
     parser.add_argument("--seed", type=int, default=20261130, help="Scenario seed.")
     parser.add_argument("--memory-child", type=lambda s: [int(x) for x in s.split(",")],
                         help=argparse.SUPPRESS)
+    parser.add_argument("--audit-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--store", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    defaults = {"runs": (7, 3), "warm_calls": (2000, 100), "batch_scenarios": (20_000, 400),
-                "audit_records": (100_000, 500), "mem_evals": ([10_000, 100_000], [300, 1000]),
-                "mem_distinct": (20_000, 1000)}
+    defaults = {"runs": (7, 3), "size_decisions": (1000, 50), "size_cli": (20, 2),
+                "warm_calls": (2000, 100), "distinct": (50, 20), "whatif_examples": (3, 1),
+                "whatif_runs": (3, 1),
+                "batch_scenarios": (10_000, 200), "audit_records": (10_000, 100),
+                "mem_evals": ([20_000, 100_000], [300, 900]), "mem_distinct": (20_000, 300)}
     for name, (full, quick) in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, quick if args.quick else full)
@@ -489,7 +602,10 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
     if args.memory_child:
-        memory_child(args.memory_child, args.seed, args.distinct)
+        memory_child(args.memory_child, args.seed, args.mem_distinct)
+        return
+    if args.audit_child:
+        audit_child(args.audit_child, args.seed, args.store)
         return
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     unknown = set(parts) - set(PARTS)
@@ -501,13 +617,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         tmp = Path(name)
         env = {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(tmp / "cli-audit.sqlite3")}
         steps: dict[str, Callable[[], list[Row]]] = {
-            "cold": lambda: bench_cold(args, env),
+            "size": lambda: bench_size(args, tmp, env),
+            "audit": lambda: bench_audit(args, tmp),
+            "whatif": lambda: bench_whatif(args),
+            "startup": lambda: bench_startup(args, env),
             "warm": lambda: bench_warm(args, state),
             "raw": lambda: bench_raw(args, state),
-            "json": lambda: bench_json(args),
             "batch": lambda: bench_batch(args, env, tmp),
-            "cli": lambda: bench_cli(args, env),
-            "audit": lambda: bench_audit(args, env, tmp),
             "memory": lambda: bench_memory(args, env),
         }
         started = time.perf_counter()
@@ -515,7 +631,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         for part in PARTS:
             if part in parts:
                 print(f"… {part}", file=sys.stderr, flush=True)
-                rows.extend(steps[part]())
+                found = steps[part]()
+                for row in found:  # as they come, in case the run is cut short
+                    print("  " + " | ".join(row), file=sys.stderr, flush=True)
+                rows.extend(found)
         total = time.perf_counter() - started
     print(machine(start_load))
     mode = "--quick" if args.quick else "default"

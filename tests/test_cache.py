@@ -144,7 +144,7 @@ def test_what_a_catalog_derived_in_this_process_is_not_pickled() -> None:
     assert catalog.derived(("test", 1), lambda x: [x, x], 8) == [7]   # remembered
     assert "_derived" in catalog.__dict__
     copy = pickle.loads(pickle.dumps(catalog))
-    assert "_derived" not in copy.__dict__
+    assert len(copy._derived) == 0  # a memo pickles empty
     assert copy.hash == catalog.hash
     assert copy.derived(("test", 1), lambda x: [x], 9) == [9]
 

@@ -413,22 +413,3 @@ def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
         assert signer.sign(fact) == signer.sign(base), fact
     for fact in different:
         assert signer.sign(fact) != signer.sign(base), fact
-
-
-@pytest.mark.slow
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(cond=TREES, first=FACTS, second=FACTS, data=st.data())
-def test_a_split_signature_tells_apart_exactly_what_the_whole_one_does(
-        cond: Condition, first: dict[str, Any], second: dict[str, Any],
-        data: st.DataObject) -> None:
-    """Facts sharing the items of ``common``: (head of common, tail of fact) is equal for
-    two facts exactly when their whole signatures are."""
-    from engine.rules.signature import signer_for
-
-    signer = signer_for([cond])
-    names = data.draw(st.sets(st.sampled_from(sorted(first) or ["n1"])))
-    common = {k: first[k] for k in names if k in first}
-    one, two = {**first, "kind": "request"}, {**second, **common, "kind": "request"}
-    head, tail = signer.split(frozenset(common))
-    split_equal = (head.sign(common), tail.sign(one)) == (head.sign(common), tail.sign(two))
-    assert split_equal == (signer.sign(one) == signer.sign(two))

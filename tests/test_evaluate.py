@@ -323,9 +323,9 @@ def test_a_seen_fact_class_needs_no_session(engine: Engine) -> None:
 
 
 def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    import engine.rules.evaluate as evaluate
+    import engine.memo
 
-    monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
+    monkeypatch.setattr(engine.memo, "LIMIT", 3)
     ruleset, ev = signed("test_bounded", [make_rule(i, c) for i, c in XY_RULES])
     cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
     for x, y in cases * 2:
@@ -371,9 +371,9 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Four threads, a memo of 3 signatures and 12 fact classes: constant eviction, and
     every answer still what durable_rules says."""
-    import engine.rules.evaluate as evaluate
+    import engine.memo
 
-    monkeypatch.setattr(evaluate, "MEMO_LIMIT", 3)
+    monkeypatch.setattr(engine.memo, "LIMIT", 3)
     ruleset, ev = signed("test_threads", [make_rule(i, c) for i, c in XY_RULES])
     cases = [(x, y) for x in (1, 5, 6, 9) for y in (0, 5, 7)]
     expected = {case: sorted(ev.run_session(ruleset, [fact(x=case[0], y=case[1])]))
@@ -400,15 +400,6 @@ def test_remembered_verdicts_are_thread_safe_while_evicting(
     assert len(ev._verdicts["test_threads"]) <= 3
 
 
-def test_facts_signed_with_different_common_parts_never_share_a_verdict() -> None:
-    """x=10 (y unknown) with x common, then y=10 (x unknown) with y common: head and tail
-    tuples look alike, the verdicts differ."""
-    ruleset, ev = signed("test_split", [make_rule("t.x-big", Leaf("x", "gt", 5)),
-                                         make_rule("t.y-big", Leaf("y", "gt", 5))])
-    assert ev.run(ruleset, [fact("a", x=10)], common={"x": 10}) == [("t.x-big", "a")]
-    assert ev.run(ruleset, [fact("b", y=10)], common={"y": 10}) == [("t.y-big", "b")]
-
-
 PART_RULES = [("t.w-a", Leaf("w", "eq", "a")), ("t.x-big", Leaf("x", "gt", 5)),
               ("t.y-small", Leaf("y", "lte", 3)), ("t.y-above-x", Leaf("y", "gt", FactRef("x"))),
               ("t.z-known", Leaf("z", "exists", True))]
@@ -422,36 +413,15 @@ _PARTS = signed("test_parts", [make_rule(i, c) for i, c in PART_RULES])
                                             optional={"z": st.just(1)}), min_size=1, max_size=3),
        rows=st.lists(st.tuples(st.integers(0, 2), st.one_of(st.none(), st.integers(0, 10))),
                      min_size=1, max_size=5))
-def test_facts_in_three_parts_get_what_durable_rules_decides(
+def test_remembered_verdicts_are_what_durable_rules_decides(
         w: str, parts: list[dict[str, Any]], rows: list[tuple[int, int | None]]) -> None:
-    """A request part, a recurring fixed part (reused by identity across examples, since one
-    evaluator serves them all) and the rest, with a comparison across parts: the verdicts are
-    durable_rules' own on every fact."""
+    """Facts that share parts, with a comparison across fields, through one evaluator that
+    remembers verdicts across examples: every verdict is durable_rules' own."""
     ruleset, ev = _PARTS
-    common = {"kind": "request", "w": w}
-    fixed, facts = [], []
+    facts = []
     for i, (which, y) in enumerate(rows):
         part = parts[which % len(parts)]
-        fixed.append(part)
-        facts.append({**common, **part, **({} if y is None else {"y": y}), "fact_id": f"f{i}"})
-    got = ev.run(ruleset, facts, checked=True, common=common, fixed=fixed)
+        facts.append({"kind": "request", "w": w, **part, **({} if y is None else {"y": y}),
+                      "fact_id": f"f{i}"})
+    got = ev.run(ruleset, facts, checked=True)
     assert sorted(got) == sorted(ev.run_session(ruleset, facts, checked=True))
-
-
-def test_a_fixed_part_is_signed_once_per_object() -> None:
-    ruleset, ev = signed("test_fixed_once", [make_rule(i, c) for i, c in PART_RULES])
-    common, part = {"kind": "request", "w": "a"}, {"x": 7}
-    for y in (1, 9):
-        ev.run(ruleset, [{**common, **part, "y": y, "fact_id": "f"}], common=common,
-               fixed=[part])
-    assert len(ev._fixed_signs) == 1
-    ev.run(ruleset, [{**common, "x": 7, "y": 2, "fact_id": "g"}], common=common,
-           fixed=[{"x": 7}])  # equal content, another object: signed again, same verdict
-    assert len(ev._fixed_signs) == 2
-
-
-def test_fixed_parts_must_match_the_facts_one_to_one() -> None:
-    ruleset, ev = signed("test_fixed_count", [make_rule(i, c) for i, c in PART_RULES])
-    with pytest.raises(ValueError, match="1 fixed parts for 2 facts"):
-        ev.run(ruleset, [fact("a", x=1), fact("b", x=2)], common={"kind": "request"},
-               fixed=[{"x": 1}])

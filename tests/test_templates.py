@@ -1,4 +1,4 @@
-"""engine.rules.templates: filling ``because`` texts, and remembering them without changing them."""
+"""engine.rules.templates: filling ``because`` texts."""
 
 from __future__ import annotations
 
@@ -6,16 +6,9 @@ from typing import Any
 
 import pytest
 
-from engine.memo import Memo
-from engine.rules import templates
-from engine.rules.templates import TemplateError, fields, render
+from engine.rules.templates import TemplateError, fields, fill, parse, render
 
 TEMPLATE = "{x} then {x:,.0f} and {y:.1%}"
-
-
-def fresh(template: str, facts: dict[str, Any]) -> str:
-    """The text with nothing remembered."""
-    return templates._render(template, tuple(facts.get(n) for n in templates._names(template)))
 
 
 def test_formats_facts_and_unknowns() -> None:
@@ -25,19 +18,14 @@ def test_formats_facts_and_unknowns() -> None:
     assert render("{x}", {"x": []}) == "none"
 
 
-@pytest.mark.parametrize("first, second", [
-    (1, True), (True, 1), (1.0, 1), (0.0, -0.0), (-0.0, 0.0), (0, False), (5, 5.0)])
-def test_equal_values_that_print_apart_never_share_a_text(first: Any, second: Any) -> None:
-    template = "value {v} / {v:.1f}" if not isinstance(first, bool) else "value {v}"
-    for value in (first, second, first):
-        assert render(template, {"v": value}) == fresh(template, {"v": value})
-
-
-def test_remembered_texts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(templates, "_RENDERED", Memo(10))
-    for i in range(1, 40):
-        assert render("{n} GB", {"n": i}) == f"{i} GB"
-        assert len(templates._RENDERED) <= 10
+@pytest.mark.parametrize("value, text", [
+    (1, "value 1 / 1.0"), (1.0, "value 1 / 1.0"), (-0.0, "value -0 / -0.0"),
+    (0, "value 0 / 0.0"), (1234.5, "value 1,234 / 1234.5")])
+def test_a_rule_parses_its_text_once_and_fills_it_like_render(value: Any, text: str) -> None:
+    template = "value {v} / {v:.1f}"
+    assert render(template, {"v": value}) == text
+    assert fill(parse(template), {"v": value}) == text
+    assert render("value {v}", {"v": value == 1}) == f"value {'yes' if value == 1 else 'no'}"
 
 
 def test_a_template_reaches_facts_and_nothing_else() -> None:

@@ -39,9 +39,6 @@ from engine.memo import Memo
 from engine.resources import bundled_dir
 
 CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "models", "policy", "questions")
-DERIVED_LIMIT = 20_000
-"""Values remembered per catalog by :meth:`Catalog.derived` before it starts over."""
-
 T = TypeVar("T")
 
 
@@ -70,7 +67,7 @@ class Catalog:
 
     @cached_property
     def _derived(self) -> Memo[Hashable, Any]:
-        return Memo(DERIVED_LIMIT)
+        return Memo()
 
     def derived(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
         """``compute(*args)``, remembered under ``key`` for this catalog (bounded).
@@ -81,13 +78,6 @@ class Catalog:
         """
         found: T = self._derived.remember(key, compute, *args)
         return found
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickled (the policy cache) without what was derived in this process."""
-        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
 
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id; a CatalogError with did-you-mean otherwise."""

@@ -13,13 +13,9 @@ import click
 # pydantic scans every installed distribution's entry points for plugins on its first
 # validation (~50 ms in a full virtualenv); the command line uses none. An explicit setting wins.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-# Under PYTHONDONTWRITEBYTECODE (set by many container images) an editable install would
-# recompile this package's ~60 modules on every run (~180 ms of a ~400 ms command). The
-# command line keeps bytecode like a regular install does; library users are not affected.
-sys.dont_write_bytecode = False
 
-from engine import __version__  # noqa: E402
-from engine.errors import EngineError  # noqa: E402
+from engine import __version__
+from engine.errors import EngineError
 
 # Subcommands are imported only when used, so that `gpu-advisor recommend` never pays for
 # the questionnaire, plotting or audit modules (name → "module:attribute").

@@ -19,7 +19,7 @@ from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer, Platform
 from engine.estimates.cost import hourly_rent_usd, owning, platform_for, renting_cost
 from engine.estimates.figure import Figure, tidy
-from engine.estimates.memory import checkpointing_on, peak_on, usable_gib
+from engine.estimates.memory import memory_model, usable_gib
 from engine.estimates.throughput import effective_tflops, hours_for
 from engine.facts.build import Sizing
 
@@ -115,9 +115,10 @@ def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
 def _trial(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
            network: Any) -> _Trial:
     policy = catalog.policy
-    peak = catalog.derived(("peak_on", sizing.request, gpu.id, count), peak_on,
-                           sizing.request, gpu, policy, count)
-    ckpt = checkpointing_on(sizing.request, gpu, policy, count)
+    memory = memory_model(catalog)
+    peak = catalog.derived(("peak_on", sizing.request, gpu.id, count), memory.peak_on,
+                           sizing.request, gpu, count)
+    ckpt = memory.checkpointing_on(sizing.request, gpu, count)
     speed = effective_tflops(gpu, count, nodes, network, sizing.method, ckpt, policy)
     work = sizing.work
     busy = hours_for(work.flops_per_year, speed.value)

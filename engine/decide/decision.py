@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine.memo import Memo
 from engine.rules.load import Rule, Rulebook
-from engine.rules.templates import render
+from engine.rules.templates import fill
 
 SEVERITY_ORDER = {"critical": 0, "warning": 1, "info": 2}
-_T = TypeVar("_T")
 
 
 class _Out(BaseModel):
@@ -145,32 +144,19 @@ class Firing(_Out):
 
 def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
     """The rule's ``because`` text filled from facts."""
-    return render(rule.model.because, facts)
-
-
-_INTERNED: Memo[tuple[Any, ...], Any] = Memo(8_000)
-"""Distinct reasons and notes, shared: most recur across requests, and building a validated
-pydantic object costs more than looking one up."""
-
-
-def _interned(key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
-    """The one shared (frozen) output object with this content."""
-    found: _T = _INTERNED.remember(key, make)
-    return found
+    return fill(rule.because_parts, facts)
 
 
 def reason(rule: Rule, kind: str, weight: float, text: str) -> Reason:
-    """The reason ``rule`` gives for an option or candidate (shared when equal)."""
-    sources = rule.model.sources
-    return _interned(("reason", rule.id, kind, weight, text, *sources), lambda: Reason(
-        rule=rule.id, effect=kind, weight=weight, text=text, sources=list(sources)))
+    """The reason ``rule`` gives for an option or candidate."""
+    return Reason(rule=rule.id, effect=kind, weight=weight, text=text,
+                  sources=list(rule.model.sources))
 
 
 def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
-    """A warning (with severity) or strategy raised by ``rule`` (shared when equal)."""
-    sources = rule.model.sources
-    return _interned(("note", rule.id, note_id, severity, text, *sources), lambda: Note(
-        id=note_id, severity=severity, rule=rule.id, text=text, sources=list(sources)))
+    """A warning (with severity) or strategy raised by ``rule``."""
+    return Note(id=note_id, severity=severity, rule=rule.id, text=text,
+                sources=list(rule.model.sources))
 
 
 _FIRINGS: Memo[tuple[str, str], Firing] = Memo(50_000)

@@ -214,7 +214,7 @@ class Engine:
         shared = {name: values.get(name) for name in self.compiled.candidate_copies}
         shared.update(choices)
         reads = self.compiled.reads["candidate"]
-        # what every candidate fact shares, converted and signed once per request
+        # what every candidate fact shares, converted once per request
         common = {**durable_fact(shared, [n for n in reads if n in shared]),
                   "kind": "candidate"}
         own = [n for n in reads if n not in shared]
@@ -222,24 +222,24 @@ class Engine:
         for cand in candidates:
             cand.facts.update({k: v for k, v in shared.items() if k not in cand.facts})
             facts.append({**common, **durable_fact(cand.facts, own), "fact_id": cand.id})
-        fired = self._run("candidate", 1, 0, facts, common)
+        fired = self._run("candidate", 1, 0, facts)
         scored = score_candidates(self.rulebook, fired, candidates)
         with_ratios(candidates, {s.id: not s.excluded for s in scored})
         ratios = [spec.name for spec in RANKED if spec.name in reads]
         for fact, cand in zip(facts, candidates, strict=True):
             fact.update(durable_fact(cand.facts, ratios))
-        fired += self._run("candidate", 2, 0, facts, common)
+        fired += self._run("candidate", 2, 0, facts)
         run.fired.extend(fired)
         return score_candidates(self.rulebook, fired, candidates)
 
-    def _run(self, kind: str, phase: int, stratum: int, facts: list[dict[str, Any]],
-             common: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    def _run(self, kind: str, phase: int, stratum: int,
+             facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
         for ruleset in self.compiled.stratum(kind, phase, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True, common=common))
+            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
         return fired
 
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Policy
 from engine.estimates.figure import GIB, Figure, figure, tidy
 from engine.estimates.shape import Shape
@@ -103,18 +104,9 @@ class MemoryEstimate(BaseModel):
     formula: str
 
 
-_CACHE: Memo[tuple[int, MemoryRequest, bool], dict[str, Figure]] = Memo(20_000)
-_CACHE_POLICIES: dict[int, Policy] = {}
-
-
 def components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
-    """Every memory component of the whole job in GiB (before sharding), with its formula.
-
-    Pure in its arguments, so results are memoised (per policy object, bounded).
-    """
-    _CACHE_POLICIES.setdefault(id(policy), policy)  # keeps the id from being reused
-    return _CACHE.remember((id(policy), req, checkpointing), _components, req, policy,
-                           checkpointing)
+    """Every memory component of the whole job in GiB (before sharding), with its formula."""
+    return MemoryModel(policy).components(req, checkpointing)
 
 
 def _components(req: MemoryRequest, policy: Policy, checkpointing: bool) -> dict[str, Figure]:
@@ -285,87 +277,22 @@ def per_gpu_gib(split: dict[str, tuple[float, float, float]], gpus: int) -> dict
 
 def estimate_memory(req: MemoryRequest, policy: Policy, gpus: int = 1) -> MemoryEstimate:
     """Peak memory per GPU for ``req`` sharded over ``gpus`` GPUs."""
-    ckpt, auto = _resolve_checkpointing(req, policy, gpus)
-    comps = components(req, policy, ckpt)
-    phases = per_gpu_gib(phase_split(req.method, comps), gpus)
-    binding = max(phases, key=lambda k: phases[k])
-    total = phases[binding]
-    margin = policy.memory_margin_fraction.value
-    names = [n for n in _PHASES[req.method][binding] if n in comps
-             and (gpus > 1 or n not in _MULTI_GPU)]
-    breakdown = {
-        n: tidy(comps[n].value / gpus if n in _SHARDED else comps[n].value, 2) for n in names
-    }
-    return MemoryEstimate(
-        model=req.shape.label,
-        params_b=req.shape.params_b,
-        method=req.method,
-        seq_len=req.seq_len,
-        micro_batch=req.micro_batch,
-        gpus=gpus,
-        gradient_checkpointing=ckpt,
-        checkpointing_auto=auto,
-        phases={k: tidy(v, 2) for k, v in phases.items()},
-        binding_phase=binding,
-        total_gib=tidy(total, 2),
-        range_gib={"low": tidy(total * (1 - margin), 2), "high": tidy(total * (1 + margin), 2)},
-        breakdown=breakdown,
-        components=comps,
-        formula=f"max over phases; {binding} = " + " + ".join(names)
-        + ("" if gpus == 1 else f" (model states ÷ {gpus} GPUs, ZeRO-3/FSDP)"),
-    )
-
-
-_SPLITS: Memo[tuple[int, MemoryRequest, bool], dict[str, tuple[float, float, float]]] = (
-    Memo(20_000))
-
-
-def _split(req: MemoryRequest, policy: Policy, ckpt: bool
-           ) -> dict[str, tuple[float, float, float]]:
-    """Memoised :func:`phase_split` of the job's components."""
-    # components() has kept the policy (and so its id) alive
-    return _SPLITS.remember((id(policy), req, ckpt), lambda: phase_split(
-        req.method, components(req, policy, ckpt)))
-
-
-def _peak(req: MemoryRequest, policy: Policy, ckpt: bool, gpus: int) -> float:
-    return max(per_gpu_gib(_split(req, policy, ckpt), gpus).values())
+    return MemoryModel(policy).estimate(req, gpus)
 
 
 def peak_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> float:
-    """The per-GPU peak (GiB, rounded like ``total_gib``) on ``gpus`` cards of ``gpu``, fast.
-
-    Consistent with :func:`gpus_needed`: with checkpointing on auto, the usual choice is kept
-    when it fits the card, else the other setting if that one fits (it is what made this
-    count feasible).
-    """
-    return tidy(_peak(req, policy, checkpointing_on(req, gpu, policy, gpus), gpus), 2)
+    """:meth:`MemoryModel.peak_on` under ``policy``."""
+    return MemoryModel(policy).peak_on(req, gpu, gpus)
 
 
 def checkpointing_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> bool:
-    """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as asked, else on when it
-    lowers the peak noticeably, or when only it makes the job fit the card."""
-    if req.method == "inference":
-        return False
-    if req.checkpointing is not None:
-        return req.checkpointing
-    ckpt, _ = _resolve_checkpointing(req, policy, gpus)
-    cap = usable_gib(gpu, policy)
-    if _peak(req, policy, ckpt, gpus) > cap and _peak(req, policy, not ckpt, gpus) <= cap:
-        return not ckpt
-    return ckpt
+    """:meth:`MemoryModel.checkpointing_on` under ``policy``."""
+    return MemoryModel(policy).checkpointing_on(req, gpu, gpus)
 
 
-def _resolve_checkpointing(req: MemoryRequest, policy: Policy, gpus: int) -> tuple[bool, bool]:
-    """(checkpointing on?, decided automatically?)."""
-    if req.method == "inference":
-        return False, False
-    if req.checkpointing is not None:
-        return req.checkpointing, False
-    without = _peak(req, policy, False, gpus)
-    with_ckpt = _peak(req, policy, True, gpus)
-    saving = 1 - with_ckpt / without
-    return saving >= policy.checkpointing_auto_min_saving.value, True
+def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
+    """:meth:`MemoryModel.gpus_needed` under ``policy``."""
+    return MemoryModel(policy).gpus_needed(req, gpu)
 
 
 def usable_gib(gpu: Gpu, policy: Policy) -> float:
@@ -373,28 +300,128 @@ def usable_gib(gpu: Gpu, policy: Policy) -> float:
     return gpu.vram_gib * policy.usable_vram_fraction.value
 
 
-def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
-    """Fewest GPUs of this kind that hold the job (sharded), or None if no count does.
+def memory_model(catalog: Catalog) -> MemoryModel:
+    """The catalog's :class:`MemoryModel` (kept with what it derives from the catalog)."""
+    found: MemoryModel = catalog.derived(("memory_model",), MemoryModel, catalog.policy)
+    return found
 
-    With checkpointing on auto, the count is the smaller of with and without it.
+
+class MemoryModel:
+    """The memory of jobs under one policy, each job's components remembered (bounded).
+
+    A catalog keeps one (:func:`memory_model`): what every candidate of a request asks
+    again (a job's peak on each GPU count, whether checkpointing is on) is then derived from
+    two phase splits per job.
     """
-    options = [req.checkpointing] if req.checkpointing is not None else [False, True]
-    if req.method == "inference":
-        options = [False]
-    counts = [_count(req, policy, ckpt, usable_gib(gpu, policy)) for ckpt in options]
-    found = [c for c in counts if c is not None]
-    return min(found) if found else None
 
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self._memo: Memo[tuple[str, MemoryRequest, bool], Any] = Memo()
 
-def _count(req: MemoryRequest, policy: Policy, ckpt: bool, cap: float) -> int | None:
-    limit = int(policy.max_gpus_considered.value)
-    split = _split(req, policy, ckpt)
-    if all(sharded + whole <= cap for sharded, whole, _ in split.values()):
-        return 1
-    need = 2
-    for sharded, whole, multi in split.values():
-        room = cap - whole - multi
-        if room <= 0:
-            return None
-        need = max(need, math.ceil(sharded / room - 1e-9))
-    return need if need <= limit else None
+    def components(self, req: MemoryRequest, ckpt: bool) -> dict[str, Figure]:
+        """:func:`components` of the job, remembered."""
+        found: dict[str, Figure] = self._memo.remember(("components", req, ckpt), _components,
+                                                       req, self.policy, ckpt)
+        return found
+
+    def split(self, req: MemoryRequest, ckpt: bool) -> dict[str, tuple[float, float, float]]:
+        """:func:`phase_split` of the job's components, remembered."""
+        found: dict[str, tuple[float, float, float]] = self._memo.remember(
+            ("split", req, ckpt), lambda: phase_split(req.method, self.components(req, ckpt)))
+        return found
+
+    def peak(self, req: MemoryRequest, ckpt: bool, gpus: int) -> float:
+        """The job's per-GPU peak (GiB) sharded over ``gpus`` GPUs."""
+        return max(per_gpu_gib(self.split(req, ckpt), gpus).values())
+
+    def estimate(self, req: MemoryRequest, gpus: int = 1) -> MemoryEstimate:
+        """Peak memory per GPU for ``req`` sharded over ``gpus`` GPUs."""
+        ckpt, auto = self.resolve_checkpointing(req, gpus)
+        comps = self.components(req, ckpt)
+        phases = per_gpu_gib(phase_split(req.method, comps), gpus)
+        binding = max(phases, key=lambda k: phases[k])
+        total = phases[binding]
+        margin = self.policy.memory_margin_fraction.value
+        names = [n for n in _PHASES[req.method][binding] if n in comps
+                 and (gpus > 1 or n not in _MULTI_GPU)]
+        breakdown = {
+            n: tidy(comps[n].value / gpus if n in _SHARDED else comps[n].value, 2)
+            for n in names
+        }
+        return MemoryEstimate(
+            model=req.shape.label,
+            params_b=req.shape.params_b,
+            method=req.method,
+            seq_len=req.seq_len,
+            micro_batch=req.micro_batch,
+            gpus=gpus,
+            gradient_checkpointing=ckpt,
+            checkpointing_auto=auto,
+            phases={k: tidy(v, 2) for k, v in phases.items()},
+            binding_phase=binding,
+            total_gib=tidy(total, 2),
+            range_gib={"low": tidy(total * (1 - margin), 2),
+                       "high": tidy(total * (1 + margin), 2)},
+            breakdown=breakdown,
+            components=comps,
+            formula=f"max over phases; {binding} = " + " + ".join(names)
+            + ("" if gpus == 1 else f" (model states ÷ {gpus} GPUs, ZeRO-3/FSDP)"),
+        )
+
+    def peak_on(self, req: MemoryRequest, gpu: Gpu, gpus: int) -> float:
+        """The per-GPU peak (GiB, rounded like ``total_gib``) on ``gpus`` cards of ``gpu``.
+
+        Consistent with :meth:`gpus_needed`: with checkpointing on auto, the usual choice is
+        kept when it fits the card, else the other setting if that one fits (it is what made
+        this count feasible).
+        """
+        return tidy(self.peak(req, self.checkpointing_on(req, gpu, gpus), gpus), 2)
+
+    def checkpointing_on(self, req: MemoryRequest, gpu: Gpu, gpus: int) -> bool:
+        """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as asked, else on when
+        it lowers the peak noticeably, or when only it makes the job fit the card."""
+        if req.method == "inference":
+            return False
+        if req.checkpointing is not None:
+            return req.checkpointing
+        ckpt, _ = self.resolve_checkpointing(req, gpus)
+        cap = usable_gib(gpu, self.policy)
+        if self.peak(req, ckpt, gpus) > cap and self.peak(req, not ckpt, gpus) <= cap:
+            return not ckpt
+        return ckpt
+
+    def resolve_checkpointing(self, req: MemoryRequest, gpus: int) -> tuple[bool, bool]:
+        """(checkpointing on?, decided automatically?)."""
+        if req.method == "inference":
+            return False, False
+        if req.checkpointing is not None:
+            return req.checkpointing, False
+        without = self.peak(req, False, gpus)
+        with_ckpt = self.peak(req, True, gpus)
+        saving = 1 - with_ckpt / without
+        return saving >= self.policy.checkpointing_auto_min_saving.value, True
+
+    def gpus_needed(self, req: MemoryRequest, gpu: Gpu) -> int | None:
+        """Fewest GPUs of this kind that hold the job (sharded), or None if no count does.
+
+        With checkpointing on auto, the count is the smaller of with and without it.
+        """
+        options = [req.checkpointing] if req.checkpointing is not None else [False, True]
+        if req.method == "inference":
+            options = [False]
+        cap = usable_gib(gpu, self.policy)
+        found = [c for c in (self._count(req, ckpt, cap) for ckpt in options) if c is not None]
+        return min(found) if found else None
+
+    def _count(self, req: MemoryRequest, ckpt: bool, cap: float) -> int | None:
+        limit = int(self.policy.max_gpus_considered.value)
+        split = self.split(req, ckpt)
+        if all(sharded + whole <= cap for sharded, whole, _ in split.values()):
+            return 1
+        need = 2
+        for sharded, whole, multi in split.values():
+            room = cap - whole - multi
+            if room <= 0:
+                return None
+            need = max(need, math.ceil(sharded / room - 1e-9))
+        return need if need <= limit else None

@@ -25,9 +25,7 @@ from engine.estimates.memory import (
     MemoryEstimate,
     MemoryRequest,
     Method,
-    checkpointing_on,
-    estimate_memory,
-    gpus_needed,
+    memory_model,
 )
 from engine.estimates.shape import Shape, resolve_shape
 from engine.estimates.throughput import effective_tflops
@@ -140,12 +138,13 @@ def _memory_trace(estimate: MemoryEstimate) -> Figure:
 
 def needed_on(catalog: Catalog, req: MemoryRequest, gpu: Gpu) -> int | None:
     """:func:`gpus_needed` with the catalog's policy, remembered per catalog."""
-    return catalog.derived(("gpus_needed", req, gpu.id), gpus_needed, req, gpu, catalog.policy)
+    return catalog.derived(("gpus_needed", req, gpu.id), memory_model(catalog).gpus_needed, req,
+                           gpu)
 
 
 def memory_of(catalog: Catalog, req: MemoryRequest) -> MemoryEstimate:
     """:func:`estimate_memory` on one GPU with the catalog's policy, remembered per catalog."""
-    return catalog.derived(("estimate_memory", req), estimate_memory, req, catalog.policy, 1)
+    return catalog.derived(("estimate_memory", req), memory_model(catalog).estimate, req, 1)
 
 
 @dataclass(frozen=True)
@@ -309,7 +308,7 @@ def _work_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,
     n = needed_on(catalog, req, hours_gpu) or 1
     nodes = max(1, math.ceil(n / 8))
     speed = effective_tflops(hours_gpu, n, nodes, "infiniband", method,
-                             checkpointing_on(req, hours_gpu, policy, n), policy)
+                             memory_model(catalog).checkpointing_on(req, hours_gpu, n), policy)
     hour = figure(speed.value / n, "TFLOPS/GPU", "useful TFLOPS of the configuration ÷ GPUs",
                   speed.sources, gpus=n, useful_tflops=speed.value)
     work = workload(shape=shape, method=method, policy=policy, hours_gpu=hours_gpu, hour=hour,
@@ -335,7 +334,7 @@ def _plan_fit_facts(facts: Facts, answers: Answers, catalog: Catalog,
     if answers.planned_gpu is None:
         return
     gpu = catalog.gpu(answers.planned_gpu)
-    needed = gpus_needed(req, gpu, catalog.policy)
+    needed = needed_on(catalog, req, gpu)
     vram_needed = facts.values["vram_needed_gib"]
     total = gpu.vram_gib * answers.planned_gpu_count
     facts.put("planned_vram_ratio", total / vram_needed if vram_needed else None)

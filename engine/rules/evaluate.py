@@ -8,7 +8,7 @@ exception turned into an error instead of vanishing.
 Verdicts are reused: each ruleset's :class:`~engine.rules.signature.Signer` classes a fact by what
 its rules can tell apart, and durable_rules decides a class the first time one of its facts
 is seen. Later facts of that class get the same rules, without a session. The memo is
-per Evaluator (one compiled policy) and bounded.
+per Evaluator (one compiled policy) and ruleset, bounded like every memo (``engine.memo``).
 
 durable_rules' C core cannot be interrupted (it holds the GIL and ignores SIGINT), so a
 policy is first built in a child process under a time bound (``engine.rules.trial``); only a
@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import itertools
 import json
 import math
 import re
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import durable_rules_engine
@@ -35,10 +34,6 @@ from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.rules.compile import Compiled, CompiledRuleset
 from engine.rules.limits import MAX_PROPERTIES
-from engine.rules.signature import Signer
-
-MEMO_LIMIT = 20_000
-"""Signatures remembered per ruleset (~0.3 KB each); past it the older half is forgotten."""
 
 BATCH_CAP = 100_000
 """``cap``: one action call per rule with all its matches (not one per match): far fewer
@@ -63,14 +58,10 @@ class Evaluator:
         self._compiled = compiled
         self._memo = memo
         self._host_actions = host_actions
-        self._verdicts: dict[str, dict[tuple[Any, ...], tuple[str, ...]]] = {
-            ruleset.name: {} for ruleset in compiled.rulesets}
+        self._verdicts: dict[str, Memo[tuple[Any, ...], tuple[str, ...]]] = {
+            ruleset.name: Memo() for ruleset in compiled.rulesets}
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
-        self._memo_lock = threading.Lock()
-        self._splits: dict[tuple[int, frozenset[str]], tuple[int, Signer, Signer]] = {}
-        self._fixed_signs: Memo[tuple[int, int], tuple[Mapping[str, Any], tuple[Any, ...]]] = (
-            Memo(MEMO_LIMIT))
         if not compiled.built:
             from engine.rules.trial import (
                 verified,  # (engine.rules.trial builds Hosts as this module does)
@@ -99,19 +90,13 @@ class Evaluator:
         return act
 
     def run(self, ruleset: CompiledRuleset, facts: Iterable[Mapping[str, Any]], *,
-            checked: bool = False, common: Mapping[str, Any] | None = None,
-            fixed: Sequence[Mapping[str, Any]] | None = None) -> list[Firing]:
+            checked: bool = False) -> list[Firing]:
         """The rules of ``ruleset`` that hold on each of ``facts`` (order not significant).
 
         Facts of a signature seen before get the remembered verdict; the others are asserted
         together into one fresh durable_rules session (see :meth:`run_session`).
         ``checked`` skips the per-value check for facts built by
         ``engine.facts.build.durable_fact``.
-        ``common``: items every one of ``facts`` contains, so their part of the signature is
-        computed once. ``fixed`` (with ``common``): per fact, a part of its items that recurs
-        across calls as the same, never mutated, object; that part's signature is remembered
-        by identity. Each fact must hold exactly its own part's items for every name any
-        part of the call has.
         """
         facts = list(facts)
         if not self._memo or ruleset.signer is None:
@@ -120,18 +105,8 @@ class Evaluator:
             for fact in facts:
                 _check_fact(fact)
         memo = self._verdicts[ruleset.name]
-        keys: list[Any]
-        if common is None:
-            sign = ruleset.signer.sign
-            keys = [sign(fact) for fact in facts]
-        elif fixed is None:
-            # the split is part of the key: two splits can give equal-looking tuples
-            split, head, tail = self._split(ruleset.signer, frozenset(common))
-            prefix = (split, head.sign(common))
-            sign = tail.sign
-            keys = [(prefix, sign(fact)) for fact in facts]
-        else:
-            keys = self._three_part_keys(ruleset.signer, facts, common, fixed)
+        sign = ruleset.signer.sign
+        keys = [sign(fact) for fact in facts]
         # read the memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
@@ -144,47 +119,10 @@ class Evaluator:
             else:
                 verdicts[key] = found
         if new:
-            decided = self._decide(ruleset, new)
-            verdicts.update(decided)
-            with self._memo_lock:
-                if len(memo) + len(decided) > MEMO_LIMIT:  # forget the older half
-                    for old in list(itertools.islice(memo, len(memo) // 2 + len(decided))):
-                        memo.pop(old, None)
-                memo.update(decided)
+            for key, verdict in self._decide(ruleset, new).items():
+                verdicts[key] = memo.put(key, verdict)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
                 for rule_id in verdicts[key]]
-
-    def _three_part_keys(self, signer: Signer, facts: Sequence[Mapping[str, Any]],
-                         common: Mapping[str, Any], fixed: Sequence[Mapping[str, Any]]
-                         ) -> list[Any]:
-        """Signatures in three parts: ``common`` once, each fixed part once per object (ever),
-        and the rest (with every pair) per fact."""
-        if len(fixed) != len(facts):
-            raise ValueError(f"{len(fixed)} fixed parts for {len(facts)} facts")
-        names = frozenset(common)
-        fixed_names = frozenset(itertools.chain.from_iterable(
-            {id(part): part for part in fixed}.values())) - names
-        split, head, rest = self._split(signer, names)
-        split2, mid, tail = self._split(rest, fixed_names)
-        prefix = (split, split2, head.sign(common))
-        known = self._fixed_signs
-        sign_mid, sign_tail = mid.sign, tail.sign
-        keys = []
-        for fact, part in zip(facts, fixed, strict=True):
-            found = known.get((split2, id(part)))
-            if found is None or found[0] is not part:  # the entry keeps its part's id unique
-                found = known.put((split2, id(part)), (part, sign_mid(part)))
-            keys.append((prefix, found[1], sign_tail(fact)))
-        return keys
-
-    def _split(self, signer: Signer, names: frozenset[str]) -> tuple[int, Signer, Signer]:
-        """(an id of the split, ``signer`` on ``names``, on the rest), remembered."""
-        key = (id(signer), names)
-        found = self._splits.get(key)
-        if found is None:
-            with self._memo_lock:
-                found = self._splits.setdefault(key, (len(self._splits), *signer.split(names)))
-        return found
 
     def _decide(self, ruleset: CompiledRuleset, new: Mapping[tuple[Any, ...], Mapping[str, Any]]
                 ) -> dict[tuple[Any, ...], tuple[str, ...]]:

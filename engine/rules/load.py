@@ -23,7 +23,7 @@ from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.resources import bundled_dir
 from engine.rules.conditions import Condition, FactRef, Leaf, facts_read, leaves
 from engine.rules.model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
-from engine.rules.templates import TemplateError, check, format_value
+from engine.rules.templates import Parsed, TemplateError, check, format_value, parse
 from engine.rules.when import (
     ConditionSyntaxError,
     condition_tree,
@@ -65,6 +65,11 @@ class Rule:
     def reads(self) -> frozenset[str]:
         """Facts the condition reads."""
         return frozenset(facts_read(self.condition))
+
+    @cached_property
+    def because_parts(self) -> Parsed:
+        """The ``because`` template, parsed once (:func:`engine.rules.templates.fill`)."""
+        return parse(self.model.because)
 
     @property
     def rank(self) -> tuple[int, int]:

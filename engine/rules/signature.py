@@ -108,25 +108,6 @@ class Signer:
         return tuple(key)
 
 
-    def split(self, names: frozenset[str]) -> tuple[Signer, Signer]:
-        """(this signer on ``names`` only, this signer on every other field and every pair).
-
-        For facts that all share the items of ``names``: the shared part is signed once, and
-        ``(head.sign(shared), tail.sign(fact))`` tells facts apart exactly as
-        ``sign(fact)`` does.
-        """
-        def part(inside: bool) -> Signer:
-            return Signer(
-                cuts=tuple(c for c in self.cuts if (c[0] in names) == inside),
-                literals=tuple(c for c in self.literals if (c[0] in names) == inside),
-                exact=tuple(n for n in self.exact if (n in names) == inside),
-                presence=tuple(n for n in self.presence if (n in names) == inside),
-                pairs=() if inside else self.pairs,
-            )
-
-        return part(True), part(False)
-
-
 def signer_for(conditions: Iterable[Condition]) -> Signer:
     """The signer of a ruleset whose rules have these conditions."""
     numbers: dict[str, set[float]] = {}

@@ -6,13 +6,10 @@ value of a named fact and format it as a number; it cannot reach any Python obje
 
 from __future__ import annotations
 
-import functools
 import re
 import string
 from collections.abc import Iterable, Mapping
 from typing import Any
-
-from engine.memo import Memo
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SPEC = re.compile(r"^[,_]?(\.\d{1,2})?[f%]?$")
@@ -51,47 +48,29 @@ def check(template: str, known: Iterable[str]) -> list[str]:
     return [name for name, _ in fields(template) if name not in names]
 
 
+Parsed = tuple[tuple[str, str | None, str], ...]
+"""(literal text, fact name or None, format spec) parts of a template."""
+
+
 def render(template: str, facts: Mapping[str, Any]) -> str:
-    """Fill a checked template from facts; unknown values show as 'unknown'.
-
-    Texts are remembered by template and the values (with their types) they show: most
-    recur across requests, and formatting numbers costs more than looking a text up.
-    """
-    values = tuple(map(facts.get, _names(template)))
-    if 0 in values:  # 0.0 and -0.0 (and False and 0) are equal keys that print apart
-        return _render(template, values)
-    try:
-        key = (template, tuple(map(type, values)), values)
-        found = _RENDERED.get(key)
-    except TypeError:  # a list value: not hashable, not remembered
-        return _render(template, values)
-    return found if found is not None else _RENDERED.put(key, _render(template, values))
+    """Fill a checked template from facts; unknown values show as 'unknown'."""
+    return fill(parse(template), facts)
 
 
-_RENDERED: Memo[tuple[Any, ...], str] = Memo(10_000)
-
-
-def _render(template: str, values: tuple[Any, ...]) -> str:
-    out = []
-    it = iter(values)
-    for literal, name, spec in _parsed(template):
-        out.append(literal)
-        if name is not None:
-            out.append(_format(next(it), spec))
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=4096)
-def _names(template: str) -> tuple[str, ...]:
-    """The fact names a template shows, in order (repeats included)."""
-    return tuple(name for _, name, _ in _parsed(template) if name is not None)
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed(template: str) -> tuple[tuple[str, str | None, str], ...]:
-    """(literal text, field name or None, format spec) parts of a template, parsed once."""
+def parse(template: str) -> Parsed:
+    """A checked template's parts, for :func:`fill` (``Rule.because_parts`` keeps a rule's)."""
     return tuple((literal, name, spec or "")
                  for literal, name, spec, _ in string.Formatter().parse(template))
+
+
+def fill(parts: Parsed, facts: Mapping[str, Any]) -> str:
+    """The text of a parsed template filled from facts."""
+    out = []
+    for literal, name, spec in parts:
+        out.append(literal)
+        if name is not None:
+            out.append(_format(facts.get(name), spec))
+    return "".join(out)
 
 
 def format_value(value: Any, spec: str = "") -> str:
