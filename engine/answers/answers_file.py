@@ -37,6 +37,18 @@ def fresh_path(directory: Path) -> Path:
                       path=str(directory))
 
 
+def written_by_ask(path: Path) -> bool:
+    """Whether ``path`` is one of our answers files (a YAML file that starts with our
+    header): only those are resumed in place; another file is read, never rewritten."""
+    if path.suffix.lower() == ".json":
+        return False
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return handle.readline() == HEADER.splitlines(keepends=True)[0]
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def answers_data(answers: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
     """The answers in questionnaire order, as an answers file holds them (lists, not tuples)."""
     order = [q.id for q in catalog.questions if q.id in answers]

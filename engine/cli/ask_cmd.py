@@ -9,7 +9,13 @@ from typing import Any
 
 import click
 
-from engine.answers.answers_file import answers_data, check_writable, fresh_path, write_answers
+from engine.answers.answers_file import (
+    answers_data,
+    check_writable,
+    fresh_path,
+    write_answers,
+    written_by_ask,
+)
 from engine.answers.model import load_partial, validate_answers
 from engine.answers.questionnaire import Questionnaire
 from engine.catalog.load import Catalog
@@ -44,7 +50,10 @@ class Session:
         fixed = {item.partition("=")[0].strip() for item in overrides}
         self.questionnaire = Questionnaire(catalog, prefilled, advanced=advanced, fixed=fixed)
         self.explicit_save = save_path is not None
-        self.save_path = save_path or answers_path
+        self.save_path = save_path
+        if save_path is None and answers_path is not None and (
+                new_file or written_by_ask(answers_path)):
+            self.save_path = answers_path
         self.saved_any = False
         self.recorded: tuple[str, Path] | None = None
         """The decision id and audit store, once the decision is recorded."""
@@ -69,9 +78,15 @@ class Session:
 
     def _announce(self, path: Path) -> None:
         given = len(self.questionnaire.answers)
-        if self.resumed is not None and self.resumed == path and given:
+        if self.resumed is not None and self.resumed == path:
             _say(f"Resuming {path} ({given} answers there); asking only what is missing. "
                  "New answers are saved to it as you give them.")
+        elif self.resumed is not None:
+            why = "" if self.explicit_save else (
+                " (not changed: it was not written by gpu-advisor ask)")
+            _say(f"Starting from {self.resumed}{why}. Your answers, its own included, are "
+                 f"saved to {path} as you give them; if you stop, resume with: gpu-advisor "
+                 f"ask --answers {path}")
         else:
             _say(f"Your answers are saved to {path} as you give them; if you stop, resume "
                  f"with: gpu-advisor ask --answers {path}")
@@ -101,7 +116,9 @@ class Session:
                     f"in {store}.")
         else:
             said = "Cancelled; nothing was recorded."
-        if self.saved_any:
+        if self.saved_any and self.recorded is not None:
+            said += f" Your answers are saved in {self.save_path}."
+        elif self.saved_any:
             said += (f" Your answers so far are saved in {self.save_path}; resume with: "
                      f"gpu-advisor ask --answers {self.save_path}")
         return textwrap.fill(said, 80, break_long_words=False, break_on_hyphens=False)
@@ -118,7 +135,8 @@ def _say(text: str) -> None:
                  set_help="Pre-fill one answer (repeatable); wins over the file.")
 @click.option("--defaults", is_flag=True, help="Answer every remaining question with its default.")
 @click.option("--advanced", is_flag=True,
-              help="Also ask the advanced questions (sequence length, batch, electricity…).")
+              help="Also ask the advanced questions (sequence length, batch, planned GPU, "
+                   "API use, electricity…).")
 @click.option("--save-answers", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="Save the answers to FILE instead (default: the --answers FILE, or a new "
                    "gpu-advisor-answers.yaml here).")
