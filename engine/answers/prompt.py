@@ -108,20 +108,25 @@ class TerminalPrompter:
         return self._text(question, offer, message)
 
     def _text(self, question: Question, offer: Offer, message: str) -> Any:
+        """A typed answer; one that fails its check is refused with the reason (kept in
+        the scrollback, wrapped) and asked for again."""
         import questionary
         from prompt_toolkit.completion import WordCompleter
 
         completer = (WordCompleter([*offer.choices, "none"]) if offer.choices else None)
-        validate = lambda text: offer.validate(text) or True  # noqa: E731
-        text = _with_keys(questionary.text(message, validate=validate, completer=completer))
-        if text in (HELP, BACK):
-            return text
-        word = text.strip().lower()
-        if word in HELP_WORDS:
-            return HELP
-        if word in BACK_WORDS:
-            return BACK
-        return offer.read(text)
+        while True:
+            text = _with_keys(questionary.text(message, completer=completer))
+            if text in (HELP, BACK):
+                return text
+            word = text.strip().lower()
+            if word in HELP_WORDS:
+                return HELP
+            if word in BACK_WORDS:
+                return BACK
+            refused = offer.validate(text)
+            if refused is None:
+                return offer.read(text)
+            self.say(wrap_note(refused, self.columns or width()))
 
 
 def _with_keys(question: Any) -> Any:

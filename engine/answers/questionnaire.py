@@ -218,9 +218,9 @@ class Questionnaire:
                 prompter.say(f"  {exc.message}")
                 continue
             self.record(question, value)
-            prompter.say(f"  {question.id}: {show(value)}")
             if saved is not None:
                 saved(self.answers)
+            prompter.say(f"  {question.id}: {show(value)}")
         return self.answers
 
     def fill_defaults(self) -> dict[str, Any]:
