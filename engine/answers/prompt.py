@@ -33,10 +33,10 @@ def width() -> int:
 
 
 def wrap_prompt(text: str, hint: str, columns: int) -> str:
-    """The prompt wrapped at word boundaries for a line that starts with questionary's
-    ``? ``, later lines indented to match; the hint, never split, ends the last line or
-    has a line of its own (leaving room for the answer typed or shown after it)."""
-    room = max(columns - 3, 20)
+    """The prompt wrapped at word boundaries (at most 80 columns) for a line that starts
+    with questionary's ``? ``, later lines indented to match; the hint, never split, ends
+    the last line or has a line of its own (leaving room for the answer after it)."""
+    room = max(min(columns, MAX_WIDTH) - 3, 20)
     lines = textwrap.wrap(text, room, break_long_words=False, break_on_hyphens=False)
     if len(lines[-1]) + 1 + len(hint) <= room - INPUT_ROOM:
         lines[-1] += f" {hint}"
@@ -47,8 +47,9 @@ def wrap_prompt(text: str, hint: str, columns: int) -> str:
 
 def wrap_note(text: str, columns: int) -> str:
     """A help or error note, indented two spaces, wrapped at word boundaries."""
-    return textwrap.fill(text, max(columns, 20), initial_indent="  ", subsequent_indent="  ",
-                         break_long_words=False, break_on_hyphens=False)
+    return textwrap.fill(text, max(min(columns, MAX_WIDTH), 20), initial_indent="  ",
+                         subsequent_indent="  ", break_long_words=False,
+                         break_on_hyphens=False)
 
 
 def hint_for(question: Question, offer: Offer) -> str:
