@@ -66,10 +66,6 @@ class Prompter(Protocol):
     def say(self, text: str) -> None: ...
 
 
-class Unanswered(AnswerError):
-    """Questions remain and there is nobody to ask."""
-
-
 def condition_holds(when: When, answers: Mapping[str, Any]) -> bool:
     """Whether one ``when`` condition holds for the answers so far."""
     value = answers.get(when.field)
