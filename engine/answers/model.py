@@ -22,6 +22,7 @@ from typing import (
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
 from engine.answers.check import AnswerOrigin, check_answer, parse_text
+from engine.answers.cross import first_problem
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, CatalogError, InputError
@@ -364,28 +365,10 @@ def _default(question: Question) -> Any:
 
 
 def _cross_check(values: dict[str, Any], origin: AnswerOrigin, set_keys: set[str]) -> None:
-    """Rules that span two answers."""
-    def fail(key: str, message: str) -> AnswerError:
-        return origin.error(key, message, from_set=key in set_keys)
-
-    if values.get("model") is not None and values.get("model_params_b") is not None:
-        raise fail("model_params_b", "give either model or model_params_b, not both")
-    if values.get("model") is None and values.get("model_params_b") is None:
-        raise fail("model", "a catalog model id or model_params_b is required")
-    if values.get("training_tokens_b") is not None and values.get("hours_per_year") is not None:
-        raise fail("hours_per_year", "give the work as training_tokens_b (with runs_per_year) "
-                                     "or as hours_per_year (with hours_gpu), not both")
-    if values.get("runs_per_year") is not None and values.get("training_tokens_b") is None:
-        raise fail("runs_per_year", "only applies with training_tokens_b (tokens per run)")
-    if values.get("hours_gpu") is not None and values.get("hours_per_year") is None:
-        raise fail("hours_gpu", "only applies with hours_per_year")
-    regions = values.get("allowed_regions") or ()
-    residency = values.get("data_residency")
-    if residency == "region" and not regions:
-        raise fail("allowed_regions", "data_residency is region: list at least one region")
-    if regions and residency != "region":
-        raise fail("allowed_regions",
-                   f"only applies when data_residency is region (it is {residency!r})")
+    """Rules that span two answers (``engine.answers.cross``)."""
+    if (problem := first_problem(values)) is not None:
+        key, message = problem
+        raise origin.error(key, message, from_set=key in set_keys)
 
 
 def answers_to_data(answers: Answers) -> dict[str, Any]:

@@ -1,0 +1,95 @@
+"""Rules that span two answers, written once: checked on a whole set of answers (files,
+``--set``, batch lines) and, as soon as every answer a rule reads is settled, by the
+questionnaire at the question that completes it (so a missing size is refused at the size
+question, not seventeen questions later)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, NamedTuple
+
+Values = Mapping[str, Any]
+
+
+class CrossCheck(NamedTuple):
+    """One rule over several answers: the answers it reads, the one blamed, the problem."""
+
+    reads: frozenset[str]
+    blames: str
+    problem: Callable[[Values], str | None]
+
+
+def _model_twice(v: Values) -> str | None:
+    if v.get("model") is not None and v.get("model_params_b") is not None:
+        return "give either model or model_params_b, not both"
+    return None
+
+
+def _no_model(v: Values) -> str | None:
+    if v.get("model") is None and v.get("model_params_b") is None:
+        return "a catalog model id or model_params_b is required"
+    return None
+
+
+def _work_twice(v: Values) -> str | None:
+    if v.get("training_tokens_b") is not None and v.get("hours_per_year") is not None:
+        return ("give the work as training_tokens_b (with runs_per_year) or as hours_per_year "
+                "(with hours_gpu), not both")
+    return None
+
+
+def _runs_without_tokens(v: Values) -> str | None:
+    if v.get("runs_per_year") is not None and v.get("training_tokens_b") is None:
+        return "only applies with training_tokens_b (tokens per run)"
+    return None
+
+
+def _gpu_without_hours(v: Values) -> str | None:
+    if v.get("hours_gpu") is not None and v.get("hours_per_year") is None:
+        return "only applies with hours_per_year"
+    return None
+
+
+def _regions_missing(v: Values) -> str | None:
+    if v.get("data_residency") == "region" and not v.get("allowed_regions"):
+        return "data_residency is region: list at least one region"
+    return None
+
+
+def _regions_unused(v: Values) -> str | None:
+    residency = v.get("data_residency")
+    if v.get("allowed_regions") and residency != "region":
+        return f"only applies when data_residency is region (it is {residency!r})"
+    return None
+
+
+def _check(reads: str, blames: str, problem: Callable[[Values], str | None]) -> CrossCheck:
+    return CrossCheck(frozenset(reads.split()), blames, problem)
+
+
+CROSS_CHECKS: tuple[CrossCheck, ...] = (
+    _check("model model_params_b", "model_params_b", _model_twice),
+    _check("model model_params_b", "model", _no_model),
+    _check("training_tokens_b hours_per_year", "hours_per_year", _work_twice),
+    _check("training_tokens_b runs_per_year", "runs_per_year", _runs_without_tokens),
+    _check("hours_per_year hours_gpu", "hours_gpu", _gpu_without_hours),
+    _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
+    _check("data_residency allowed_regions", "allowed_regions", _regions_unused),
+)
+
+
+def first_problem(values: Values, *, settled: Collection[str] | None = None,
+                  involving: str | None = None) -> tuple[str, str] | None:
+    """The first rule the values break, as (blamed answer, message), or None.
+
+    With ``settled``, only rules whose answers are all settled are checked; with
+    ``involving``, only rules that read that answer.
+    """
+    for check in CROSS_CHECKS:
+        if settled is not None and not check.reads <= set(settled):
+            continue
+        if involving is not None and involving not in check.reads:
+            continue
+        if (message := check.problem(values)) is not None:
+            return check.blames, message
+    return None
