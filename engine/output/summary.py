@@ -6,13 +6,16 @@ configuration on the other side), taken from the decision as the engine made it.
 
 from __future__ import annotations
 
-from engine.decide.decision import AxisDecision, Candidate
+from collections.abc import Mapping
+
+from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
               "marketplace": "a GPU marketplace"}
-SCORE_LEGEND = ("Scores: an option's score is the sum of the weights of the rules that prefer "
-                "it, minus those that avoid it; (next: option, score) is the runner-up.")
+SCORE_LEGEND = ("Each choice is the option with the highest score: the weights of the rules "
+                "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
+NO_RULE = "No rule preferred an option; first declared option."
 
 
 def axis_title(axis: str) -> str:
@@ -47,20 +50,6 @@ def config_name(c: Candidate) -> str:
     return f"{c.count}× {c.gpu_label}"
 
 
-def where(c: Candidate) -> str:
-    """``owned`` or ``lambda on-demand us``."""
-    if c.where == "local":
-        return "owned"
-    pricing = c.pricing if not c.reserved_months else f"reserved {c.reserved_months}mo"
-    return f"{c.provider_label} {pricing} {region(c.region)}"
-
-
-def region(regions: str | None) -> str:
-    """At most two region ids."""
-    parts = (regions or "").split(",")
-    return ",".join(parts[:2]) + ("…" if len(parts) > 2 else "")
-
-
 def headline(decision: Decision) -> str:
     """One line: what to do, on what, for how much."""
     choice = decision.hardware.choice
@@ -85,19 +74,47 @@ def headline(decision: Decision) -> str:
             f"~{usd(choice.cost.per_year_usd)} a year for your work")
 
 
-def purchase_line(decision: Decision) -> str | None:
-    """``cards $7,150 + platform $8,386 (professional workstation)`` for an owned pick."""
+def purchase_line(decision: Decision,
+                  platforms: Mapping[str, str] | None = None) -> str | None:
+    """``$4,480 up front = 1× RTX 4090 $2,500 + desktop for 1-2 GeForce cards $1,980.`` for an
+    owned pick (``platforms``: platform id → name; the id is shown without it)."""
     choice = decision.hardware.choice
     trace = decision.estimates["traces"].get("pick_purchase_usd")
     if choice is None or choice.where != "local" or not trace:
         return None
     i = trace["inputs"]
-    parts = [f"{i['cards']}× card at {usd(i['card_usd'])} = {usd(i['cards_usd'])}",
-             f"platform {usd(i['platform_usd'] * i['boxes'])}"
-             + (f" ({i['boxes']}×)" if i["boxes"] > 1 else "")]
+    cards = f"{i['cards']}× {choice.gpu_label} {usd(i['cards_usd'])}"
+    if i["cards"] > 1:
+        cards += f" ({usd(i['card_usd'])} each)"
+    boxes = f"{i['boxes']}× " if i["boxes"] > 1 else ""
+    parts = [cards, f"{boxes}{platform_name(i['platform'], platforms)} "
+                    f"{usd(i['platform_usd'] * i['boxes'])}"]
     if i.get("network_usd"):
-        parts.append(f"InfiniBand {usd(i['network_usd'])}")
-    return "Up front: " + " + ".join(parts) + "."
+        parts.append(f"InfiniBand between nodes {usd(i['network_usd'])}")
+    return f"{usd(trace['value'])} up front = " + " + ".join(parts) + "."
+
+
+def platform_name(platform_id: str, platforms: Mapping[str, str] | None) -> str:
+    """``desktop for 1-2 GeForce cards`` (the catalog's name, its first word lower case unless
+    it is an abbreviation), or ``platform ID`` without the catalog."""
+    name = (platforms or {}).get(platform_id)
+    if not name:
+        return f"platform {platform_id}"
+    first = name.split(" ", 1)[0]
+    return name if first[1:2].isupper() or first[:1].isdigit() else name[0].lower() + name[1:]
+
+
+def running_line(decision: Decision) -> str | None:
+    """What an owned pick's cost a year is made of: the fixed part and power for the work."""
+    choice = decision.hardware.choice
+    trace = decision.estimates["traces"].get("pick_cost_usd_year")
+    if choice is None or choice.where != "local" or not trace:
+        return None
+    i = trace["inputs"]
+    power = i["running_usd_per_hour"] * i["busy_hours_per_year"]
+    return (f"{usd(trace['value'])} a year = {usd(i['fixed_usd_per_year'])} write-off (less "
+            f"resale) and upkeep + {usd(power)} power for {hours(i['busy_hours_per_year'])} "
+            "busy hours.")
 
 
 def work_line(decision: Decision) -> str:
@@ -156,12 +173,13 @@ def break_even_line(decision: Decision) -> str | None:
 
 
 def cheaper_line(decision: Decision) -> str | None:
-    """Why the pick beat a configuration that costs less for the same work."""
+    """Why the pick beat a configuration that costs less for the same work (the engine's
+    reason, from the decision)."""
     cheaper = decision.hardware.cheaper
     choice = decision.hardware.choice
     if cheaper is None or choice is None:
         return None
-    return (f"Why not {cheaper.label} ({usd(cheaper.per_year_usd)} a year, "
+    return (f"{cheaper.label} ({usd(cheaper.per_year_usd)} a year, "
             f"{usd(choice.cost.per_year_usd - cheaper.per_year_usd)} less): {cheaper.reason} "
             f"[{cheaper.rule}]")
 
@@ -173,11 +191,35 @@ def revision_note(axis: AxisDecision) -> str | None:
     return f"revised from {axis.revised_from}: {axis.revision}"
 
 
+def standing(axis: AxisDecision) -> str:
+    """How the choice stood against the other options, in words: its score and the next
+    best, a tie broken by the declared order, or the option the rules chose before a
+    revision."""
+    if axis.choice is None:
+        return "every option was ruled out"
+    if axis.revised_from is not None:
+        wanted = _option(axis, axis.revised_from)
+        score = f" at {wanted.score:g}" if wanted is not None else ""
+        return f"revised: the rules chose {axis.revised_from}{score}"
+    chosen = _option(axis, axis.choice)
+    score = chosen.score if chosen is not None else 0.0
+    rest = [r for r in axis.ranking if r.option != axis.choice and not r.excluded]
+    if not rest:
+        return f"score {score:g}; every other option was ruled out"
+    if rest[0].score == score:
+        return f"score {score:g}, tied with {rest[0].option}: first declared option"
+    return f"score {score:g}, ahead of {rest[0].option} at {rest[0].score:g}"
+
+
+def _option(axis: AxisDecision, option: str) -> OptionScore | None:
+    return next((r for r in axis.ranking if r.option == option), None)
+
+
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:
-    """(sign, text, sources, rule) for the chosen option's reasons, strongest first, then
-    why other options were ruled out (``✗ local: …``)."""
-    chosen = next((r for r in axis.ranking if r.option == (axis.revised_from or axis.choice)),
-                  None)
+    """(sign, text, sources, rule) for the chosen option's reasons, strongest first; then why
+    other options were ruled out (``✗ local: …``); and when the choice has no reason of its
+    own, what weighed the others down (``− hybrid: …``)."""
+    chosen = _option(axis, axis.revised_from or axis.choice or "")
     if chosen is None:
         return []
     reasons = sorted(chosen.reasons, key=lambda r: -r.weight)
@@ -186,30 +228,67 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
         sign = {"prefer": "+", "avoid": "−", "exclude": "✗"}[r.effect]
         out.append((sign, r.text, r.sources, r.rule))
     shown = {rule for *_, rule in out}
-    for option in axis.ranking:
-        if option is chosen or not option.excluded:
-            continue
-        for r in option.reasons:
-            if r.effect == "exclude" and r.rule not in shown:
-                shown.add(r.rule)
-                out.append(("✗", f"{option.option}: {r.text}", r.sources, r.rule))
+    effects = ["exclude", "avoid"] if not chosen.reasons else ["exclude"]
+    for effect in effects:
+        for option in axis.ranking:
+            if option is chosen or (effect == "exclude") != option.excluded:
+                continue
+            for r in option.reasons:
+                if r.effect == effect and r.rule not in shown:
+                    shown.add(r.rule)
+                    out.append(("✗" if effect == "exclude" else "−",
+                                f"{option.option}: {r.text}", r.sources, r.rule))
     return out
 
 
-def runner_up(axis: AxisDecision) -> str | None:
-    """``cloud, 3`` — the best option not chosen, with its score."""
-    rest = [r for r in axis.ranking if r.option != axis.choice and not r.excluded]
-    if not rest:
-        return None
-    return f"{rest[0].option}, {rest[0].score:g}"
+def rank_key(c: Candidate) -> tuple[float, float, float, str]:
+    """The engine's rank of a configuration (decide/sides.py ``Scored.sort_key``): best
+    score, then lowest cost for the year's work, lowest up-front cost, id."""
+    return (-c.score, c.cost.per_year_usd, c.cost.upfront_usd, c.id)
 
 
 def table_rows(decision: Decision) -> list[tuple[str, Candidate]]:
-    """(mark, candidate) for the hardware table: the pick and its alternatives, by rank."""
+    """(mark, candidate) for the hardware table: the pick (``→``) and its alternatives, in
+    rank order."""
     hw = decision.hardware
     if hw.choice is None:
         return []
-    return [("→", hw.choice), *(("", c) for c in hw.alternatives)]
+    rows = sorted([hw.choice, *hw.alternatives], key=rank_key)
+    return [("→" if c is hw.choice else "", c) for c in rows]
+
+
+def passed_over(decision: Decision) -> list[str]:
+    """Why each configuration ranked above the pick was not taken: it is not on the side,
+    cloud kind or pricing decided above (the cheaper row is left to :func:`cheaper_line`)."""
+    cheaper = decision.hardware.cheaper
+    out = []
+    for mark, c in table_rows(decision):
+        if mark:
+            break
+        if cheaper is not None and c.id == cheaper.id:
+            continue  # said by cheaper_line, with the engine's reason
+        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c)}.")
+    return out
+
+
+def _decided_otherwise(decision: Decision, c: Candidate) -> str:
+    """The first decision the configuration goes against (deployment, cloud kind, pricing)."""
+    pick = decision.hardware.choice
+    axes = decision.decisions
+    checks = (("deployment", pick is not None and c.where != pick.where, "owned" if
+               c.where == "local" else "rented"),
+              ("cloud_kind", c.where == "cloud", c.provider_kind),
+              ("pricing", c.where == "cloud", c.pricing))
+    for axis, applies, option in checks:
+        decided = axes[axis].choice if axis in axes else None
+        if applies and decided is not None and (axis == "deployment" or option != decided):
+            return f"{axis_title(axis).lower()} is {decided}, this one is {option}"
+    return "not on the side the decisions point to"
+
+
+def row_label(c: Candidate) -> str:
+    """``2× H100 SXM, Vast.ai on-demand`` or ``1× RTX 4090, owned``."""
+    return f"{config_name(c)}, {offer(c)}"
 
 
 def excluded_line(decision: Decision) -> str | None:
@@ -233,26 +312,39 @@ def with_days(decision: Decision) -> bool:
 
 def headers(days: bool, *, compact: bool = False) -> list[str]:
     """The hardware table's column titles (``compact``: short ones for an 80-column
-    terminal, explained by :data:`TABLE_LEGEND`)."""
+    terminal, explained by :func:`table_legend`)."""
     if compact:
-        return ["configuration", "where", "$/h", "h/yr", *(["days"] if days else []), "buy",
-                "$/yr"]
-    return ["configuration", "where", "$/GPU-h", "busy h/yr", *(["days/run"] if days else []),
-            "up front", "per year"]
+        return ["configuration", "offer", "region", "$ per\nGPU-h",
+                "days\na run" if days else "busy\nh/yr", "up\nfront", "cost\na year"]
+    return ["configuration", "offer", "region", "$/GPU-hour", "busy hours a year",
+            *(["days per run"] if days else []), "up front", "cost a year"]
 
 
-TABLE_LEGEND = ("$/h: price per GPU-hour; h/yr: hours a year the configuration is busy with "
-                "your work; days: per training run; buy: up front; $/yr: cost a year for your "
-                "work, all in")
+def table_legend(days: bool, *, compact: bool = True) -> str:
+    """What the hardware table's columns mean (``compact``: the short titles)."""
+    price, busy, run, cost = (("$ per GPU-h", "busy h/yr", "days a run", "cost a year")
+                              if compact else ("$/GPU-hour", "busy hours a year",
+                                               "days per run", "cost a year"))
+    work = (f"{run}: how long one training run takes" if days else
+            f"{busy}: hours a year it is busy with your work")
+    return (f"{price}: price per GPU-hour (owned: power); {work}; {cost}: your year's "
+            "work, all in (owned: write-off less resale, upkeep and power).")
 
 
 def cells(c: Candidate, days: bool, *, compact: bool = False) -> list[str]:
     """The table cells of one candidate."""
-    run = ["—" if c.days_per_run is None else "<0.1" if c.days_per_run < 0.05
-           else f"{c.days_per_run:,.1f}"] if days else []
-    return [config_name(c), short_where(c) if compact else where(c),
-            f"{c.usd_per_gpu_hour:.2f}", hours(c.busy_hours_per_year), *run,
-            usd(c.cost.upfront_usd), usd(c.cost.per_year_usd)]
+    run = [run_days(c.days_per_run)] if days else []
+    busy = [] if compact and days else [hours(c.busy_hours_per_year)]
+    return [config_name(c), offer(c), region_text(c, compact=compact),
+            f"{c.usd_per_gpu_hour:.2f}", *busy, *run, usd(c.cost.upfront_usd),
+            usd(c.cost.per_year_usd)]
+
+
+def run_days(days: float | None) -> str:
+    """``2.3``, ``<0.1`` or ``n/a`` (days per run)."""
+    if days is None:
+        return "n/a"
+    return "<0.1" if days < 0.05 else f"{days:,.1f}"
 
 
 def run_length(days: float) -> str:
@@ -263,13 +355,22 @@ def run_length(days: float) -> str:
     return "under an hour" if hours_ < 1 else f"{hours_:,.0f} hour{'s' if hours_ >= 1.5 else ''}"
 
 
-def short_where(c: Candidate) -> str:
-    """``RunPod on-dem. us+2``, ``AWS resv 12mo us``, ``owned``."""
+def offer(c: Candidate) -> str:
+    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``owned``."""
     if c.where == "local":
         return "owned"
-    pricing = {"on-demand": "on-dem."}.get(c.pricing, c.pricing)
-    if c.reserved_months:
-        pricing = f"resv {c.reserved_months}mo"
+    pricing = f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
+    return f"{c.provider_label} {pricing}"
+
+
+def region_text(c: Candidate, *, compact: bool = False) -> str:
+    """The offer's regions: ``us, eu, uk``; compact ``us,eu +1``; owned ``on site``."""
+    if c.where == "local":
+        return "on site"
     parts = (c.region or "").split(",")
-    more = f"+{len(parts) - 1}" if len(parts) > 1 else ""
-    return f"{c.provider_label} {pricing} {parts[0]}{more}".strip()
+    if not parts[0]:
+        return "any"
+    if not compact:
+        return ", ".join(parts)
+    more = f" +{len(parts) - 2}" if len(parts) > 2 else ""
+    return ",".join(parts[:2]) + more
