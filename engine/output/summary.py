@@ -199,8 +199,8 @@ def standing(axis: AxisDecision) -> str:
         return "every option was ruled out"
     if axis.revised_from is not None:
         wanted = _option(axis, axis.revised_from)
-        score = f" at {wanted.score:g}" if wanted is not None else ""
-        return f"revised: the rules chose {axis.revised_from}{score}"
+        at = f" at {wanted.score:g}" if wanted is not None else ""
+        return f"revised: the rules chose {axis.revised_from}{at}"
     chosen = _option(axis, axis.choice)
     score = chosen.score if chosen is not None else 0.0
     rest = [r for r in axis.ranking if r.option != axis.choice and not r.excluded]
