@@ -90,8 +90,8 @@ def test_estimate_memory_text_has_tables(runner: CliRunner) -> None:
     result = run(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "lora")
     assert result.exit_code == 0
     out = result.stdout
-    assert "llama-2-7b, lora, seq 2048 × batch 1" in out
-    for header in ("component", "GiB/GPU", "formula", "peak per GPU", "GPUs needed",
+    assert "llama-2-7b, lora, sequence 2,048 tokens × micro-batch 1" in out
+    for header in ("component", "per GPU", "formula", "peak per GPU", "GPUs needed",
                    "rtx-4090", "h100-sxm"):
         assert header in out
     assert "weights" in out and "activations" in out
@@ -118,7 +118,7 @@ def test_estimate_training_json(runner: CliRunner) -> None:
 def test_estimate_training_text(runner: CliRunner) -> None:
     result = run(runner, "estimate", "training", "--params-b", "1", "--gpu", "rtx-4090")
     assert result.exit_code == 0
-    assert "20B tokens (chinchilla)" in result.stdout
+    assert "20B tokens (20 per parameter)" in result.stdout
     assert "GPU-hours" in result.stdout and "days" in result.stdout
 
 
