@@ -147,8 +147,9 @@ def test_catalog_list(runner: CliRunner, catalog: Catalog, kind: str, sample: st
 def test_catalog_show_lists_sources(runner: CliRunner, catalog: Catalog) -> None:
     result = run(runner, "catalog", "show", "rtx-4090")
     assert result.exit_code == 0
+    joined = " ".join(result.stdout.split())  # citations wrap at 80 columns
     for sid in catalog.gpu("rtx-4090").sources:
-        assert f"[{sid}] {catalog.sources[sid].title}" in result.stdout
+        assert f"[{sid}] {catalog.sources[sid].title}" in joined
     data = ok_json(runner, "catalog", "show", "rtx-4090")
     assert data["vram_gb"] == 24 and data["sources"] == list(catalog.gpu("rtx-4090").sources)
 
@@ -167,7 +168,9 @@ def test_catalog_show_prints_units_and_formatted_numbers(runner: CliRunner) -> N
     offer = run(runner, "catalog", "show", "aws-h100-p5").stdout
     assert re.search(r"^on demand +\$6\.88/GPU-hour$", offer, re.M)
     assert "True" not in offer and "False" not in offer
-    assert max(len(line) for line in offer.splitlines() if not line.startswith("  [")) <= 80
+    # every line fits 80 columns, except a URL too long for any line, which stands alone
+    assert all(len(line) <= 80 or re.fullmatch(r" +<\S+>", line)
+               for line in offer.splitlines())
 
 
 def _listed_ids(runner: CliRunner, *args: str) -> list[str]:
