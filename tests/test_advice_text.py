@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from engine.cli import cli
 from engine.decide.decision import AxisDecision, OptionScore
 from engine.decide.engine import Decision, load_engine
-from engine.output.summary import NO_RULE, SCORE_LEGEND, rank_key, standing, top_reasons
+from engine.output.hardware_rows import rank_key
+from engine.output.summary import NO_RULE, SCORE_LEGEND, standing, top_reasons
 from engine.output.text import render_text
 
 REPO = Path(__file__).parent.parent

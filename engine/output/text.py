@@ -12,26 +12,28 @@ from typing import Any
 
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
-from engine.output.summary import (
-    NO_RULE,
-    SCORE_LEGEND,
-    break_even_line,
+from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
     headers,
+    passed_over,
+    table_legend,
+    table_rows,
+    with_days,
+)
+from engine.output.summary import (
+    NO_RULE,
+    SCORE_LEGEND,
+    break_even_line,
     headline,
     memory_line,
-    passed_over,
     purchase_line,
     revision_note,
     running_line,
     shown_axes,
     standing,
-    table_legend,
-    table_rows,
     top_reasons,
-    with_days,
     work_line,
 )
 from engine.output.table import console
