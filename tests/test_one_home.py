@@ -113,9 +113,9 @@ def test_a_declared_axis_is_decided_and_shown_by_its_id(runner: CliRunner,
     args = ["recommend", "--answers", str(LOCAL), "--rules", str(rules), "--no-audit"]
     text = runner.invoke(cli, args)
     assert text.exit_code == 0, text.output
-    assert "Support plan: vendor  (next: community, 0)" in text.stdout
+    assert "Support plan: vendor  (score 1, ahead of community at 0)" in text.stdout
     markdown = runner.invoke(cli, [*args, "--format", "markdown"])
-    assert "### Support plan: vendor (next: community, 0)" in markdown.stdout
+    assert "### Support plan: vendor\n\n*Score 1, ahead of community at 0.*" in markdown.stdout
     decision = json.loads(runner.invoke(cli, [*args, "--format", "json"]).stdout)
     assert list(decision["decisions"]) == ["approach", "method", "deployment", "cloud_kind",
                                            "pricing", "sharing", "support_plan"]
@@ -127,7 +127,7 @@ def test_a_declared_axis_as_a_subprocess(tmp_path: Path) -> None:
                            "--rules", str(rules), "--no-audit", "--format", "markdown"],
                           capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
-    assert "### Support plan: vendor (next: community, 0)" in done.stdout
+    assert "### Support plan: vendor\n\n*Score 1, ahead of community at 0.*" in done.stdout
     titles = [line for line in done.stdout.splitlines() if line.startswith("### ")]
     assert [t.split(":")[0] for t in titles] == [
         "### Approach", "### Method", "### Deployment", "### Sharing", "### Support plan"]

@@ -36,7 +36,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> Result:
 
 def headline(out: str) -> str:
     """The headline, rejoined if it wrapped at 80 columns (it ends where the next line starts)."""
-    end = min(out.index(f"\n{word}") for word in ("Up front:", "Work:") if f"\n{word}" in out)
+    end = min(out.index(f"\n{word}") for word in ("$", "Work:") if f"\n{word}" in out)
     return " ".join(out[:end].split())
 
 
@@ -62,7 +62,7 @@ def test_text_sections() -> None:
     for title in ("Approach: ", "Method: ", "Deployment: local", "Sharing: "):
         assert any(line.startswith(title) for line in lines), title
     assert not any(line.startswith("Pricing: ") for line in lines)   # buying: no pricing
-    assert any(line.startswith("Hardware (cost for your year's work") for line in lines)
+    assert any(line.startswith("Hardware, best first (→ the pick") for line in lines)
     assert "Warnings" in lines and "Strategies" in lines
     # reasons carry the rule id and the source ids
     assert re.search(r"\[usage\.[a-z-]+;\s+decide\.local", out)

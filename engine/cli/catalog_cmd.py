@@ -14,7 +14,7 @@ from engine.cli.options import catalog_options, finite_float, format_option
 from engine.errors import InputError
 from engine.files.jsonout import dumps
 from engine.files.validation import did_you_mean
-from engine.output.catalog_view import field_rows
+from engine.output.catalog_view import citation_lines, field_rows
 from engine.output.table import print_table
 
 
@@ -93,9 +93,9 @@ _FORM = {"consumer": "cons", "workstation": "work", "datacenter": "dc"}
 def _gpus_text(cat: Catalog, gpus: list[Gpu]) -> None:
     rows = [
         (g.id, _FORM[g.form], _short(g.vram_gib), f"{g.bandwidth_gbps:,.0f}",
-         _short(g.dense_bf16_tflops) if g.dense_bf16_tflops else "—", f"{g.tdp_w:,.0f}",
-         "yes" if g.ecc else "no", _price_k(g.purchase.low_usd, g.purchase.high_usd)
-         if g.purchase else "—")
+         _short(g.dense_bf16_tflops) if g.dense_bf16_tflops else "none",
+         f"{g.tdp_w:,.0f}", "yes" if g.ecc else "no",
+         _price_k(g.purchase.low_usd, g.purchase.high_usd) if g.purchase else "not sold")
         for g in gpus
     ]
     print_table(f"GPUs ({len(rows)}): memory GiB, bandwidth GB/s, dense bf16 TFLOPS, watts, "
@@ -125,7 +125,7 @@ def _regions(regions: list[str]) -> str:
 
 def _clouds_text(cat: Catalog, offers: list[Offer]) -> None:
     def usd(v: float | None) -> str:
-        return "—" if v is None else f"{v:,.2f}"
+        return "none" if v is None else f"{v:,.2f}"
 
     rows = [
         (o.id, _short(cat.gpus[o.gpu].vram_gib), "/".join(str(n) for n in o.shapes),
@@ -159,7 +159,8 @@ _TEXT: dict[str, Callable[[Catalog, Any], None]] = {
 @catalog_options
 @format_option("text", "json")
 def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
-    """Show one GPU, cloud offer, provider, model or source with all its figures and sources.
+    """Show one GPU, cloud offer, provider, platform, model or source with all its figures
+    and sources.
 
     \b
     Example:
@@ -170,6 +171,7 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
         **{s.id: s for s in cat.sources.values()},
         **{p.id: p for p in cat.providers.values()},
         **{o.id: o for o in cat.offers},
+        **{p.id: p for p in cat.platforms},
         **cat.models,
         **cat.gpus,
     }
@@ -186,9 +188,9 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
     for sid in cited_sources(data):
         src = cat.sources.get(sid)
         if src is not None:
-            click.echo(f"  [{sid}] {src.title} — {src.publisher}, {src.date}"
-                       + (f" <{src.url}>" if src.url else ""))
+            for line in citation_lines(sid, src.title, src.publisher, src.date, src.url):
+                click.echo(line)
 
 
 _KIND_NAMES = {"Gpu": "GPU", "Offer": "cloud offer", "Provider": "provider",
-               "ModelPreset": "model", "Source": "source"}
+               "ModelPreset": "model", "Source": "source", "Platform": "platform"}

@@ -20,7 +20,14 @@ from engine.estimates.memory import Method
 from engine.estimates.reports import fits_table, memory_report, shape_from_flags, training_report
 from engine.estimates.training import TrainMethod
 from engine.files.jsonout import dumps
-from engine.output.table import fmt_gib, fmt_usd, print_table
+from engine.output.table import (
+    fmt_count,
+    fmt_gib,
+    fmt_gib_range,
+    fmt_usd,
+    print_table,
+    words,
+)
 
 
 @click.group()
@@ -61,22 +68,29 @@ def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: i
     _memory_text(catalog, report)
 
 
+_PHASES = {"forward_backward": "forward and backward pass", "optimizer_step": "optimizer step"}
+
+
 def _memory_text(catalog: Catalog, report: Any) -> None:
     ckpt = "on" if report.gradient_checkpointing else "off"
     ckpt += " (auto)" if report.checkpointing_auto else ""
-    title = (f"{report.model}, {report.method}, seq {report.seq_len} × batch "
-             f"{report.micro_batch}, checkpointing {ckpt}, {report.gpus} GPU(s)")
-    rows = [(name, fmt_gib(gb), report.components[name].formula)
+    title = (f"{report.model}, {report.method}, sequence {report.seq_len:,} tokens × "
+             f"micro-batch {report.micro_batch:,}, checkpointing {ckpt}, "
+             f"{report.gpus:,} GPU{'s' if report.gpus > 1 else ''}")
+    rows = [(words(name), fmt_gib(gb), report.components[name].formula)
             for name, gb in report.breakdown.items()]
     rows.append(("peak per GPU", fmt_gib(report.total_gib),
-                 f"{report.binding_phase}; range {report.range_gib['low']:.1f}–"
-                 f"{report.range_gib['high']:.1f} GiB"))
-    print_table(title, ["component", "GiB/GPU", "formula"], rows, right=[1])
-    fit_rows = [(f.gpu, f"{f.vram_gib:g}", "—" if f.gpus_needed is None else f.gpus_needed)
+                 f"at the {_PHASES.get(report.binding_phase, words(report.binding_phase))}; "
+                 "range "
+                 f"{fmt_gib_range(report.range_gib['low'], report.range_gib['high'])}"))
+    print_table(title, ["component", "per GPU", "formula"], rows, right=[1])
+    fit_rows = [(f.gpu, f"{f.vram_gib:,g} GiB",
+                 "too small" if f.gpus_needed is None else f"{f.gpus_needed:,}")
                 for f in fits_table(catalog, report)]
-    print_table("GPUs needed (sharded, usable VRAM "
-                f"{catalog.policy.usable_vram_fraction.value:.0%})",
-                ["gpu", "VRAM GiB", "needed"], fit_rows, right=[1, 2])
+    print_table("GPUs needed, sharded (usable VRAM "
+                f"{catalog.policy.usable_vram_fraction.value:.0%}; too small: the part that "
+                "cannot be sharded does not fit one GPU)",
+                ["gpu", "memory", "GPUs needed"], fit_rows, right=[1, 2])
 
 
 @estimate.command("training")
@@ -96,7 +110,8 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
 
     \b
     Example:
-      gpu-advisor estimate training --model llama-2-7b --tokens-b 2000 --gpu a100-80gb --gpus 64
+      gpu-advisor estimate training --model llama-2-7b --tokens-b 2000 \\
+          --gpu a100-80gb --gpus 64
     """
     catalog = load_catalog(catalog_dir, prices=prices)
     shape = shape_from_flags(catalog, model_id, params_b)
@@ -104,20 +119,31 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
     if fmt == "json":
         click.echo(dumps(report), nl=False)
         return
+    _training_text(report)
+
+
+_TOKENS_FROM = {"answer": "as given", "chinchilla": "20 per parameter"}
+
+
+def _training_text(report: Any) -> None:
     span = report.gpu_hours
     rows: list[tuple[str, str, str, str]] = [
-        ("GPU-hours", f"{span.low:,.0f}", f"{span.expected:,.0f}", f"{span.high:,.0f}"),
+        ("GPU-hours", fmt_count(span.low), fmt_count(span.expected), fmt_count(span.high)),
         ("days", f"{report.days.low:,.1f}", f"{report.days.expected:,.1f}",
          f"{report.days.high:,.1f}"),
     ]
     if report.cost_usd is not None and report.price_usd_per_gpu_hour is not None:
         p, c = report.price_usd_per_gpu_hour, report.cost_usd
-        rows.append(("$/GPU-hour", f"{p.low:.2f}", f"{p.expected:.2f}", f"{p.high:.2f}"))
-        rows.append(("cost", fmt_usd(c.low), fmt_usd(c.expected), fmt_usd(c.high)))
+        rows.append(("$ per GPU-hour", f"${p.low:,.2f}", f"${p.expected:,.2f}",
+                     f"${p.high:,.2f}"))
+        rows.append(("rental cost", fmt_usd(c.low), fmt_usd(c.expected), fmt_usd(c.high)))
     title = (f"{report.model}, {report.method}, {report.tokens_b:,g}B tokens "
-             f"({report.tokens_from}), {report.flops:.3g} FLOPs on {report.gpus} × {report.gpu}")
-    print_table(title, ["", "low", "expected", "high"], rows, right=[1, 2, 3],
-                caption=report.trace["gpu_hours"].formula)
+             f"({_TOKENS_FROM.get(report.tokens_from, report.tokens_from)}), "
+             f"{report.flops:.3g} FLOPs on {report.gpus:,} × {report.gpu}")
+    caption = "GPU-hours = " + report.trace["gpu_hours"].formula
+    if report.cost_usd is None:
+        caption += f". No cloud offer rents {report.gpu}: no rental cost."
+    print_table(title, ["", "low", "expected", "high"], rows, right=[1, 2, 3], caption=caption)
 
 
 @estimate.command("cost")
@@ -137,7 +163,8 @@ def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh:
 
     \b
     Example:
-      gpu-advisor estimate cost --gpu rtx-4090 --hours-per-year 2000 --offer runpod-a100-80gb
+      gpu-advisor estimate cost --gpu rtx-4090 --hours-per-year 2000 \\
+          --offer runpod-a100-80gb
     """
     from engine.estimates.reports import cost_report
 
@@ -148,36 +175,53 @@ def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh:
         click.echo(dumps(report), nl=False)
         return
 
-    def money(value: float | None) -> str:
-        return "not for sale" if value is None else fmt_usd(value)
-
-    buy = report.trace.get("purchase")
-    parts = []
-    if buy is not None:
-        i = buy.inputs
-        boxes, platform_usd = float(i["boxes"] or 0), float(i["platform_usd"] or 0)
-        parts = [(f"  {i['cards']}× card at {fmt_usd(float(i['card_usd'] or 0))}",
-                  fmt_usd(float(i["cards_usd"] or 0))),
-                 (f"  {boxes:g}× platform {i['platform']}", fmt_usd(platform_usd * boxes))]
-        if i["network_usd"]:
-            parts.append(("  InfiniBand between nodes", fmt_usd(float(i["network_usd"]))))
-    rows = [
-        ("purchase", money(report.purchase_usd)), *parts,
-        ("owning: write-off less resale, upkeep", _per_year(report.own_fixed_usd_year)),
-        ("owning: power and cooling", _per_year(report.own_running_usd_year)),
-        ("owning, all in", _per_year(report.own_usd_year)),
-        (f"renting {report.offer or '(no offer)'}, same work",
-         _per_year(report.rent_usd_year)),
-        ("  GPU-hours rented", "—" if report.rent_gpu_hours is None
-         else f"{report.rent_gpu_hours:,.0f} h at ${report.rent_usd_per_gpu_hour:.2f}"),
-        ("break-even", "owning never costs less" if report.break_even_hours_per_year is None
-         else f"{report.break_even_hours_per_year:,.0f} busy h/year"),
-        ("payback", "never" if report.payback_years is None
-         else f"{report.payback_years:,.1f} years"),
-    ]
-    print_table(f"{report.gpus}× {report.gpu}, {report.hours_per_year:,.0f} busy hours a year",
-                ["", "value"], rows, right=[1])
+    _cost_text(catalog, report)
 
 
-def _per_year(value: float | None) -> str:
-    return "—" if value is None else f"{fmt_usd(value)}/year"
+def _cost_text(catalog: Catalog, report: Any) -> None:
+    owned = report.purchase_usd is not None
+    rented = report.rent_usd_year is not None
+    rows = [("purchase", fmt_usd(report.purchase_usd) if owned else "not for sale"),
+            *_purchase_parts(catalog, report.trace.get("purchase")),
+            ("owning: write-off less resale, upkeep", _per_year(report.own_fixed_usd_year)),
+            ("owning: power and cooling", _per_year(report.own_running_usd_year)),
+            ("owning, all in", _per_year(report.own_usd_year)),
+            (f"renting {report.offer}, same work" if rented else "renting",
+             _per_year(report.rent_usd_year, missing="no cloud offer")),
+            ("  rented", "no cloud offer" if report.rent_gpu_hours is None else
+             f"{report.rent_gpu_hours:,.0f} GPU-hours at ${report.rent_usd_per_gpu_hour:,.2f}"),
+            ("break-even", _break_even(report, owned, rented)),
+            ("payback", "never" if report.payback_years is None or not (owned and rented)
+             else f"{report.payback_years:,.1f} years")]
+    print_table(f"{report.gpus:,}× {report.gpu}, {report.hours_per_year:,.0f} busy hours a "
+                "year: owning vs renting", ["", "for your hours"], rows, right=[1])
+
+
+def _purchase_parts(catalog: Catalog, buy: Any) -> list[tuple[str, str]]:
+    """The purchase as cards + platform (+ InfiniBand between nodes)."""
+    if buy is None:
+        return []
+    i = buy.inputs
+    boxes, platform_usd = int(i["boxes"] or 0), float(i["platform_usd"] or 0)
+    names = {p.id: p.name for p in catalog.platforms}
+    name = names.get(str(i["platform"]), f"platform {i['platform']}")
+    parts = [(f"  {i['cards']:,}× card at {fmt_usd(float(i['card_usd'] or 0))}",
+              fmt_usd(float(i["cards_usd"] or 0))),
+             (f"  {boxes:,}× {name}", fmt_usd(platform_usd * boxes))]
+    if i["network_usd"]:
+        parts.append(("  InfiniBand between nodes", fmt_usd(float(i["network_usd"]))))
+    return parts
+
+
+def _break_even(report: Any, owned: bool, rented: bool) -> str:
+    if not owned:
+        return "not for sale: nothing to compare"
+    if not rented:
+        return "no cloud offer to compare"
+    if report.break_even_hours_per_year is None:
+        return "owning never costs less"
+    return f"{report.break_even_hours_per_year:,.0f} busy hours a year"
+
+
+def _per_year(value: float | None, missing: str = "not for sale") -> str:
+    return missing if value is None else f"{fmt_usd(value)} a year"

@@ -12,8 +12,8 @@ from engine.cli.options import catalog_option
 from engine.tools.schema import NAMES, dump, schemas, write_schemas
 
 
-@click.command("schema")
-@click.argument("name", required=False, type=click.Choice(NAMES))
+@click.command("schema", epilog=f"NAME is one of: {', '.join(NAMES)}.")
+@click.argument("name", required=False, type=click.Choice(NAMES), metavar="[NAME]")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path),
               default=None, metavar="DIR",
               help="Write DIR/<name>.schema.json for every schema (or only NAME) instead of "

@@ -20,7 +20,7 @@ _UNITS: tuple[tuple[str, str], ...] = (
     ("_gbps", "{:,.0f} GB/s"),
     ("_tflops", "{:,.1f} TFLOPS"),
     ("_w", "{:,.0f} W"),
-    ("_b", "{:,.1f} B"),
+    ("_b", "{:,.2f} billion"),
     ("_pct", "{:,.0f} %"),
     ("_months", "{:,.0f} months"),
     ("_years", "{:,.1f} years"),
@@ -49,6 +49,10 @@ def _labelled(key: str, value: Any) -> tuple[str, str]:
             if suffix == "_gbps" and label != "bandwidth":
                 label += " bandwidth"
             return label, pattern.format(value)
+    if key == "watts" and isinstance(value, (int, float)):
+        return "power draw", f"{value:,.0f} W"
+    if key.endswith("year") and isinstance(value, int):
+        return key.replace("_", " "), str(value)        # a year, not a quantity: 2022
     return key.replace("_", " "), value_text(value)
 
 
@@ -57,9 +61,9 @@ def value_text(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
-        return f"{value:,.10g}" if abs(value) >= 1000 else f"{value:g}"
+        return f"{value:,.10g}"
     if isinstance(value, int):
-        return f"{value:,}" if abs(value) >= 10_000 else str(value)
+        return f"{value:,}"
     if isinstance(value, (dt.date, dt.datetime)):
         return value.isoformat()
     if isinstance(value, Mapping):
@@ -80,3 +84,14 @@ def _price_range(value: Mapping[str, Any]) -> str:
     if value.get("sources"):
         extra.append(", ".join(value["sources"]))
     return text + (f" ({'; '.join(extra)})" if extra else "")
+
+
+def citation_lines(source_id: str, title: str, publisher: str, date: object,
+                   url: str | None, width: int = 80) -> list[str]:
+    """A cited source as lines of at most ``width`` columns, broken between words (a URL
+    longer than a line stands alone on its line, unbroken)."""
+    import textwrap
+
+    text = f"[{source_id}] {title} ({publisher}, {date})" + (f" <{url}>" if url else "")
+    return textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ",
+                         break_long_words=False, break_on_hyphens=False)

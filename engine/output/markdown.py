@@ -2,24 +2,33 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
+
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
-from engine.output.summary import (
-    SCORE_LEGEND,
-    break_even_line,
+from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
     headers,
+    passed_over,
+    table_legend,
+    table_rows,
+    with_days,
+)
+from engine.output.summary import (
+    NO_RULE,
+    SCORE_LEGEND,
+    break_even_line,
     headline,
     memory_line,
     purchase_line,
     revision_note,
-    runner_up,
+    running_line,
     shown_axes,
-    table_rows,
+    standing,
     top_reasons,
-    with_days,
     work_line,
 )
 from engine.rules.load import Rulebook
@@ -31,46 +40,70 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|")
 
 
-def render_markdown(decision: Decision, book: Rulebook) -> str:
-    """The decision as a Markdown document."""
-    lines = [f"# {headline(decision)}", ""]
-    lines += [t for t in (purchase_line(decision), work_line(decision), memory_line(decision),
-                          break_even_line(decision)) if t]
-    lines += ["", "## Decisions", ""]
+def render_markdown(decision: Decision, book: Rulebook,
+                    platforms: Mapping[str, str] | None = None) -> str:
+    """The decision as a Markdown document (``platforms``: platform id → name)."""
+    lines = [f"# {_text(headline(decision))}", ""]
+    # one paragraph: each line is a sentence, joined by the renderer
+    lines += [_text(t) for t in (purchase_line(decision, platforms), running_line(decision),
+                                 work_line(decision), memory_line(decision),
+                                 break_even_line(decision)) if t]
+    lines += ["", "## Decisions", "", _text(SCORE_LEGEND), ""]
     for title, result in shown_axes(decision):
-        other = runner_up(result)
-        lines += [f"### {title}: {result.choice or '—'}" + (f" (next: {other})" if other
-                                                             else ""), ""]
+        lines += [f"### {title}: {result.choice or 'none'}", "",
+                  f"*{_text(standing(result)).capitalize()}.*", ""]
         revised = revision_note(result)
         if revised:
-            lines.append(f"- **{revised}**")
-        for sign, text, sources, rule in top_reasons(result):
-            lines.append(f"- ({_SIGN_WORD[sign]}) {text} *[{rule}; {', '.join(sources)}]*")
+            lines.append(f"- **{_text(revised)}**")
+        reasons = top_reasons(result)
+        for sign, text, sources, rule in reasons:
+            lines.append(f"- ({_SIGN_WORD[sign]}) {_text(text)} "
+                         f"*\\[{rule}; {', '.join(sources)}\\]*")
+        if not reasons and not revised:
+            lines.append(f"- {NO_RULE}")
         lines.append("")
-    rows = table_rows(decision)
-    if rows:
-        days = with_days(decision)
-        titles = headers(days)
-        lines += ["## Hardware", "", "Cost for your year's work; → marks the pick.", "",
-                  "| | " + " | ".join(titles) + " |",
-                  "|---|---|---|" + "---:|" * (len(titles) - 2)]
-        for mark, cand in rows:
-            lines.append(f"| {mark} | " + " | ".join(_cell(c) for c in cells(cand, days)) + " |")
-        lines.append("")
-        lines += [f"{t}" for t in (cheaper_line(decision), excluded_line(decision)) if t]
-        lines.append("")
+    lines += _hardware(decision)
     if decision.warnings:
         lines += ["## Warnings", ""]
-        lines += [f"- **{w.severity}**: {w.text} *[{w.id}; {w.rule}]*" for w in decision.warnings]
+        lines += [f"- **{w.severity}**: {_text(w.text)} *\\[{w.id}; {w.rule}\\]*"
+                  for w in decision.warnings]
         lines.append("")
     if decision.strategies:
         lines += ["## Strategies", ""]
-        lines += [f"- {s.text} *[{s.id}]*" for s in decision.strategies]
+        lines += [f"- {_text(s.text)} *\\[{s.id}\\]*" for s in decision.strategies]
         lines.append("")
     curves = curves_from(decision.estimates)
     if curves is not None:
         lines += ["## Owning vs renting", "", "```", *ascii_chart(curves), "```", ""]
-    lines += [f"*{SCORE_LEGEND}*", "",
-              f"*decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
+    lines += [f"*decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
               f"catalog {decision.catalog['hash'][:12]}*"]
     return "\n".join(lines) + "\n"
+
+
+def _hardware(decision: Decision) -> list[str]:
+    """The hardware table in rank order, its legend, and why the others were not taken."""
+    rows = table_rows(decision)
+    if not rows:
+        return []
+    days = with_days(decision)
+    titles = headers(days)
+    lines = ["## Hardware", "", "Best first; → marks the pick; costs are for your year's work.",
+             "", "| | " + " | ".join(titles) + " |",
+             "|---|---|---|---|" + "---:|" * (len(titles) - 3)]
+    for mark, cand in rows:
+        lines.append(f"| {mark} | " + " | ".join(_cell(c) for c in cells(cand, days)) + " |")
+    lines += ["", _text(table_legend(days, compact=False)), ""]
+    why = [*passed_over(decision), *filter(None, [cheaper_line(decision)])]
+    if why:
+        lines += ["Why not the others:", "", *(f"- {_text(t)}" for t in why), ""]
+    excluded = excluded_line(decision)
+    if excluded:
+        lines += [_text(excluded), ""]
+    return lines
+
+
+def _text(text: str) -> str:
+    """Prose as Markdown shows it literally: ``*``, ``_``, brackets and the like escaped, and
+    a line that would start a list, heading or quote kept a paragraph."""
+    escaped = re.sub(r"([\\`*_\[\]<>|])", r"\\\1", text)
+    return re.sub(r"^([-+#>]|\d+[.)])", r"\\\1", escaped)

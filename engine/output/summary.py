@@ -6,13 +6,16 @@ configuration on the other side), taken from the decision as the engine made it.
 
 from __future__ import annotations
 
-from engine.decide.decision import AxisDecision, Candidate
+from collections.abc import Mapping
+
+from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
               "marketplace": "a GPU marketplace"}
-SCORE_LEGEND = ("Scores: an option's score is the sum of the weights of the rules that prefer "
-                "it, minus those that avoid it; (next: option, score) is the runner-up.")
+SCORE_LEGEND = ("Each choice is the option with the highest score: the weights of the rules "
+                "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
+NO_RULE = "No rule preferred an option; first declared option."
 
 
 def axis_title(axis: str) -> str:
@@ -47,20 +50,6 @@ def config_name(c: Candidate) -> str:
     return f"{c.count}× {c.gpu_label}"
 
 
-def where(c: Candidate) -> str:
-    """``owned`` or ``lambda on-demand us``."""
-    if c.where == "local":
-        return "owned"
-    pricing = c.pricing if not c.reserved_months else f"reserved {c.reserved_months}mo"
-    return f"{c.provider_label} {pricing} {region(c.region)}"
-
-
-def region(regions: str | None) -> str:
-    """At most two region ids."""
-    parts = (regions or "").split(",")
-    return ",".join(parts[:2]) + ("…" if len(parts) > 2 else "")
-
-
 def headline(decision: Decision) -> str:
     """One line: what to do, on what, for how much."""
     choice = decision.hardware.choice
@@ -85,19 +74,47 @@ def headline(decision: Decision) -> str:
             f"~{usd(choice.cost.per_year_usd)} a year for your work")
 
 
-def purchase_line(decision: Decision) -> str | None:
-    """``cards $7,150 + platform $8,386 (professional workstation)`` for an owned pick."""
+def purchase_line(decision: Decision,
+                  platforms: Mapping[str, str] | None = None) -> str | None:
+    """``$4,480 up front = 1× RTX 4090 $2,500 + desktop for 1-2 GeForce cards $1,980.`` for an
+    owned pick (``platforms``: platform id → name; the id is shown without it)."""
     choice = decision.hardware.choice
     trace = decision.estimates["traces"].get("pick_purchase_usd")
     if choice is None or choice.where != "local" or not trace:
         return None
     i = trace["inputs"]
-    parts = [f"{i['cards']}× card at {usd(i['card_usd'])} = {usd(i['cards_usd'])}",
-             f"platform {usd(i['platform_usd'] * i['boxes'])}"
-             + (f" ({i['boxes']}×)" if i["boxes"] > 1 else "")]
+    cards = f"{i['cards']}× {choice.gpu_label} {usd(i['cards_usd'])}"
+    if i["cards"] > 1:
+        cards += f" ({usd(i['card_usd'])} each)"
+    boxes = f"{i['boxes']}× " if i["boxes"] > 1 else ""
+    parts = [cards, f"{boxes}{platform_name(i['platform'], platforms)} "
+                    f"{usd(i['platform_usd'] * i['boxes'])}"]
     if i.get("network_usd"):
-        parts.append(f"InfiniBand {usd(i['network_usd'])}")
-    return "Up front: " + " + ".join(parts) + "."
+        parts.append(f"InfiniBand between nodes {usd(i['network_usd'])}")
+    return f"{usd(trace['value'])} up front = " + " + ".join(parts) + "."
+
+
+def platform_name(platform_id: str, platforms: Mapping[str, str] | None) -> str:
+    """``desktop for 1-2 GeForce cards`` (the catalog's name, its first word lower case unless
+    it is an abbreviation), or ``platform ID`` without the catalog."""
+    name = (platforms or {}).get(platform_id)
+    if not name:
+        return f"platform {platform_id}"
+    first = name.split(" ", 1)[0]
+    return name if first[1:2].isupper() or first[:1].isdigit() else name[0].lower() + name[1:]
+
+
+def running_line(decision: Decision) -> str | None:
+    """What an owned pick's cost a year is made of: the fixed part and power for the work."""
+    choice = decision.hardware.choice
+    trace = decision.estimates["traces"].get("pick_cost_usd_year")
+    if choice is None or choice.where != "local" or not trace:
+        return None
+    i = trace["inputs"]
+    power = i["running_usd_per_hour"] * i["busy_hours_per_year"]
+    return (f"{usd(trace['value'])} a year = {usd(i['fixed_usd_per_year'])} write-off (less "
+            f"resale) and upkeep + {usd(power)} power for {hours(i['busy_hours_per_year'])} "
+            "busy hours.")
 
 
 def work_line(decision: Decision) -> str:
@@ -155,17 +172,6 @@ def break_even_line(decision: Decision) -> str | None:
             f"{work:,.0f}.")
 
 
-def cheaper_line(decision: Decision) -> str | None:
-    """Why the pick beat a configuration that costs less for the same work."""
-    cheaper = decision.hardware.cheaper
-    choice = decision.hardware.choice
-    if cheaper is None or choice is None:
-        return None
-    return (f"Why not {cheaper.label} ({usd(cheaper.per_year_usd)} a year, "
-            f"{usd(choice.cost.per_year_usd - cheaper.per_year_usd)} less): {cheaper.reason} "
-            f"[{cheaper.rule}]")
-
-
 def revision_note(axis: AxisDecision) -> str | None:
     """``revised from spot: …`` when no configuration offers what the rules chose."""
     if axis.revised_from is None:
@@ -173,11 +179,35 @@ def revision_note(axis: AxisDecision) -> str | None:
     return f"revised from {axis.revised_from}: {axis.revision}"
 
 
+def standing(axis: AxisDecision) -> str:
+    """How the choice stood against the other options, in words: its score and the next
+    best, a tie broken by the declared order, or the option the rules chose before a
+    revision."""
+    if axis.choice is None:
+        return "every option was ruled out"
+    if axis.revised_from is not None:
+        wanted = _option(axis, axis.revised_from)
+        at = f" at {wanted.score:g}" if wanted is not None else ""
+        return f"revised: the rules chose {axis.revised_from}{at}"
+    chosen = _option(axis, axis.choice)
+    score = chosen.score if chosen is not None else 0.0
+    rest = [r for r in axis.ranking if r.option != axis.choice and not r.excluded]
+    if not rest:
+        return f"score {score:g}; every other option was ruled out"
+    if rest[0].score == score:
+        return f"score {score:g}, tied with {rest[0].option}: first declared option"
+    return f"score {score:g}, ahead of {rest[0].option} at {rest[0].score:g}"
+
+
+def _option(axis: AxisDecision, option: str) -> OptionScore | None:
+    return next((r for r in axis.ranking if r.option == option), None)
+
+
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:
-    """(sign, text, sources, rule) for the chosen option's reasons, strongest first, then
-    why other options were ruled out (``✗ local: …``)."""
-    chosen = next((r for r in axis.ranking if r.option == (axis.revised_from or axis.choice)),
-                  None)
+    """(sign, text, sources, rule) for the chosen option's reasons, strongest first; then why
+    other options were ruled out (``✗ local: …``); and when the choice has no reason of its
+    own, what weighed the others down (``− hybrid: …``)."""
+    chosen = _option(axis, axis.revised_from or axis.choice or "")
     if chosen is None:
         return []
     reasons = sorted(chosen.reasons, key=lambda r: -r.weight)
@@ -186,73 +216,17 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
         sign = {"prefer": "+", "avoid": "−", "exclude": "✗"}[r.effect]
         out.append((sign, r.text, r.sources, r.rule))
     shown = {rule for *_, rule in out}
-    for option in axis.ranking:
-        if option is chosen or not option.excluded:
-            continue
-        for r in option.reasons:
-            if r.effect == "exclude" and r.rule not in shown:
-                shown.add(r.rule)
-                out.append(("✗", f"{option.option}: {r.text}", r.sources, r.rule))
+    effects = ["exclude", "avoid"] if not chosen.reasons else ["exclude"]
+    for effect in effects:
+        for option in axis.ranking:
+            if option is chosen or (effect == "exclude") != option.excluded:
+                continue
+            for r in option.reasons:
+                if r.effect == effect and r.rule not in shown:
+                    shown.add(r.rule)
+                    out.append(("✗" if effect == "exclude" else "−",
+                                f"{option.option}: {r.text}", r.sources, r.rule))
     return out
-
-
-def runner_up(axis: AxisDecision) -> str | None:
-    """``cloud, 3`` — the best option not chosen, with its score."""
-    rest = [r for r in axis.ranking if r.option != axis.choice and not r.excluded]
-    if not rest:
-        return None
-    return f"{rest[0].option}, {rest[0].score:g}"
-
-
-def table_rows(decision: Decision) -> list[tuple[str, Candidate]]:
-    """(mark, candidate) for the hardware table: the pick and its alternatives, by rank."""
-    hw = decision.hardware
-    if hw.choice is None:
-        return []
-    return [("→", hw.choice), *(("", c) for c in hw.alternatives)]
-
-
-def excluded_line(decision: Decision) -> str | None:
-    """How many configurations rules excluded, with the most common reason."""
-    hw = decision.hardware
-    if not hw.excluded:
-        return None
-    counts: dict[str, int] = {}
-    for x in hw.excluded:
-        counts[x.rule] = counts.get(x.rule, 0) + 1
-    rule = max(counts, key=lambda r: (counts[r], r))
-    example = next(x for x in hw.excluded if x.rule == rule)
-    return (f"{len(hw.excluded)} of {hw.considered} configurations excluded; {counts[rule]} by "
-            f"{rule}, e.g. {example.label}: {example.reason}")
-
-
-def with_days(decision: Decision) -> bool:
-    """Whether the table shows days per run (only when the work is given in runs)."""
-    return any(c.days_per_run is not None for _, c in table_rows(decision))
-
-
-def headers(days: bool, *, compact: bool = False) -> list[str]:
-    """The hardware table's column titles (``compact``: short ones for an 80-column
-    terminal, explained by :data:`TABLE_LEGEND`)."""
-    if compact:
-        return ["configuration", "where", "$/h", "h/yr", *(["days"] if days else []), "buy",
-                "$/yr"]
-    return ["configuration", "where", "$/GPU-h", "busy h/yr", *(["days/run"] if days else []),
-            "up front", "per year"]
-
-
-TABLE_LEGEND = ("$/h: price per GPU-hour; h/yr: hours a year the configuration is busy with "
-                "your work; days: per training run; buy: up front; $/yr: cost a year for your "
-                "work, all in")
-
-
-def cells(c: Candidate, days: bool, *, compact: bool = False) -> list[str]:
-    """The table cells of one candidate."""
-    run = ["—" if c.days_per_run is None else "<0.1" if c.days_per_run < 0.05
-           else f"{c.days_per_run:,.1f}"] if days else []
-    return [config_name(c), short_where(c) if compact else where(c),
-            f"{c.usd_per_gpu_hour:.2f}", hours(c.busy_hours_per_year), *run,
-            usd(c.cost.upfront_usd), usd(c.cost.per_year_usd)]
 
 
 def run_length(days: float) -> str:
@@ -261,15 +235,3 @@ def run_length(days: float) -> str:
         return f"{days:,.1f} days"
     hours_ = days * 24
     return "under an hour" if hours_ < 1 else f"{hours_:,.0f} hour{'s' if hours_ >= 1.5 else ''}"
-
-
-def short_where(c: Candidate) -> str:
-    """``RunPod on-dem. us+2``, ``AWS resv 12mo us``, ``owned``."""
-    if c.where == "local":
-        return "owned"
-    pricing = {"on-demand": "on-dem."}.get(c.pricing, c.pricing)
-    if c.reserved_months:
-        pricing = f"resv {c.reserved_months}mo"
-    parts = (c.region or "").split(",")
-    more = f"+{len(parts) - 1}" if len(parts) > 1 else ""
-    return f"{c.provider_label} {pricing} {parts[0]}{more}".strip()

@@ -61,10 +61,25 @@ def print_clean(*renderables: Any) -> None:
 
 
 def fmt_gib(value: float) -> str:
-    """``12.3 GiB``."""
+    """``1,139.0 GiB``: computed memory, one decimal, thousands grouped."""
     return f"{value:,.1f} GiB"
 
 
+def fmt_gib_range(low: float, high: float) -> str:
+    """``1,059.3–1,218.7 GiB``: both ends like :func:`fmt_gib`, the unit once."""
+    return f"{low:,.1f}–{high:,.1f} GiB"
+
+
 def fmt_usd(value: float) -> str:
-    """``$1,234``."""
-    return f"${value:,.0f}"
+    """``$1,234`` (no cents from $100 up), ``$4.37`` below."""
+    return f"${value:,.0f}" if abs(value) >= 100 else f"${value:,.2f}"
+
+
+def fmt_count(value: float) -> str:
+    """``2,048``, ``0.4``: whole numbers grouped, a decimal only below ten."""
+    return f"{value:,.0f}" if abs(value) >= 10 or value == int(value) else f"{value:.1f}"
+
+
+def words(text: str) -> str:
+    """``optimizer step`` from ``optimizer_step``: an identifier as a person reads it."""
+    return text.replace("_", " ")

@@ -7,27 +7,33 @@ plain text wrapped at 80 columns, with hanging indents so reasons stay readable.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
-from engine.output.summary import (
-    SCORE_LEGEND,
-    TABLE_LEGEND,
-    break_even_line,
+from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
     headers,
+    passed_over,
+    table_legend,
+    table_rows,
+    with_days,
+)
+from engine.output.summary import (
+    NO_RULE,
+    SCORE_LEGEND,
+    break_even_line,
     headline,
     memory_line,
     purchase_line,
     revision_note,
-    runner_up,
+    running_line,
     shown_axes,
-    table_rows,
+    standing,
     top_reasons,
-    with_days,
     work_line,
 )
 from engine.output.table import console
@@ -45,11 +51,13 @@ def _grid() -> Any:
     return grid
 
 
-def render_text(decision: Decision, book: Rulebook) -> None:
-    """Print the decision for a person at a terminal (plain text when piped)."""
+def render_text(decision: Decision, book: Rulebook,
+                platforms: Mapping[str, str] | None = None) -> None:
+    """Print the decision for a person at a terminal (plain text when piped); ``platforms``
+    (platform id → name, from the catalog) names what holds an owned pick's cards."""
     out = console()
     with out.capture() as captured:
-        _render(out, decision)
+        _render(out, decision, platforms)
     lines = [line.rstrip() for line in captured.get().splitlines()]
     sys.stdout.write("\n".join(lines) + "\n")
     sys.stdout.flush()
@@ -62,12 +70,13 @@ def _line(out: Any, text: str | None, style: str = "") -> None:
         out.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
 
 
-def _render(out: Any, decision: Decision) -> None:
+def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -> None:
     _line(out, headline(decision), "bold")
-    for text in (purchase_line(decision), work_line(decision), memory_line(decision),
-                 break_even_line(decision)):
+    for text in (purchase_line(decision, platforms), running_line(decision),
+                 work_line(decision), memory_line(decision), break_even_line(decision)):
         _line(out, text)
     out.print()
+    _line(out, SCORE_LEGEND, "dim")
     _decisions(out, decision)
     _hardware(out, decision)
     _notes(out, decision)
@@ -76,7 +85,6 @@ def _render(out: Any, decision: Decision) -> None:
         out.print("[bold]Owning vs renting[/bold] (cost a year by the year's work)")
         for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
             _line(out, line)
-    _line(out, SCORE_LEGEND, "dim")
     _line(out, f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
                f"catalog {decision.catalog['hash'][:12]}", "dim")
 
@@ -85,9 +93,8 @@ def _decisions(out: Any, decision: Decision) -> None:
     from rich.markup import escape
 
     for title, result in shown_axes(decision):
-        other = runner_up(result)
-        tail = f"  [dim](next: {escape(other)})[/dim]" if other else ""
-        out.print(f"[bold]{title}: {escape(result.choice or '—')}[/bold]{tail}")
+        out.print(f"[bold]{title}: {escape(result.choice or 'none')}[/bold]  "
+                  f"[dim]({escape(standing(result))})[/dim]")
         grid = _grid()
         revised = revision_note(result)
         if revised:
@@ -98,7 +105,7 @@ def _decisions(out: Any, decision: Decision) -> None:
             grid.add_row(f" {sign}", f"{escape(prefix + text)} [dim]\\[{rule}; "
                                      f"{escape(', '.join(sources))}][/dim]")
         if not reasons and not revised:
-            grid.add_row(" ·", "No rule preferred an option: the first in the declared order.")
+            grid.add_row(" ·", NO_RULE)
         out.print(grid)
 
 
@@ -111,19 +118,25 @@ def _hardware(out: Any, decision: Decision) -> None:
     if not rows:
         return
     days = with_days(decision)
-    table = Table(title="Hardware (cost for your year's work; → the pick)", box=box.SIMPLE_HEAD,
-                  title_justify="left", title_style="bold", pad_edge=False, show_edge=False,
-                  padding=(0, 1, 0, 0))
+    table = Table(title="Hardware, best first (→ the pick; costs for your year's work)",
+                  box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
+                  pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     table.add_column("", no_wrap=True)
     for i, col in enumerate(headers(days, compact=True)):
-        table.add_column(col, justify="left" if i < 2 else "right", overflow="fold",
-                         no_wrap=i != 1)
+        # only the offer may wrap (between provider and pricing), never inside a word
+        table.add_column(col, justify="left" if i < 3 else "right", no_wrap=i != 1)
     for mark, cand in rows:
         table.add_row(mark, *(escape(c) for c in cells(cand, days, compact=True)))
     out.print(table)
-    _line(out, TABLE_LEGEND, "dim")
-    for text in (cheaper_line(decision), excluded_line(decision)):
-        _line(out, text, "dim")
+    _line(out, table_legend(days), "dim")
+    why = [*passed_over(decision), *filter(None, [cheaper_line(decision)])]
+    if why:
+        out.print("[bold]Why not the others[/bold]")
+        grid = _grid()
+        for text in why:
+            grid.add_row(" ·", escape(text))
+        out.print(grid)
+    _line(out, excluded_line(decision), "dim")
 
 
 def _notes(out: Any, decision: Decision) -> None:

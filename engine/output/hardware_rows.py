@@ -1,0 +1,147 @@
+"""The hardware table every human-readable format shows: the pick and its alternatives in
+the engine's rank order, their cells and legend, and why the others were not taken."""
+
+from __future__ import annotations
+
+from engine.decide.decision import Candidate
+from engine.decide.engine import Decision
+from engine.output.summary import axis_title, config_name, hours, usd
+
+
+def cheaper_line(decision: Decision) -> str | None:
+    """Why the pick beat a configuration that costs less for the same work (the engine's
+    reason, from the decision)."""
+    cheaper = decision.hardware.cheaper
+    choice = decision.hardware.choice
+    if cheaper is None or choice is None:
+        return None
+    return (f"{cheaper.label} ({usd(cheaper.per_year_usd)} a year, "
+            f"{usd(choice.cost.per_year_usd - cheaper.per_year_usd)} less): {cheaper.reason} "
+            f"[{cheaper.rule}]")
+
+
+def rank_key(c: Candidate) -> tuple[float, float, float, str]:
+    """The engine's rank of a configuration (decide/sides.py ``Scored.sort_key``): best
+    score, then lowest cost for the year's work, lowest up-front cost, id."""
+    return (-c.score, c.cost.per_year_usd, c.cost.upfront_usd, c.id)
+
+
+def table_rows(decision: Decision) -> list[tuple[str, Candidate]]:
+    """(mark, candidate) for the hardware table: the pick (``→``) and its alternatives, in
+    rank order."""
+    hw = decision.hardware
+    if hw.choice is None:
+        return []
+    rows = sorted([hw.choice, *hw.alternatives], key=rank_key)
+    return [("→" if c is hw.choice else "", c) for c in rows]
+
+
+def passed_over(decision: Decision) -> list[str]:
+    """Why each configuration ranked above the pick was not taken: it is not on the side,
+    cloud kind or pricing decided above (the cheaper row is left to :func:`cheaper_line`)."""
+    cheaper = decision.hardware.cheaper
+    out = []
+    for mark, c in table_rows(decision):
+        if mark:
+            break
+        if cheaper is not None and c.id == cheaper.id:
+            continue  # said by cheaper_line, with the engine's reason
+        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c)}.")
+    return out
+
+
+def _decided_otherwise(decision: Decision, c: Candidate) -> str:
+    """The first decision the configuration goes against (deployment, cloud kind, pricing)."""
+    pick = decision.hardware.choice
+    axes = decision.decisions
+    checks = (("deployment", pick is not None and c.where != pick.where, "owned" if
+               c.where == "local" else "rented"),
+              ("cloud_kind", c.where == "cloud", c.provider_kind),
+              ("pricing", c.where == "cloud", c.pricing))
+    for axis, applies, option in checks:
+        decided = axes[axis].choice if axis in axes else None
+        if applies and decided is not None and (axis == "deployment" or option != decided):
+            return f"{axis_title(axis).lower()} is {decided}, this one is {option}"
+    return "not on the side the decisions point to"
+
+
+def row_label(c: Candidate) -> str:
+    """``2× H100 SXM, Vast.ai on-demand`` or ``1× RTX 4090, owned``."""
+    return f"{config_name(c)}, {offer(c)}"
+
+
+def excluded_line(decision: Decision) -> str | None:
+    """How many configurations rules excluded, with the most common reason."""
+    hw = decision.hardware
+    if not hw.excluded:
+        return None
+    counts: dict[str, int] = {}
+    for x in hw.excluded:
+        counts[x.rule] = counts.get(x.rule, 0) + 1
+    rule = max(counts, key=lambda r: (counts[r], r))
+    example = next(x for x in hw.excluded if x.rule == rule)
+    return (f"{len(hw.excluded)} of {hw.considered} configurations excluded; {counts[rule]} by "
+            f"{rule}, e.g. {example.label}: {example.reason}")
+
+
+def with_days(decision: Decision) -> bool:
+    """Whether the table shows days per run (only when the work is given in runs)."""
+    return any(c.days_per_run is not None for _, c in table_rows(decision))
+
+
+def headers(days: bool, *, compact: bool = False) -> list[str]:
+    """The hardware table's column titles (``compact``: short ones for an 80-column
+    terminal, explained by :func:`table_legend`)."""
+    if compact:
+        return ["configuration", "offer", "region", "$ per\nGPU-h",
+                "days\na run" if days else "busy\nh/yr", "up\nfront", "cost\na year"]
+    return ["configuration", "offer", "region", "$/GPU-hour", "busy hours a year",
+            *(["days per run"] if days else []), "up front", "cost a year"]
+
+
+def table_legend(days: bool, *, compact: bool = True) -> str:
+    """What the hardware table's columns mean (``compact``: the short titles)."""
+    price, busy, run, cost = (("$ per GPU-h", "busy h/yr", "days a run", "cost a year")
+                              if compact else ("$/GPU-hour", "busy hours a year",
+                                               "days per run", "cost a year"))
+    work = (f"{run}: how long one training run takes" if days else
+            f"{busy}: hours a year it is busy with your work")
+    return (f"{price}: price per GPU-hour (owned: power); {work}; {cost}: your year's "
+            "work, all in (owned: write-off less resale, upkeep and power).")
+
+
+def cells(c: Candidate, days: bool, *, compact: bool = False) -> list[str]:
+    """The table cells of one candidate."""
+    run = [run_days(c.days_per_run)] if days else []
+    busy = [] if compact and days else [hours(c.busy_hours_per_year)]
+    return [config_name(c), offer(c), region_text(c, compact=compact),
+            f"{c.usd_per_gpu_hour:.2f}", *busy, *run, usd(c.cost.upfront_usd),
+            usd(c.cost.per_year_usd)]
+
+
+def run_days(days: float | None) -> str:
+    """``2.3``, ``<0.1`` or ``n/a`` (days per run)."""
+    if days is None:
+        return "n/a"
+    return "<0.1" if days < 0.05 else f"{days:,.1f}"
+
+
+def offer(c: Candidate) -> str:
+    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``owned``."""
+    if c.where == "local":
+        return "owned"
+    pricing = f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
+    return f"{c.provider_label} {pricing}"
+
+
+def region_text(c: Candidate, *, compact: bool = False) -> str:
+    """The offer's regions: ``us, eu, uk``; compact ``us,eu +1``; owned ``on site``."""
+    if c.where == "local":
+        return "on site"
+    parts = (c.region or "").split(",")
+    if not parts[0]:
+        return "any"
+    if not compact:
+        return ", ".join(parts)
+    more = f" +{len(parts) - 2}" if len(parts) > 2 else ""
+    return ",".join(parts[:2]) + more

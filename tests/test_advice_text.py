@@ -1,0 +1,236 @@
+"""Text output that reads like advice (issue 18.2): the hardware table in rank order with the
+pick marked, offer, region, $/GPU-hour, days a run or busy hours, and cost for the work; why
+the others were not taken; every axis with a reason; scores in words with a legend; the
+purchase broken into cards and platform; and a chart target refused before anything runs."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from engine.cli import cli
+from engine.decide.decision import AxisDecision, OptionScore
+from engine.decide.engine import Decision, load_engine
+from engine.output.hardware_rows import rank_key
+from engine.output.summary import NO_RULE, SCORE_LEGEND, standing, top_reasons
+from engine.output.text import render_text
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = REPO / "examples"
+SCENARIOS = REPO / "tests" / "scenarios"
+LOCAL = EXAMPLES / "startup-7b-continuous.yaml"       # buys one RTX 4090
+CLOUD = EXAMPLES / "research-70b-intermittent.yaml"   # rents, work in runs
+AWS = EXAMPLES / "enterprise-aws.json"                # a cheaper row beaten
+AXIS_HEAD = re.compile(r"^(Approach|Method|Deployment|Cloud kind|Pricing|Sharing): (\S+)  \(")
+
+
+def run(answers: Path, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(answers),
+                                      *args])
+    assert result.exit_code == 0, result.stderr
+    return result.stdout
+
+
+def data(answers: Path) -> dict[str, Any]:
+    return json.loads(run(answers, "--format", "json"))  # type: ignore[no-any-return]
+
+
+def scenario_answers(tmp_path: Path, name: str) -> Path:
+    """The answers of a scenario file as an answers file of their own."""
+    answers = yaml.safe_load((SCENARIOS / f"{name}.yaml").read_text(encoding="utf-8"))["answers"]
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(answers), encoding="utf-8")
+    return path
+
+
+def table(out: str) -> list[str]:
+    """The hardware table's rows (the lines after its rule, up to its legend)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("─")) + 1
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("$ per GPU-h:"))
+    return lines[start:end]
+
+
+# --- the hardware table -----------------------------------------------------------------------
+
+def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() -> None:
+    out = run(CLOUD)
+    head = out[out.index("Hardware, best first"):].splitlines()[:4]
+    assert head[0] == "Hardware, best first (→ the pick; costs for your year's work)"
+    assert head[1].split() == ["$", "per", "days", "up", "cost"]
+    assert head[2].split() == ["configuration", "offer", "region", "GPU-h", "a", "run",
+                               "front", "a", "year"]
+    assert table(out)[0] == ("→  8× B200          CoreWeave spot       us,eu +1   4.26    0.2"
+                             "       $0  $1,153")
+    assert table(out)[-1] == ("   3× RTX PRO 6000  owned                on site    0.11    2.3"
+                              "  $34,186  $8,911")
+    assert ("$ per GPU-h: price per GPU-hour (owned: power); days a run: how long one "
+            "training run takes;") in " ".join(out.split())
+    assert all(len(line) <= 80 for line in out.splitlines())
+
+
+def test_work_in_hours_shows_busy_hours_instead_of_days() -> None:
+    out = run(LOCAL)
+    assert "busy" in out[out.index("Hardware, best first"):].splitlines()[1]
+    assert table(out)[0] == ("→  1× RTX 4090       owned                on site    0.12  6,000"
+                             "  $4,480  $2,035")
+    assert "busy h/yr: hours a year it is busy with your work" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("name", ["08-quad-4090-box", "05-high-volume-api",
+                                  "29-aws-reserved-steady"])
+def test_rows_are_in_rank_order_with_the_pick_marked(tmp_path: Path, name: str) -> None:
+    """The pick is not always the best-ranked row: it stands where the engine ranks it."""
+    answers = scenario_answers(tmp_path, name)
+    hw = data(answers)["hardware"]
+    ranked = sorted([hw["choice"], *hw["alternatives"]], key=lambda c: (
+        -c["score"], c["cost"]["per_year_usd"], c["cost"]["upfront_usd"], c["id"]))
+    rows = table(run(answers))
+    shown = [row for row in rows if re.match(r"^(→ | {2}) \d+× ", row)]
+    assert len(shown) == len(ranked)
+    for row, cand in zip(shown, ranked, strict=True):
+        assert row[3:].startswith(f"{cand['count']}× {cand['gpu_label']} "), (row, cand["id"])
+        assert row.startswith("→") == (cand["id"] == hw["choice"]["id"])
+        assert f"${cand['cost']['per_year_usd']:,.0f}" in row
+
+
+def test_rank_key_is_the_engines_order() -> None:
+    """The output's order is the engine's: the alternatives come out of it already sorted."""
+    engine = load_engine()
+    from engine.answers.model import load_answers
+
+    decision = engine.recommend(load_answers(CLOUD, (), engine.catalog))
+    alternatives = decision.hardware.alternatives
+    assert alternatives == sorted(alternatives, key=rank_key)
+
+
+# --- why not the others, fallbacks -----------------------------------------------------------
+
+def test_why_the_pick_beat_a_cheaper_row_is_printed() -> None:
+    out = run(AWS)
+    cheaper = data(AWS)["hardware"]["cheaper"]
+    assert cheaper is not None
+    joined = " ".join(out.split())
+    assert "Why not the others · 1× RTX 4090, RunPod CC on-demand ($193 a year, $138 less): " \
+           "cloud kind is hyperscaler: You already run on aws" in joined
+    assert f"[{cheaper['rule']}]" in joined
+
+
+def test_rows_ranked_above_the_pick_say_which_decision_they_go_against(tmp_path: Path) -> None:
+    out = run(scenario_answers(tmp_path, "08-quad-4090-box"))
+    joined = " ".join(out.split())
+    assert "· 1× L40S, RunPod CC on-demand (ranked higher): deployment is local, this one is " \
+           "rented." in joined
+    assert "· 8× B200, CoreWeave spot (ranked higher): deployment is local, this one is " \
+           "rented." in joined
+
+
+def test_a_pricing_fallback_is_printed_with_its_reason(tmp_path: Path) -> None:
+    answers = scenario_answers(tmp_path, "06-low-volume-api")
+    pricing = data(answers)["decisions"]["pricing"]
+    assert (pricing["revised_from"], pricing["choice"]) == ("spot", "on-demand")
+    lines = run(answers).splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("Pricing: "))
+    assert lines[head] == "Pricing: on-demand  (revised: the rules chose spot at 4)"
+    assert " ".join(" ".join(lines[head + 1:head + 3]).split()) == (
+        "! revised from spot: no offer on a marketplace cloud that holds this job lists a "
+        "spot price: on-demand")
+
+
+# --- axes: a reason each, scores in words ----------------------------------------------------
+
+@pytest.mark.parametrize("answers", sorted(EXAMPLES.iterdir()), ids=lambda p: p.name)
+def test_every_axis_shows_a_reason_and_no_bare_hint(answers: Path) -> None:
+    out = run(answers)
+    assert "(next:" not in out
+    lines = out.splitlines()
+    assert " ".join(out.split()).count(SCORE_LEGEND) == 1
+    heads = [i for i, line in enumerate(lines) if AXIS_HEAD.match(line)]
+    assert len(heads) >= 4
+    for i in heads:
+        assert re.match(r"^ [+−✗!·] ", lines[i + 1]), lines[i:i + 2]
+
+
+def test_scores_in_words() -> None:
+    lines = run(LOCAL).splitlines()
+    assert "Deployment: local  (score 8, ahead of cloud at 0)" in lines
+    assert "Sharing: dedicated  (score 1, ahead of fractional at 0)" in lines
+
+
+def _axis(scores: dict[str, float], excluded: tuple[str, ...] = ()) -> AxisDecision:
+    ranking = [OptionScore(option=o, score=s, excluded=o in excluded, reasons=[])
+               for o, s in scores.items()]
+    return AxisDecision(choice=next(o for o in scores if o not in excluded), ranking=ranking)
+
+
+def test_standing_words() -> None:
+    assert standing(_axis({"a": 2, "b": 0})) == "score 2, ahead of b at 0"
+    assert standing(_axis({"a": 0, "b": 0})) == "score 0, tied with b: first declared option"
+    assert standing(_axis({"b": 0, "a": 0}, excluded=("a",))) == (
+        "score 0; every other option was ruled out")
+
+
+def test_an_axis_decided_by_declared_order_only_says_so(capsys: pytest.CaptureFixture[str]
+                                                        ) -> None:
+    engine = load_engine()
+    from engine.answers.model import load_answers
+
+    decision = engine.recommend(load_answers(LOCAL, (), engine.catalog))
+    bare = _axis({"dedicated": 0, "fractional": 0})
+    assert top_reasons(bare) == []
+    changed = Decision.model_validate({**decision.model_dump(), "decisions": {
+        **decision.decisions, "sharing": bare}})
+    render_text(changed, engine.rulebook)
+    lines = capsys.readouterr().out.splitlines()
+    head = lines.index("Sharing: dedicated  (score 0, tied with fractional: first declared "
+                       "option)")
+    assert lines[head + 1] == f" · {NO_RULE}"
+    assert NO_RULE == "No rule preferred an option; first declared option."
+
+
+# --- what buying costs -------------------------------------------------------------------------
+
+def test_the_purchase_is_cards_plus_platform() -> None:
+    decision = data(LOCAL)
+    i = decision["estimates"]["traces"]["pick_purchase_usd"]["inputs"]
+    assert (i["cards"], i["platform"]) == (1, "consumer-box-2")
+    lines = run(LOCAL).splitlines()
+    assert lines[1] == (f"${i['cards_usd'] + i['platform_usd']:,.0f} up front = 1× RTX 4090 "
+                        f"${i['cards_usd']:,.0f} + desktop for 1-2 GeForce cards "
+                        f"${i['platform_usd']:,.0f}.")
+    assert " ".join(" ".join(lines[2:4]).split()).startswith(
+        "$2,035 a year = $1,301 write-off (less resale) and upkeep + $734 power for 6,000 busy "
+        "hours.")
+
+
+def test_several_cards_are_priced_each(tmp_path: Path) -> None:
+    out = " ".join(run(scenario_answers(tmp_path, "08-quad-4090-box")).split())
+    assert "$3,580 up front = 2× RTX 3090 $1,600 ($800 each) + desktop for 1-2 GeForce cards " \
+           "$1,980." in out
+
+
+def test_renting_shows_no_purchase_line() -> None:
+    assert " up front = " not in run(CLOUD)
+
+
+# --- as a subprocess ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_the_advice_as_a_subprocess() -> None:
+    done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers", str(LOCAL),
+                           "--no-audit"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].endswith("+ desktop for 1-2 GeForce cards $1,980.")
+    assert "Hardware, best first (→ the pick; costs for your year's work)" in lines
+    assert "Deployment: local  (score 8, ahead of cloud at 0)" in lines
+    assert all(len(line) <= 80 for line in lines)
