@@ -32,6 +32,7 @@ COMMANDS = {
     "rules": "engine.cli.rules_cmd:rules",
     "audit": "engine.cli.audit_cmd:audit",
     "batch": "engine.cli.batch_cmd:batch",
+    "import": "engine.cli.import_cmd:import_",
 }
 
 
