@@ -32,8 +32,6 @@ class Keys:
     def __init__(self, data: Mapping[str, Any], path: str) -> None:
         self.data = data
         self.path = path
-        self.used: dict[str, str] = {}
-        """Preset field → the config key it was read from (to name it in errors)."""
 
     def error(self, key: str, message: str) -> InputError:
         """A refusal of ``key``."""
@@ -96,7 +94,6 @@ class Moe:
     shared_gate: bool = False
     """A hidden → 1 gate on the shared expert (Qwen2-MoE)."""
     layer_step: int = 1
-    first_moe_layer: int = 0
 
 
 def _mixtral(keys: Keys, layers: int) -> Moe:
@@ -135,8 +132,7 @@ def _deepseek(keys: Keys, layers: int) -> Moe:
     moe_layers = max(0, (layers - 1) // step - (first - 1) // step)  # multiples of step >= first
     return Moe(experts=keys.whole("n_routed_experts"), active=_active(keys, "n_routed_experts"),
                expert_ffn=width, moe_layers=moe_layers,
-               shared_ffn=keys.whole_or("n_shared_experts", 0, low=0) * width, layer_step=step,
-               first_moe_layer=first)
+               shared_ffn=keys.whole_or("n_shared_experts", 0, low=0) * width, layer_step=step)
 
 
 # ---------------------------------------------------------------- families
