@@ -4,6 +4,7 @@ file, line and key), the answers read with where each came from, and the answers
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -24,9 +25,9 @@ SHOWN_CHARS = 60
 
 def shown(value: Any) -> str:
     """A value from the config as the report quotes it: short, one line, no control codes."""
-    text = value if isinstance(value, str) else yaml.safe_dump(value, default_flow_style=True,
-                                                              width=1_000_000).strip()
-    text = text.removesuffix("\n...").replace("\r", "\\r").replace("\n", "\\n")
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                           default=str)
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
     return printable(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
@@ -161,14 +162,15 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
     if name is None:
         raise answering.settings.error(key, "required key is missing (the model to train); "
                                             "or give --model")
-    found = name if name in answering.catalog.models else catalog_model_named(
-        name, answering.catalog)
+    local = is_config_reference(name) and Path(name).expanduser().exists()
+    found = name if name in answering.catalog.models else None if local else (
+        catalog_model_named(name, answering.catalog))
     if found is not None:
         why = f"{key} {shown(name)}" + ("" if found == name else
                                          ", the catalog preset of that name")
         answering.put("model", found, why, key=key)
         return
-    if not is_config_reference(name) or not Path(name).expanduser().exists():
+    if not local:
         why = f"{key} {shown(name)}, no catalog preset: its config.json from the Hub"
     else:
         why = f"{key} {shown(name)}: its config.json"
