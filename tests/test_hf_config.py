@@ -408,3 +408,24 @@ def test_a_refused_config_records_nothing(runner: CliRunner, tmp_path: Path,
     bad.write_text(json.dumps(_llama(hidden_size=...)))
     error_line(run(runner, "recommend", "--set", f"model={bad}"))
     assert not isolated_audit_store.exists()
+
+
+# ------------------------------------------------------------------ the answers schema
+@pytest.mark.parametrize(("model", "valid"), [
+    ("llama-3.1-8b", True),
+    ("tests/fixtures/hf/llama-3.1-8b/config.json", True),
+    ("./my-model", True),
+    ("meta-llama/Llama-3.1-8B", True),
+    (None, True),
+    ("llama-9-9000b", False),
+])
+def test_the_answers_schema_takes_a_config_as_the_model(catalog: Catalog, model: str | None,
+                                                        valid: bool) -> None:
+    """Editors checking an answers file against schemas/answers.schema.json accept what
+    the loader accepts."""
+    from jsonschema import Draft202012Validator
+
+    from engine.tools.schema import schemas
+
+    validator = Draft202012Validator(schemas(catalog)["answers"])
+    assert validator.is_valid({"model": model}) is valid

@@ -26,16 +26,26 @@ HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{
 HUB_INSTALL = "pip install huggingface_hub"
 
 
+CONFIG_REFERENCE = r"[/\\]|\.[Jj][Ss][Oo][Nn]$"
+"""A model answer that names a config: it has a slash or ends in ``.json`` (a regular
+expression JSON Schema can use too)."""
+
+
 def is_config_reference(text: str) -> bool:
     """Whether a model answer names a config rather than a catalog id."""
-    return "/" in text or "\\" in text or text.lower().endswith(".json")
+    return re.search(CONFIG_REFERENCE, text) is not None
 
 
 def load_model_config(reference: str) -> ModelPreset:
     """The preset a config describes, named by ``reference`` (the text the user gave)."""
     path = locate_config(reference)
-    data = parse_json(read_text(path), path=str(path))
-    return preset_from_config(data, path=str(path), name=reference)
+    # errors name the file as the user wrote it (``./x.json``, not ``x.json``)
+    shown = reference if path == Path(reference).expanduser() else str(path)
+    try:
+        text = read_text(path)
+    except InputError as exc:
+        raise InputError(exc.message, path=shown) from None
+    return preset_from_config(parse_json(text, path=shown), path=shown, name=reference)
 
 
 def config_problem(reference: str) -> str | None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from engine.answers.hf_config import CONFIG_REFERENCE
 from engine.catalog.load import Catalog, _PriceFile, load_catalog
 from engine.catalog.models import (
     CloudFile,
@@ -248,6 +249,9 @@ def _answer(question: Question, catalog: Catalog) -> Schema:
     elif kind in ("gpu", "model"):
         ids = catalog.gpus if kind == "gpu" else catalog.models
         schema = {"type": "string", "enum": sorted(ids)}
+        if kind == "model":  # or a Hugging Face config.json, a folder holding one, a Hub id
+            schema = {"type": "string",
+                      "anyOf": [{"enum": sorted(ids)}, {"pattern": CONFIG_REFERENCE}]}
     else:
         schema = {"type": "string"}
     if question.nullable:
