@@ -303,15 +303,19 @@ BAD_CONFIGS: dict[str, tuple[Any, str]] = {
     "list": ([1, 2], "expected a JSON object of model settings, got list"),
     "no-model-type": (_llama(model_type=...), "model_type: required key is missing; is this "
                                               "a Hugging Face model config.json?"),
-    "unknown-model-type": (_llama(model_type="gpt2"), "model_type: 'gpt2' is not a model type "
+    "unknown-model-type": (_llama(model_type="gpt2"), "model_type: gpt2 is not a model type "
                            "this tool reads; it reads deepseek_v2, deepseek_v3, gemma, gemma2, "
-                           "gemma3_text, llama, mistral, mixtral, phi3, qwen2, qwen2_moe, "
-                           "qwen3, qwen3_moe"),
+                           "gemma3 (text_config), gemma3_text, llama, mistral, mixtral, phi3, "
+                           "qwen2, qwen2_moe, qwen3, qwen3_moe"),
+    "list-model-type": (_llama(model_type=["llama"]), 'model_type: ["llama"] is not a model '
+                        "type this tool reads; it reads deepseek_v2, deepseek_v3, gemma, "
+                        "gemma2, gemma3 (text_config), gemma3_text, llama, mistral, mixtral, "
+                        "phi3, qwen2, qwen2_moe, qwen3, qwen3_moe"),
     "no-hidden-size": (_llama(hidden_size=...), "hidden_size: required key is missing"),
     "bool-layers": (_llama(num_hidden_layers=True),
-                    "num_hidden_layers: expected a whole number, got bool True"),
+                    "num_hidden_layers: expected a whole number, got bool true"),
     "text-vocab": (_llama(vocab_size="128256"),
-                   "vocab_size: expected a whole number, got str '128256'"),
+                   "vocab_size: expected a whole number, got str 128256"),
     "zero-layers": (_llama(num_hidden_layers=0), "num_hidden_layers: expected a whole number "
                                                  "from 1 to 10,000,000, got 0"),
     "huge-width": (_llama(hidden_size=10**300), "hidden_size: expected a whole number from 1 "
@@ -323,7 +327,7 @@ BAD_CONFIGS: dict[str, tuple[Any, str]] = {
     "kv-heads": (_llama(num_key_value_heads=5),
                  "num_key_value_heads: num_attention_heads must be a multiple of it"),
     "tied-text": (_llama(tie_word_embeddings="no"),
-                  "tie_word_embeddings: expected true or false, got 'no'"),
+                  "tie_word_embeddings: expected true or false, got no"),
     "top-k": ({**json.loads(config("mixtral-8x7b").read_text()), "num_experts_per_tok": 9},
               "num_experts_per_tok: 9 is more than num_local_experts"),
     "gemma3-without-text-config": ({"model_type": "gemma3"}, "text_config: required key is "

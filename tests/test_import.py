@@ -256,6 +256,9 @@ def test_an_unknown_hub_model_offline_is_one_line_with_a_way_out(
         "config.json")
     answers, report = imported(runner, "trl", path, "--model", "qwen2.5-0.5b")
     assert answers["model"] == "qwen2.5-0.5b" and "read model: qwen2.5-0.5b (--model)" in report
+    assert error_line(run(runner, "import", "trl", str(path), "--model", "qwen2.5-0.6b")) == (
+        "error: --model: unknown model 'qwen2.5-0.6b'; did you mean 'qwen2.5-0.5b'?; see "
+        "`gpu-advisor catalog list models`")
 
 
 # ------------------------------------------------------------------ what could not be read

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from engine.answers.quoted import shown
 from engine.catalog.models import ModelPreset
 from engine.errors import InputError
 from engine.files.yamlio import type_name
@@ -55,7 +56,8 @@ class Keys:
         if value is None:
             return None
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(key, f"expected a whole number, got {type_name(value)} {value!r}")
+            raise self.error(key, f"expected a whole number, got {type_name(value)} "
+                                  f"{shown(value)}")
         if not low <= value <= MAX_DIMENSION:
             raise self.error(key, f"expected a whole number from {low} to {MAX_DIMENSION:,}, "
                                   f"got {value:,}")
@@ -67,7 +69,7 @@ class Keys:
         if value is None:
             return default
         if not isinstance(value, bool):
-            raise self.error(key, f"expected true or false, got {value!r}")
+            raise self.error(key, f"expected true or false, got {shown(value)}")
         return value
 
     def layer_list(self, key: str) -> list[int]:
@@ -174,7 +176,7 @@ tower is not counted)."""
 def family_of(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], str, Family]:
     """The decoder's config (unwrapped from a multimodal one), its model_type and family."""
     model_type = data.get("model_type")
-    if model_type in WRAPPERS:
+    if isinstance(model_type, str) and model_type in WRAPPERS:
         inner = data.get(WRAPPERS[model_type])
         if not isinstance(inner, Mapping):
             raise InputError("required key is missing (the text decoder's config)",
@@ -185,8 +187,9 @@ def family_of(data: Mapping[str, Any], path: str) -> tuple[Mapping[str, Any], st
                          path=path, field="model_type")
     family = FAMILIES.get(model_type) if isinstance(model_type, str) else None
     if family is None:
-        raise InputError(f"{model_type!r} is not a model type this tool reads; it reads "
-                         f"{', '.join(sorted(FAMILIES))}", path=path, field="model_type")
+        known = sorted([*FAMILIES, *(f"{name} ({key})" for name, key in WRAPPERS.items())])
+        raise InputError(f"{shown(model_type)} is not a model type this tool reads; it reads "
+                         f"{', '.join(known)}", path=path, field="model_type")
     return data, model_type, family
 
 

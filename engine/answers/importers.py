@@ -13,7 +13,8 @@ import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from engine.answers.training_config import Answering, Imported, Settings, put_model, shown
+from engine.answers.quoted import shown
+from engine.answers.training_config import Answering, Imported, Settings, put_model
 from engine.catalog.load import Catalog
 from engine.errors import InputError
 from engine.files.jsonio import load_data_file

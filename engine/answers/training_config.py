@@ -4,7 +4,6 @@ file, line and key), the answers read with where each came from, and the answers
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,20 +14,10 @@ import yaml
 
 from engine.answers.hf_config import is_config_reference
 from engine.answers.model import check_values, validate_answers
+from engine.answers.quoted import shown
 from engine.catalog.load import Catalog
 from engine.errors import AnswerError, InputError
 from engine.files.yamlio import line_of, printable, type_name
-
-SHOWN_CHARS = 60
-"""Values quoted from the config are cut to this length in the report."""
-
-
-def shown(value: Any) -> str:
-    """A value from the config as the report quotes it: short, one line, no control codes."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
-                                                           default=str)
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
-    return printable(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")
 
 
 class Settings:
@@ -156,7 +145,10 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
     """The model: ``--model`` if given, else the config's ``key`` as a catalog id, the
     catalog preset its Hub name denotes, a local config.json, or a Hub id."""
     if override is not None:
-        answering.put("model", override, "--model")
+        try:
+            answering.put("model", override, "--model")
+        except AnswerError as exc:
+            raise InputError(exc.message, field="--model") from None
         return
     name = answering.settings.text(key)
     if name is None:
