@@ -14,7 +14,6 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from engine.answers.hf_shape import preset_from_config
 from engine.catalog.models import ModelPreset
 from engine.errors import InputError
 from engine.files.jsonio import parse_json
@@ -38,6 +37,8 @@ def is_config_reference(text: str) -> bool:
 
 def load_model_config(reference: str) -> ModelPreset:
     """The preset a config describes, named by ``reference`` (the text the user gave)."""
+    from engine.answers.hf_shape import preset_from_config  # only when a config is named
+
     path = locate_config(reference)
     # errors name the file as the user wrote it (``./x.json``, not ``x.json``)
     shown = reference if path == Path(reference).expanduser() else str(path)
