@@ -8,9 +8,13 @@ id. Reading is bounded like every other input file (size, nesting, regular files
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import logging
 import re
 import stat
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +93,26 @@ def hub_config(repo_id: str) -> Path:
     """``config.json`` of a Hub model, from the Hugging Face cache or downloaded into it."""
     hub = _hub_module(repo_id)
     try:
-        return Path(hub.hf_hub_download(repo_id=repo_id, filename=CONFIG_NAME))
+        with _quiet_hub():
+            return Path(hub.hf_hub_download(repo_id=repo_id, filename=CONFIG_NAME))
     except Exception as exc:  # offline, gated, missing, HTTP errors: each is one line
         raise InputError(f"not a local file or folder, and its {CONFIG_NAME} could not be "
                          f"fetched from the Hugging Face Hub ({_reason(exc)}); download it "
                          "and give its path", path=repo_id) from None
+
+
+@contextlib.contextmanager
+def _quiet_hub() -> Iterator[None]:
+    """No retry notices or warnings from huggingface_hub: a failure is our one line."""
+    logger = logging.getLogger("huggingface_hub")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def _hub_module(repo_id: str) -> Any:
