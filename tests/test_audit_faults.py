@@ -119,6 +119,7 @@ def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:
 
 
 # -- kill -9 mid-transaction ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, template: Path,
                                             processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"
@@ -169,6 +170,7 @@ def _assert_full_disk_refused(db: Path, before: int, done: subprocess.CompletedP
     assert verified(db) == before
 
 
+@pytest.mark.slow
 def test_full_disk_by_file_size_limit(tmp_path: Path, engine: Engine) -> None:
     db = tmp_path / "audit.sqlite3"
     fill(db, engine, 2)
@@ -192,6 +194,7 @@ def mounted(*args: str) -> Iterator[None]:
         subprocess.run(["umount", "-l", args[-1]], capture_output=True, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
 def test_full_disk_on_a_tiny_tmpfs(tmp_path: Path, engine: Engine) -> None:
     disk = tmp_path / "disk"
@@ -314,6 +317,7 @@ def _python_for_nobody() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root, to read as another user")
 def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engine) -> None:
@@ -329,9 +333,11 @@ def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engi
         base.chmod(0o755)
         package = base / "src" / "engine"
         package.mkdir(parents=True)
-        for name in ("__init__.py", "errors.py", "audit.py", "audit_key.py", "audit_sqlite.py"):
+        for name in ("__init__.py", "errors.py", "audit/__init__.py", "audit/store.py",
+                     "audit/key.py", "audit/sqlite.py"):
+            (package / name).parent.mkdir(exist_ok=True)
             shutil.copyfile(ROOT / "engine" / name, package / name)
-        for path in (base / "src", package, *package.iterdir()):
+        for path in (base / "src", *(base / "src").rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)
         db = store / "audit.sqlite3"
         store.mkdir()
@@ -427,6 +433,7 @@ def _assert_readable(runner: CliRunner, db: Path, count: int) -> None:
 
 
 # -- concurrent writers --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
                                                                 engine: Engine) -> None:
     db = tmp_path / "audit.sqlite3"
@@ -462,6 +469,7 @@ def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
         assert mine == sorted(mine)
 
 
+@pytest.mark.slow
 def test_four_processes_25_appends_each(tmp_path: Path, template: Path,
                                         processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"
