@@ -209,9 +209,36 @@ def test_recommend_on_a_config_decides_as_on_its_preset(runner: CliRunner, folde
     answers = tmp_path / "answers.yaml"
     answers.write_text(f"model: {path}\ntraining_tokens_b: 0.5\nruns_per_year: 12\n")
     by_file = _decision(runner, "--answers", str(answers))
+    by_flag = _decision(runner, *work, "--model", path)
     assert path in by_set
     assert by_set.replace(json.dumps(path)[1:-1], model_id) == by_id
-    assert by_file == by_set
+    assert by_file == by_set == by_flag
+
+
+def test_model_flag_replaces_the_files_model(runner: CliRunner, tmp_path: Path) -> None:
+    """`--model` names the model in place of the file's, even one given as a size."""
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("model_params_b: 70\ntraining_tokens_b: 0.5\nruns_per_year: 12\n")
+    path = str(config("llama-3.1-8b"))
+    by_flag = _decision(runner, "--answers", str(answers), "--model", path)
+    by_id = _decision(runner, "--answers", str(answers), "--model", "llama-3.1-8b")
+    assert by_flag.replace(json.dumps(path)[1:-1], "llama-3.1-8b") == by_id
+
+
+def test_model_flag_with_set_model_is_refused(runner: CliRunner) -> None:
+    line = error_line(run(runner, "recommend", "--no-audit", "--set", "model=qwen3-8b",
+                          "--model", str(config("llama-3.1-8b")))).replace("see cli ", "see ")
+    assert line == ("error: Invalid value for '--set': --model names the model; do not also "
+                    "give --set model= or --set model_params_b= (see recommend --help)")
+
+
+def test_model_flag_names_itself_for_a_missing_config(runner: CliRunner,
+                                                      tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere" / "config.json"
+    line = error_line(run(runner, "recommend", "--no-audit", "--model", str(missing)))
+    line = line.replace("see cli ", "see ")
+    assert line == (f"error: Invalid value for '--model': {missing}: file not found (see "
+                    "recommend --help)")
 
 
 # ------------------------------------------------------------------ the Hub
@@ -282,6 +309,15 @@ def test_a_hub_id_in_a_real_process_offline() -> None:
     assert proc.stderr.count("\n") == 1
     assert proc.stderr.startswith("error: --model: meta-llama/Llama-3.1-8B: not a local file "
                                   "or folder")
+
+
+def test_recommend_model_flag_in_a_real_process(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", "--model", str(HF / "qwen2.5-7b"),
+         "--set", "training_tokens_b=0.5", "--no-audit", "--format", "json"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["answers"]["model"] == str(HF / "qwen2.5-7b")
 
 
 def test_a_config_path_in_a_real_process() -> None:

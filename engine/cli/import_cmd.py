@@ -13,7 +13,7 @@ import click
 from engine.answers.importers import TOOLS, import_config
 from engine.answers.training_config import answers_text
 from engine.catalog.load import load_catalog
-from engine.cli.options import catalog_options
+from engine.cli.options import catalog_options, model_reference_option
 from engine.errors import InputError
 
 
@@ -23,9 +23,7 @@ from engine.errors import InputError
 @click.option("--out", "out_path", type=click.Path(path_type=Path), default=None,
               metavar="FILE", help="Write the answers file here (default: print it).")
 @click.option("--force", is_flag=True, help="Replace an existing --out file.")
-@click.option("--model", "model", default=None, metavar="ID|PATH",
-              help="The model instead of the config's: a catalog id, a config.json (or its "
-                   "folder) or a Hub id.")
+@model_reference_option("model", more_help=" Replaces the config's model.")
 @catalog_options
 def import_(tool: str, config_path: Path, out_path: Path | None, force: bool,
             model: str | None, catalog_dir: Path | None, prices: Path | None) -> None:
