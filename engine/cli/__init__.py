@@ -45,6 +45,8 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
               "preserved."),
     "import": ("engine.cli.import_cmd:import_",
                "Turn an axolotl, LLaMA-Factory or TRL training config into an answers file."),
+    "paths": ("engine.cli.paths_cmd:paths",
+              "List the files gpu-advisor keeps between runs and whether each exists."),
 }
 COMMANDS = {name: target for name, (target, _summary) in SUBCOMMANDS.items()}
 """Each subcommand's ``module:attribute``."""
