@@ -107,7 +107,7 @@ def test_a_change_the_probe_rules_out_decides_as_the_base(engine: Engine) -> Non
     base = {axis: d.choice for axis, d in probe.base.decisions.items()}
     ruled_out = [t for t in wi._trials(engine, answers, probe.base.facts)
                  if probe.same_choices(t.answers)]
-    assert {t.answer for t in ruled_out} >= {"competitive_moat", "proprietary_data"}
+    assert {t.answer for t in ruled_out} >= {"competitive_moat", "specialised_domain"}
     for trial in ruled_out:
         decision: Decision = engine.recommend(trial.answers, decision_id="check")
         assert {axis: d.choice for axis, d in decision.decisions.items()} == base, trial
