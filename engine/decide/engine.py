@@ -95,7 +95,7 @@ class RequestProbe:
     """
 
     candidate_inputs: tuple[Any, ...]
-    """The sizing, the request facts candidate rules read, the decisions made before them."""
+    """The sizing, the request facts candidate rules read, the choices after phase 1."""
     cloud_side: tuple[Any, ...]
     """Every axis' choice and ranking after phase 2 (what the cloud side is resolved by)."""
     outcome: tuple[Any, ...]
@@ -214,8 +214,9 @@ class Engine:
         sizing = size(run.facts, answers, self.catalog,
                       method_sized(axes["approach"].choice, axes["method"].choice))
         values = run.values
+        # every phase-1 choice: those the candidate rules read among them
         inputs = (sizing, {name: values.get(name) for name in self.compiled.candidate_copies},
-                  {axis: axes[axis].choice for axis in DECIDED_BEFORE_CANDIDATES})
+                  {name: axis.choice for name, axis in axes.items()})
         run.facts.values.update(held)
         self._phase(run, 2)
         cloud_side = _outcome(self._decide(run))

@@ -16,7 +16,7 @@ from engine.answers.model import Answers, validate_answers
 from engine.catalog.models import Question
 from engine.decide.engine import Decision, Engine, RequestProbe
 from engine.errors import InputError
-from engine.facts.spec import DECIDED_BEFORE_CANDIDATES, DERIVED, registry
+from engine.facts.spec import DERIVED, registry
 from engine.rules.conditions import FactRef, leaves
 
 _EPS = 1e-6
@@ -130,7 +130,7 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
     for trial in _trials(engine, answers, probe.base.facts):
         if len(best) == len(choices):
             break
-        if probe.rules_out(trial.answers, [axis for axis in choices if axis not in best]):
+        if probe.same_choices(trial.answers):
             continue
         decision = probe.full(trial.answer, trial.value, trial.answers)
         for axis in choices:
@@ -195,18 +195,7 @@ class Probe:
         # owning or renting closed: the decision dropped break-even facts phase 3 read
         self.exact = deployment is None or not any(
             o.excluded and o.option in ("local", "cloud") for o in deployment.ranking)
-        self.before_candidates = _decided_before_candidates(engine)
         self._full: dict[tuple[str, str], Decision] = {}
-
-    def rules_out(self, trial: Answers, axes: Iterable[str]) -> bool:
-        """Whether the full recommendation of ``trial`` is sure to make the base's choice on
-        every one of ``axes`` (see :meth:`same_choices`; an axis only phase-1 rules decide,
-        before any candidate, is the quick probe's choice)."""
-        quick = self.engine.request_probe(trial, self.held)
-        if self._same_course(quick):
-            return True
-        return all(axis in self.before_candidates
-                   and quick.choices[axis] == self.quick_base.choices[axis] for axis in axes)
 
     def same_choices(self, trial: Answers) -> bool:
         """Whether the full recommendation of ``trial`` is sure to make every base choice:
@@ -243,14 +232,6 @@ class Probe:
             return self.quick_flips(trial, flip.axis)
         choice = self.full(flip.answer, value_as, trial).decisions[flip.axis].choice
         return choice is not None and choice != flip.before
-
-
-def _decided_before_candidates(engine: Engine) -> frozenset[str]:
-    """The axes decided before the candidates exist that no later rule weighs."""
-    later = {effect.body.decision for rule in engine.rulebook.rules
-             if rule.match == "request" and rule.phase > 1 for effect in rule.model.then
-             if effect.kind in ("prefer", "avoid", "exclude")}
-    return frozenset(DECIDED_BEFORE_CANDIDATES) - later
 
 
 def _refine(probe: Probe, flip: Flip) -> Flip:
