@@ -101,6 +101,8 @@ CASES: dict[str, Expect] = {
                                        _ANS, 2),
     "answers-unknown-gpu.yaml": Expect("planned_gpu: unknown gpu 'h900-ultra'", _ANS, 1),
     "answers-unknown-model.yaml": Expect("model: unknown model 'llama-9-9000b'", _ANS, 1),
+    "answers-model-config-missing.yaml": Expect(
+        "model: ./no-such-folder/config.json: file not found", _ANS, 1),
     "answers-model-and-params.yaml": Expect("not both", _ANS, 2),
     "answers-region-without-regions.yaml": Expect("allowed_regions: data_residency is region",
                                                   _ANS),

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from engine.answers.hf_config import config_problem, is_config_reference
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError
@@ -88,6 +89,10 @@ def _check_text(question: Question, value: Any, catalog: Catalog, fail: Fail) ->
     if found := CONTROL_CHARACTERS.search(value):  # from --set, a prompt or a batch line
         raise fail(f"control character U+{ord(found[0]):04X} is not allowed")
     index: Mapping[str, Any] = {"gpu": catalog.gpus, "model": catalog.models}.get(kind, {})
+    if kind == "model" and value not in index and is_config_reference(value):
+        if (problem := config_problem(value)) is not None:
+            raise fail(problem)
+        return value
     if kind != "text" and value not in index:
         raise fail(f"unknown {kind} '{value}'{did_you_mean(value, index)}; see "
                    f"`gpu-advisor catalog list {kind}s`")

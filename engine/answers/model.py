@@ -23,6 +23,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from engine.answers.check import AnswerOrigin, check_answer, parse_text
 from engine.answers.cross import first_problem
+from engine.answers.hf_config import CONFIG_REFERENCE
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, CatalogError, InputError
@@ -176,6 +177,8 @@ def _annotation(question: QuestionSpec) -> Any:
     annotation: Any
     if kind in ("choice", "gpu", "model") and values:
         annotation = Literal[values]
+        if kind == "model":  # or a Hugging Face config.json, a folder holding one, a Hub id
+            annotation = annotation | Annotated[str, Field(pattern=CONFIG_REFERENCE)]
     elif kind == "tristate":
         annotation = Literal["auto", True, False]
     elif kind == "list":

@@ -18,17 +18,34 @@ from engine import __version__
 from engine.errors import EngineError
 
 # Subcommands are imported only when used, so that `gpu-advisor recommend` never pays for
-# the questionnaire, plotting or audit modules (name → "module:attribute").
-COMMANDS = {
-    "ask": "engine.cli.ask_cmd:ask",
-    "recommend": "engine.cli.recommend_cmd:recommend",
-    "whatif": "engine.cli.whatif_cmd:whatif",
-    "estimate": "engine.cli.estimate:estimate",
-    "catalog": "engine.cli.catalog_cmd:catalog",
-    "rules": "engine.cli.rules_cmd:rules",
-    "audit": "engine.cli.audit_cmd:audit",
-    "batch": "engine.cli.batch_cmd:batch",
+# the questionnaire, plotting or audit modules, and `gpu-advisor --help` imports none of them:
+# name → ("module:attribute", the one-line help --help lists; tests keep it the command's own).
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "ask": ("engine.cli.ask_cmd:ask",
+            "Answer a few questions (arrow keys on a terminal), get the recommendation."),
+    "recommend": ("engine.cli.recommend_cmd:recommend",
+                  "Recommend GPUs for a team's answers: choices, hardware, warnings, "
+                  "strategies."),
+    "whatif": ("engine.cli.whatif_cmd:whatif",
+               "For each decision, the smallest single answer change that would flip it."),
+    "estimate": ("engine.cli.estimate:estimate",
+                 "The calculators alone: memory and training compute/cost."),
+    "catalog": ("engine.cli.catalog_cmd:catalog",
+                "Browse the catalog: GPUs, cloud offers, models."),
+    "rules": ("engine.cli.rules_cmd:rules",
+              "Check, test, diff and explain the rules (for rule authors)."),
+    "audit": ("engine.cli.audit_cmd:audit",
+              "Inspect, replay and verify recorded recommendations."),
+    "batch": ("engine.cli.batch_cmd:batch",
+              "Evaluate many answers (one JSON object per line) into OUT.jsonl, order "
+              "preserved."),
+    "import": ("engine.cli.import_cmd:import_",
+               "Turn an axolotl, LLaMA-Factory or TRL training config into an answers file."),
+    "paths": ("engine.cli.paths_cmd:paths",
+              "List the files gpu-advisor keeps between runs and whether each exists."),
 }
+COMMANDS = {name: target for name, (target, _summary) in SUBCOMMANDS.items()}
+"""Each subcommand's ``module:attribute``."""
 
 
 class AdvisorGroup(click.Group):
@@ -44,6 +61,18 @@ class AdvisorGroup(click.Group):
         module_name, attribute = target.split(":")
         command: click.Command = getattr(importlib.import_module(module_name), attribute)
         return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their one-line help, as click lists them, from
+        :data:`SUBCOMMANDS` (no subcommand module is imported)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = [(name, click.Command(name, help=SUBCOMMANDS[name][1]).get_short_help_str(limit))
+                for name in names]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     @staticmethod
     def _available(name: str) -> bool:

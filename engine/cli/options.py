@@ -113,22 +113,65 @@ def model_options(func: F) -> F:
         "--params-b", type=finite_float(0.001, 5000), default=None, metavar="N",
         help="Model size in billions of parameters (shape from the nearest catalog model).",
     )(func)
-    return click.option(
-        "--model", "model_id", default=None, metavar="ID", help="A catalog model id.",
-    )(func)
+    return model_reference_option()(func)
 
 
-def answers_options(*, required: bool = False,
+def model_reference_option(name: str = "model_id", *, more_help: str = "",
+                           **settings: Any) -> Callable[[F], F]:
+    """``--model ID|PATH``: a catalog id, a model's config.json (or its folder) or a Hub id,
+    given to the command as ``name``."""
+    def decorate(func: F) -> F:
+        return click.option("--model", name, default=None, metavar="ID|PATH",
+                            help=MODEL_REFERENCE_HELP + more_help, **settings)(func)
+    return decorate
+
+
+MODEL_REFERENCE_HELP = ("A catalog model id, a Hugging Face config.json (or a folder holding "
+                        "one), or a Hub id such as meta-llama/Llama-3.1-8B (needs "
+                        "huggingface_hub and a network once; then cached).")
+
+
+def answers_options(*, required: bool = False, model: bool = False,
                     answers_help: str = "Answers file (YAML or JSON); see examples/.",
                     set_help: str = "Override one answer (repeatable); wins over the file."
                     ) -> Callable[[F], F]:
-    """``--answers FILE`` and ``--set KEY=VALUE`` (repeatable)."""
+    """``--answers FILE`` and ``--set KEY=VALUE`` (repeatable); with ``model``, also
+    ``--model ID|PATH``, which the command receives as the overrides ``model=ID|PATH`` and
+    ``model_params_b=null`` (it names the model in place of the file's)."""
     def decorate(func: F) -> F:
+        if model:
+            func = model_reference_option(
+                "model_reference", more_help=" Replaces the file's model.", expose_value=False,
+                is_eager=True, callback=_model_override)(func)
         func = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-                            help=set_help)(func)
+                            help=set_help, callback=_with_model_override)(func)
         return click.option("--answers", "answers_path", type=_path, default=None,
                             required=required, metavar="FILE", help=answers_help)(func)
     return decorate
+
+
+def _model_override(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    """Kept for ``--set`` (eager: read before it, wherever it stands on the line); a config
+    that cannot be read is refused here, naming ``--model``."""
+    if value is None:
+        return
+    from engine.answers.hf_config import config_problem, is_config_reference
+
+    if is_config_reference(value) and (problem := config_problem(value)) is not None:
+        raise click.BadParameter(problem, ctx, param)
+    ctx.meta["gpu_advisor.model"] = value
+
+
+def _with_model_override(ctx: click.Context, param: click.Parameter,
+                         overrides: tuple[str, ...]) -> tuple[str, ...]:
+    """``--model`` first, as the overrides it stands for (``--set model=`` with it is refused)."""
+    reference = ctx.meta.get("gpu_advisor.model")
+    if reference is None:
+        return overrides
+    if any(item.strip().startswith(("model=", "model_params_b=")) for item in overrides):
+        raise click.BadParameter("--model names the model; do not also give --set model= "
+                                 "or --set model_params_b=", ctx, param)
+    return (f"model={reference}", "model_params_b=null", *overrides)
 
 
 def chart_option(func: F) -> F:

@@ -22,7 +22,7 @@ from engine.decide.engine import load_engine
 
 
 @click.command()
-@answers_options()
+@answers_options(model=True)
 @rules_option
 @catalog_options
 @audit_options

@@ -27,7 +27,7 @@ def _value(value: object) -> str:
 
 
 @click.command()
-@answers_options(required=True)
+@answers_options(required=True, model=True)
 @rules_option
 @catalog_options
 @format_option("text", "json")

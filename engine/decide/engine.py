@@ -84,6 +84,26 @@ class Evaluation:
     candidate_facts: list[dict[str, Any]]
 
 
+@dataclass(frozen=True)
+class RequestProbe:
+    """What :meth:`Engine.request_probe` finds for some answers.
+
+    Two answers with equal ``candidate_inputs`` get the same candidates, scored alike; with
+    the same ``cloud_side`` too, the same cloud and owned configurations are weighed, so the
+    deployment facts are the same; with the same ``outcome`` as well, the recommendation
+    makes the same choices.
+    """
+
+    candidate_inputs: tuple[Any, ...]
+    """The sizing, the request facts candidate rules read, the choices after phase 1."""
+    cloud_side: tuple[Any, ...]
+    """Every axis' choice and ranking after phase 2 (what the cloud side is resolved by)."""
+    outcome: tuple[Any, ...]
+    """Every axis' choice and ranking once the request rules of every phase have run."""
+    choices: dict[str, str | None]
+    """Every axis' choice then."""
+
+
 @dataclass
 class _Run:
     """One request on its way through the phases."""
@@ -183,6 +203,28 @@ class Engine:
         )
         return Evaluation(decision, values, [c.facts for c in candidates])
 
+    def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
+        """What the request rules of every phase decide for ``answers`` with the facts made
+        from the candidates (summary and deployment facts) ``held`` at given values, and what
+        the candidates would be built and scored from: no candidate is built, nothing is
+        picked or revised. What-if's quick probe (see :class:`RequestProbe`)."""
+        run = _Run(answers, build_facts(answers, self.catalog), {}, [])
+        self._phase(run, 1)
+        axes = self._decide(run)
+        sizing = size(run.facts, answers, self.catalog,
+                      method_sized(axes["approach"].choice, axes["method"].choice))
+        values = run.values
+        # every phase-1 choice: those the candidate rules read among them
+        inputs = (sizing, {name: values.get(name) for name in self.compiled.candidate_copies},
+                  {name: axis.choice for name, axis in axes.items()})
+        run.facts.values.update(held)
+        self._phase(run, 2)
+        cloud_side = _outcome(self._decide(run))
+        self._phase(run, 3)
+        axes = self._decide(run)
+        return RequestProbe(inputs, cloud_side, _outcome(axes),
+                            {name: axis.choice for name, axis in axes.items()})
+
     def _phase(self, run: _Run, phase: int) -> None:
         """Run the request rules of one phase, layer by layer, feeding each the facts the
         layers before it set."""
@@ -241,6 +283,13 @@ class Engine:
             # durable_fact() already made every value a representable scalar
             fired.extend(self.evaluator.run(ruleset, facts, checked=True))
         return fired
+
+
+def _outcome(axes: Mapping[str, AxisDecision]) -> tuple[Any, ...]:
+    """Each axis' choice, open options in rank order and excluded options."""
+    return tuple((name, axis.choice, tuple(_ranked(axis)),
+                  frozenset(o.option for o in axis.ranking if o.excluded))
+                 for name, axis in sorted(axes.items()))
 
 
 def _request_only(fired: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -43,7 +43,7 @@ def shape_from_flags(catalog: Catalog, model_id: str | None, params_b: float | N
         try:
             return resolve_shape(catalog, model=model_id, params_b=None)
         except InputError as exc:
-            raise InputError(exc.message, field="--model") from None
+            raise InputError(str(exc) if exc.path else exc.message, field="--model") from None
     return resolve_shape(catalog, model=None, params_b=params_b)
 
 

@@ -6,6 +6,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.answers.hf_config import is_config_reference, load_model_config
 from engine.catalog.load import Catalog
 from engine.catalog.models import ModelPreset
 
@@ -97,7 +98,9 @@ def shape_for_params(params_b: float, catalog: Catalog) -> Shape:
 
 
 def resolve_shape(catalog: Catalog, *, model: str | None, params_b: float | None) -> Shape:
-    """The shape for a model id, or for a bare parameter count."""
+    """The shape for a model id or a model's config.json, or for a bare parameter count."""
+    if model is not None and model not in catalog.models and is_config_reference(model):
+        return shape_of_preset(load_model_config(model)).model_copy(update={"label": model})
     if model is not None:
         return shape_of_preset(catalog.model(model))
     if params_b is None:

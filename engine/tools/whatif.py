@@ -14,9 +14,9 @@ from typing import Any
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.models import Question
-from engine.decide.engine import Decision, Engine
+from engine.decide.engine import Decision, Engine, RequestProbe
 from engine.errors import InputError
-from engine.facts.spec import DERIVED
+from engine.facts.spec import DERIVED, registry
 from engine.rules.conditions import FactRef, leaves
 
 _EPS = 1e-6
@@ -117,60 +117,142 @@ def _alternatives(question: Question, current: Any) -> list[Any]:
 
 
 def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
-    """The base decision and, per axis, the smallest flipping change (if any)."""
-    base = engine.recommend(answers, decision_id="whatif")
-    choices = {axis: d.choice for axis, d in base.decisions.items()}
-    current_data = answers.model_dump(mode="json")
+    """The base decision and, per axis, the smallest flipping change (if any).
+
+    Changes are tried nearest first. Each is probed on the request rules alone
+    (:class:`Probe`); the full recommendation runs only for a change the probe cannot rule
+    out, and only a flip a full recommendation shows is reported. The first change that
+    flips an axis is the smallest: once every axis has one, the rest are not tried.
+    """
+    probe = Probe(engine, answers)
+    choices = {axis: d.choice for axis, d in probe.base.decisions.items()}
     best: dict[str, Flip] = {}
+    for trial in _trials(engine, answers, probe.base.facts):
+        if len(best) == len(choices):
+            break
+        if probe.same_choices(trial.answers):
+            continue
+        decision = probe.full(trial.answer, trial.value, trial.answers)
+        for axis in choices:
+            after = decision.decisions[axis].choice
+            if axis not in best and after != choices[axis]:
+                best[axis] = Flip(axis, choices[axis], after, trial.answer, _plain(trial.value),
+                                  trial.current, trial.distance)
+    flips = [_refine(probe, best[a]) for a in choices if a in best]
+    return probe.base, flips
+
+
+@dataclass(frozen=True)
+class _Trial:
+    """One answer changed to one value, and how far that is from the current value."""
+
+    answer: str
+    value: Any
+    current: Any
+    distance: float
+    answers: Answers
+
+
+def _trials(engine: Engine, answers: Answers, facts: dict[str, Any]) -> list[_Trial]:
+    """Every valid single change, nearest first (ties: by answer, then questionnaire order)."""
+    current_data = answers.model_dump(mode="json")
+    found: list[tuple[float, str, int, _Trial]] = []
     for question in engine.catalog.questions:
         current = current_data.get(question.id)
-        for value, distance in _candidates(engine, question, current, base.facts):
+        shown = current if current is not None else _current(question.id, facts)
+        for value, distance in _candidates(engine, question, current, facts):
             trial = _with(engine, answers, question.id, value)
-            if trial is None:
-                continue
-            if current is None:
-                current = _current(question.id, base.facts)
-            decision = engine.recommend(trial, decision_id="whatif")
-            for axis, before in choices.items():
-                after = decision.decisions[axis].choice
-                if after == before:
-                    continue
-                flip = Flip(axis, before, after, question.id, _plain(value), current, distance)
-                known = best.get(axis)
-                if known is None or (flip.distance, flip.answer) < (known.distance, known.answer):
-                    best[axis] = flip
-    flips = [_refine(engine, answers, best[a]) for a in choices if a in best]
-    return base, flips
+            if trial is not None:
+                found.append((distance, question.id, len(found),
+                              _Trial(question.id, value, shown, distance, trial)))
+    return [entry[-1] for entry in sorted(found, key=lambda e: e[:3])]
 
 
-def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
+CANDIDATE_PHASES = ("summary", "deployment")
+"""The facts made from the candidates, which the quick probe holds at the base's values."""
+
+
+class Probe:
+    """The answers' full decision, and quick probes of changed answers against it.
+
+    The quick probe (:meth:`Engine.request_probe`) runs the request rules of every phase on
+    the changed answers' facts, the facts made from the candidates held at the base
+    decision's values. Where the changed answers give the candidates the same inputs and the
+    rules the same rankings, the full recommendation makes the base's choices
+    (:meth:`same_choices`); elsewhere the quick probe only guides, and full recommendations
+    (each made once) decide.
+    """
+
+    def __init__(self, engine: Engine, answers: Answers) -> None:
+        self.engine = engine
+        self.answers = answers
+        self.base = engine.recommend(answers, decision_id="whatif")
+        specs = registry(engine.catalog, engine.rulebook.decisions)
+        self.held = {name: value for name, value in self.base.facts.items()
+                     if name in specs and specs[name].phase in CANDIDATE_PHASES}
+        self.quick_base = engine.request_probe(answers, self.held)
+        deployment = self.base.decisions.get("deployment")
+        # owning or renting closed: the decision dropped break-even facts phase 3 read
+        self.exact = deployment is None or not any(
+            o.excluded and o.option in ("local", "cloud") for o in deployment.ranking)
+        self._full: dict[tuple[str, str], Decision] = {}
+
+    def same_choices(self, trial: Answers) -> bool:
+        """Whether the full recommendation of ``trial`` is sure to make every base choice:
+        its candidates get the same inputs and the rules rank alike after phase 2 and at the
+        end."""
+        return self._same_course(self.engine.request_probe(trial, self.held))
+
+    def _same_course(self, quick: RequestProbe) -> bool:
+        base = self.quick_base
+        return self.exact and (quick.candidate_inputs, quick.cloud_side, quick.outcome) == (
+            base.candidate_inputs, base.cloud_side, base.outcome)
+
+    def quick_flips(self, trial: Answers, axis: str) -> bool:
+        """Whether the quick probe sees ``axis``' choice change."""
+        quick = self.engine.request_probe(trial, self.held)
+        return quick.choices[axis] != self.quick_base.choices[axis]
+
+    def full(self, answer: str, value: Any, trial: Answers) -> Decision:
+        """The full recommendation of ``trial`` (``answer`` changed to ``value``)."""
+        key = (answer, repr(_plain(value)))
+        if key not in self._full:
+            self._full[key] = self.engine.recommend(trial, decision_id="whatif")
+        return self._full[key]
+
+    def flips(self, flip: Flip, value: float, *, quick: bool = False) -> bool:
+        """Whether ``flip.answer`` at ``value`` changes ``flip.axis``' choice: by the full
+        recommendation, or the quick probe's view of it."""
+        question = self.engine.catalog.question(flip.answer)
+        value_as: Any = int(value) if question.type == "int" else value
+        trial = _with(self.engine, self.answers, flip.answer, value_as)
+        if trial is None:
+            return False
+        if quick:
+            return self.quick_flips(trial, flip.axis)
+        choice = self.full(flip.answer, value_as, trial).decisions[flip.axis].choice
+        return choice is not None and choice != flip.before
+
+
+def _refine(probe: Probe, flip: Flip) -> Flip:
     """Bisect a numeric flip down to the value closest to the current one that still flips.
 
     Probes sit on rule thresholds, but a number can also act through derived facts (memory,
-    cost), so the first flipping probe is narrowed to the actual flip point.
+    cost), so the first flipping probe is narrowed to the actual flip point. Where the quick
+    probe sees the flip, the bisection runs on it, and full recommendations check the two
+    values it ends between (the same steps then lead there); else on full recommendations.
     """
-    question = engine.catalog.question(flip.answer)
+    question = probe.engine.catalog.question(flip.answer)
     if question.type not in ("int", "float") or not isinstance(flip.current, (int, float)):
         return flip
-    inside, outside = float(flip.current), float(flip.value)
-    for _ in range(40):
-        if question.type == "int" and abs(outside - inside) <= 1:
-            break
-        if abs(outside - inside) <= max(abs(outside) * 1e-7, 0.005):
-            break
-        middle = (inside + outside) / 2
-        if question.type == "int":
-            middle = float(round(middle))
-            if middle in (inside, outside):
-                break
-        trial = _with(engine, answers, flip.answer,
-                      int(middle) if question.type == "int" else middle)
-        choice = None if trial is None else engine.recommend(
-            trial, decision_id="whatif").decisions[flip.axis].choice
-        if choice is not None and choice != flip.before:
-            outside = middle
-        else:
-            inside = middle
+    whole = question.type == "int"
+    ends = None
+    if probe.flips(flip, float(flip.value), quick=True):
+        ends = _bisect(probe, flip, whole, quick=True)
+        if not _ends_hold(probe, flip, *ends):
+            ends = None
+    inside, outside = ends or _bisect(probe, flip, whole, quick=False)
+    del inside
     if outside == float(flip.value):
         return flip
     if question.type == "int":
@@ -178,17 +260,48 @@ def _refine(engine: Engine, answers: Answers, flip: Flip) -> Flip:
     else:  # round away from the current value, so the reported value still flips
         rounding = math.floor if outside < float(flip.current) else math.ceil
         value = rounding(outside * 100) / 100
-        whole = float(rounding(outside))
-        if abs(outside) >= 10 and whole != value and _flips(engine, answers, flip, whole):
-            value = whole  # 3,600 hours reads better than 3,599.07, if it flips too
+        whole_value = float(rounding(outside))
+        if abs(outside) >= 10 and whole_value != value and _flips_to(probe, flip, whole_value):
+            value = whole_value  # 3,600 hours reads better than 3,599.07, if it flips too
     return Flip(flip.axis, flip.before, flip.after, flip.answer, _plain(value), flip.current,
                 _distance(float(flip.current), outside))
 
 
-def _flips(engine: Engine, answers: Answers, flip: Flip, value: float) -> bool:
-    trial = _with(engine, answers, flip.answer, value)
-    return trial is not None and engine.recommend(
-        trial, decision_id="whatif").decisions[flip.axis].choice == flip.after
+def _bisect(probe: Probe, flip: Flip, whole: bool, *, quick: bool) -> tuple[float, float]:
+    """The last value that does not flip and the first that does, between the current value
+    and the flipping one."""
+    assert isinstance(flip.current, (int, float))
+    inside, outside = float(flip.current), float(flip.value)
+    for _ in range(40):
+        if whole and abs(outside - inside) <= 1:
+            break
+        if abs(outside - inside) <= max(abs(outside) * 1e-7, 0.005):
+            break
+        middle = (inside + outside) / 2
+        if whole:
+            middle = float(round(middle))
+            if middle in (inside, outside):
+                break
+        if probe.flips(flip, middle, quick=quick):
+            outside = middle
+        else:
+            inside = middle
+    return inside, outside
+
+
+def _ends_hold(probe: Probe, flip: Flip, inside: float, outside: float) -> bool:
+    """Whether full recommendations agree with the quick probe at the two values a bisection
+    ended between (the values it started from are known: the current one and the flip)."""
+    assert isinstance(flip.current, (int, float))
+    if outside != float(flip.value) and not probe.flips(flip, outside):
+        return False
+    return inside == float(flip.current) or not probe.flips(flip, inside)
+
+
+def _flips_to(probe: Probe, flip: Flip, value: float) -> bool:
+    trial = _with(probe.engine, probe.answers, flip.answer, value)
+    return trial is not None and probe.full(
+        flip.answer, value, trial).decisions[flip.axis].choice == flip.after
 
 
 def _candidates(engine: Engine, question: Question, current: Any,
