@@ -15,7 +15,7 @@ from typing import Any
 from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditStore, Record
 from engine.catalog.load import Catalog
-from engine.decide.engine import Engine, load_engine
+from engine.decide.engine import Engine, Evaluation, load_engine
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
 _LOCK = threading.Lock()
@@ -74,6 +74,26 @@ def replay_stored(store: AuditStore, record: Record) -> Replay:
     diff = list(difflib.unified_diff(record.result.splitlines(), again.splitlines(),
                                      "recorded", "replayed", lineterm="", n=1))
     return Replay(False, diff)
+
+
+@dataclass(frozen=True)
+class TracedReplay:
+    """A record replayed on its stored policy with every trace (``audit show --trace``)."""
+
+    engine: Engine
+    evaluation: Evaluation
+    identical: bool
+    """Whether the replay, without its traces, is the record byte for byte."""
+
+
+def traced_replay(store: AuditStore, record: Record) -> TracedReplay:
+    """Re-run a record on its stored policy with ``trace``: the record keeps the lean
+    decision only, and this rebuilds the traces it was made with."""
+    engine = stored_engine(store, record)
+    answers = answers_of(record, engine.catalog)
+    evaluation = engine.evaluate(answers, decision_id=record.id, trace=True)
+    lean = evaluation.decision.untraced().to_json()
+    return TracedReplay(engine, evaluation, lean == record.result)
 
 
 @dataclass

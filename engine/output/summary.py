@@ -219,11 +219,12 @@ def excluded_line(decision: Decision) -> str | None:
         return None
     counts: dict[str, int] = {}
     for x in hw.excluded:
-        counts[x.rule] = counts.get(x.rule, 0) + 1
+        counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
     rule = max(counts, key=lambda r: (counts[r], r))
-    example = next(x for x in hw.excluded if x.rule == rule)
-    return (f"{len(hw.excluded)} of {hw.considered} configurations excluded; {counts[rule]} by "
-            f"{rule}, e.g. {example.label}: {example.reason}")
+    example = max((x for x in hw.excluded if x.rule == rule), key=lambda x: len(x.ids))
+    total = len({i for x in hw.excluded for i in x.ids})
+    return (f"{total} of {hw.considered} configurations excluded; {counts[rule]} by "
+            f"{rule}, e.g. {example.ids[0]}: {example.reason}")
 
 
 def with_days(decision: Decision) -> bool:
