@@ -107,8 +107,8 @@ def answers_of(raw: dict[str, Any]) -> Answers:
     return validate_answers(raw, CATALOG)
 
 
-def decide(raw: dict[str, Any]) -> Decision:
-    return ENGINE.recommend(answers_of(raw), decision_id="property")
+def decide(raw: dict[str, Any], *, trace: bool = False) -> Decision:
+    return ENGINE.recommend(answers_of(raw), decision_id="property", trace=trace)
 
 
 @pytest.fixture(scope="module")
