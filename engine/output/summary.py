@@ -221,7 +221,7 @@ def excluded_line(decision: Decision) -> str | None:
     for x in hw.excluded:
         counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
     rule = max(counts, key=lambda r: (counts[r], r))
-    example = max((x for x in hw.excluded if x.rule == rule), key=lambda x: len(x.ids))
+    example = min((x for x in hw.excluded if x.rule == rule), key=lambda x: x.ids[0])
     total = len({i for x in hw.excluded for i in x.ids})
     return (f"{total} of {hw.considered} configurations excluded; {counts[rule]} by "
             f"{rule}, e.g. {example.ids[0]}: {example.reason}")
