@@ -113,7 +113,11 @@ def excluded(scored: Sequence[Scored]) -> list[Excluded]:
 
 def label(entry: Scored) -> str:
     """How a person names a configuration: ``8× A100 40GB, AWS on-demand``."""
-    f = entry.facts
+    return label_of(entry.facts)
+
+
+def label_of(f: Mapping[str, Any]) -> str:
+    """:func:`label` from a candidate's facts."""
     where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
     return f"{f['count']}× {f['gpu_label']}, {where}"
 
