@@ -11,7 +11,13 @@ from typing import Any
 import click
 
 from engine import __version__
-from engine.cli.options import audit_db_option, catalog_options, format_option, rules_option
+from engine.cli.options import (
+    audit_db_option,
+    catalog_options,
+    format_option,
+    rules_option,
+    trace_option,
+)
 
 
 def _path(option: Path | None) -> Path:
@@ -80,8 +86,7 @@ def _choices_text(choices_json: str, axes: list[str]) -> str:
 @audit.command("show")
 @click.argument("decision_id", metavar="ID")
 @audit_db_option
-@click.option("--trace", "show_trace", is_flag=True,
-              help="Rebuild the full trace by replaying the record on its stored policy.")
+@trace_option("Rebuild the full trace by replaying the record on its stored policy.")
 @format_option("text", "json", "markdown")
 def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) -> None:
     """Show one recorded decision as `recommend` rendered it, with its policy hashes.

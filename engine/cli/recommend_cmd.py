@@ -16,6 +16,7 @@ from engine.cli.options import (
     chart_option,
     format_option,
     rules_option,
+    trace_option,
 )
 from engine.decide.engine import load_engine
 
@@ -26,10 +27,9 @@ from engine.decide.engine import load_engine
 @catalog_options
 @audit_options
 @chart_option
-@click.option("--trace", "show_trace", is_flag=True,
-              help="Also give every formula trace, each configuration's own notes, the "
-                   "candidates each rule fired on, and every rule: fired, or the first "
-                   "condition that failed (the audit record stays lean).")
+@trace_option("Also give every formula trace, each configuration's own notes, the "
+              "candidates each rule fired on, and every rule: fired, or the first condition "
+              "that failed (the audit record stays lean).")
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
               catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
