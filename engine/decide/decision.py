@@ -145,6 +145,8 @@ class Hardware(_Out):
     alternatives: list[Candidate]
     considered: int
     excluded: list[Excluded]
+    cheaper: Cheaper | None = None
+    """The cheapest configuration the pick beat despite costing more, if any, and why."""
 
     @field_validator("excluded", mode="before")
     @classmethod
@@ -157,8 +159,6 @@ class Hardware(_Out):
         for x in value:
             groups.setdefault((x["rule"], x["reason"]), []).append(x["id"])
         return [{"rule": r, "reason": t, "ids": ids} for (r, t), ids in groups.items()]
-    cheaper: Cheaper | None = None
-    """The cheapest configuration the pick beat despite costing more, if any, and why."""
 
 
 def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
