@@ -39,7 +39,7 @@ def test_text_has_headline(runner: CliRunner) -> None:
 
 def test_json_parses(runner: CliRunner) -> None:
     data = as_json(invoke(runner, "--format", "json"))
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["answers"]["hours_per_year"] == 6000
     assert data["decisions"]["deployment"]["choice"] == "local"
     assert data["hardware"]["choice"]["where"] == "local"

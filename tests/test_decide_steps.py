@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
 from engine.decide.candidates import PricedCandidate, build_candidates
-from engine.decide.decision import AxisDecision, decide_axes
+from engine.decide.decision import AxisDecision, decide_axes, text_of
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
@@ -249,7 +249,7 @@ def test_through_durable_rules_an_exclusion_outweighs_any_preference(
     answers = validate_answers({"model": "llama-3.1-8b", "hours_per_year": 2000,
                                 "upfront_capex": upfront_capex}, catalog)
     decision = small_engine.recommend(answers)
-    fired = {f.rule for f in decision.fired if f.fact == "request"}
+    fired = {rule for rule, facts in decision.fired.items() if "request" in facts}
     assert fired == ({"t.own"} if upfront_capex else {"t.own", "t.no-owning"})
     assert decision.decisions["deployment"].choice == deployment
     local = next(o for o in decision.decisions["deployment"].ranking if o.option == "local")
@@ -304,7 +304,8 @@ def steps_of(stem: str) -> Steps:
     assert [c.id for c in candidates] == list(seen)  # the same configurations, in order
     for cand in candidates:
         cand.facts.update(seen[cand.id])  # shared request values and cost ratios
-    fired = [(f.rule, f.fact) for f in decision.fired if f.fact != "request"]
+    fired = [(rule, fact) for rule, facts in evaluation.fired.items() for fact in facts
+             if fact != "request"]
     scored = score_candidates(engine.rulebook, fired, candidates)
     return Steps(answers, evaluation, sizing, candidates, scored)
 
@@ -316,7 +317,7 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
     hardware() on its candidate firings gives its hardware section exactly."""
     steps = steps_of(stem)
     decision = steps.evaluation.decision
-    request = [(f.rule, f.fact) for f in decision.fired if f.fact == "request"]
+    request = [(rule, "request") for rule, facts in decision.fired.items() if "request" in facts]
     axes, warnings, _ = decide_axes(engine.rulebook, request, decision.facts)
     for name, axis in decision.decisions.items():
         assert axes[name].choice == (axis.revised_from or axis.choice), name
@@ -442,17 +443,24 @@ def test_no_cheaper_row_when_the_pick_is_the_cheapest() -> None:
     assert cheaper(cheapest, steps.scored, steps.decisions) is None
 
 
-def test_excluded_lists_each_excluded_configuration_once_with_a_rule_that_excluded_it(
+def test_excluded_lists_each_excluded_configuration_under_every_rule_that_excluded_it(
         engine: Engine) -> None:
+    """One entry per rule and reason, with the ids it excluded: the (id, rule, reason) rows
+    are exactly every excluding rule on every excluded configuration, in rule order."""
     steps = steps_of("16-eu-residency")
     section = hardware(None, steps.scored, steps.decisions)
     assert section.choice is None and section.cheaper is None
     assert section.considered == len(steps.candidates)
-    excluded = [s for s in steps.scored if s.excluded]
-    assert [e.id for e in section.excluded] == sorted(s.id for s in excluded)
-    for row in section.excluded:
-        rule = engine.rulebook.rule(row.rule)
-        assert rule.scoring[0] and rule in steps.scored_by_id(row.id).rules
+    expected = {(s.id, r.id, text_of(r, s.facts)) for s in steps.scored if s.excluded
+                for r in s.rules if r.scoring[0]}
+    rows = [(i, g.rule, g.reason) for g in section.excluded for i in g.ids]
+    assert sorted(rows) == sorted(expected) and len(rows) == len(set(rows))
+    assert {row[0] for row in rows} == {s.id for s in steps.scored if s.excluded}
+    assert len({(g.rule, g.reason) for g in section.excluded}) == len(section.excluded)
+    assert all(g.ids == sorted(g.ids) for g in section.excluded)
+    order = [engine.rulebook.rule(g.rule).order for g in section.excluded]
+    assert order == sorted(order)
+    assert len(set(order)) < len(section.excluded) < len(rows)  # grouped, and shared
 
 
 # -- the cloud side -------------------------------------------------------------------------

@@ -35,7 +35,8 @@ def names(decision: Decision) -> set[str]:
 
 
 def check_one_story(decision: Decision) -> list[str]:
-    """Every contradiction between the parts of one decision (empty when it tells one story)."""
+    """Every contradiction between the parts of one decision (empty when it tells one story);
+    ``decision`` made with trace, so that the pick carries its own notes."""
     bad: list[str] = []
     c = decision.hardware.choice
     axes = {a: d.choice for a, d in decision.decisions.items()}
@@ -61,6 +62,7 @@ def check_one_story(decision: Decision) -> list[str]:
     deadline = decision.facts.get("max_days_per_run_effective")
     if c.days_per_run is not None and deadline is not None and c.days_per_run > deadline + 1e-6:
         bad.append(f"one run takes {c.days_per_run} days, the limit is {deadline}")
+    assert c.warnings is not None
     for w in c.warnings:
         if w.id in AGAINST_THE_PICK and w.severity in ("warning", "critical"):
             bad.append(f"warns against its own pick: {w.id}: {w.text[:80]}")
@@ -106,7 +108,7 @@ def _deployment_reasons(decision: Decision) -> list[str]:
 @SETTINGS
 @given(raw=raw_answers())
 def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
-    decision = decide(raw)
+    decision = decide(raw, trace=True)
     assert check_one_story(decision) == []
 
 
@@ -137,5 +139,6 @@ def test_the_examples_tell_one_story() -> None:
     examples = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.*"))
     assert examples
     for path in examples:
-        decision = ENGINE.recommend(load_answers(path, [], CATALOG), decision_id="example")
+        decision = ENGINE.recommend(load_answers(path, [], CATALOG), decision_id="example",
+                                    trace=True)
         assert check_one_story(decision) == [], path.name

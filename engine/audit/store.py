@@ -394,7 +394,12 @@ def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
     own, so :func:`engine.audit.chain.verify` re-derives them)."""
     return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
                                   sort_keys=True),
-            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]}))}
+            "rules_fired": json.dumps(sorted(_rules_fired(data["fired"])))}
+
+
+def _rules_fired(fired: Any) -> set[str]:
+    """The rules of ``fired``: rule → facts (schema 3), or a list of {rule, fact} before."""
+    return set(fired) if isinstance(fired, dict) else {f["rule"] for f in fired}
 
 
 def _statements(script: str) -> list[str]:

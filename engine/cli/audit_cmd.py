@@ -11,7 +11,13 @@ from typing import Any
 import click
 
 from engine import __version__
-from engine.cli.options import audit_db_option, catalog_options, format_option, rules_option
+from engine.cli.options import (
+    audit_db_option,
+    catalog_options,
+    format_option,
+    rules_option,
+    trace_option,
+)
 
 
 def _path(option: Path | None) -> Path:
@@ -80,26 +86,34 @@ def _choices_text(choices_json: str, axes: list[str]) -> str:
 @audit.command("show")
 @click.argument("decision_id", metavar="ID")
 @audit_db_option
+@trace_option("Rebuild the full trace by replaying the record on its stored policy.")
 @format_option("text", "json", "markdown")
-def show(decision_id: str, audit_db: Path | None, fmt: str) -> None:
+def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) -> None:
     """Show one recorded decision as `recommend` rendered it, with its policy hashes.
+
+    With --trace, as `recommend --trace` rendered it: the record holds the lean decision, and
+    the traces are rebuilt by replaying it on its stored policy (a note on stderr if that
+    replay no longer gives the recorded decision).
 
     \b
     Example:
       gpu-advisor audit show 01a22a485fa0
+      gpu-advisor audit show 01a22a485fa0 --trace --format json
     """
     from engine.audit.replay import stored_engine
     from engine.decide.engine import Decision
 
     with _store(audit_db) as store:
         record = store.get(decision_id)
+        if show_trace:
+            _show_traced(store, record, fmt)
+            return
         if fmt == "json":
             click.echo(record.result, nl=False)
             return
         decision = Decision.model_validate_json(record.result)
         book = stored_engine(store, record).rulebook
-    header = (f"recorded {record.created_at} UTC · engine {record.engine_version} · "
-              f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash {record.hash}")
+    header = _header(record)
     if fmt == "markdown":
         from engine.output.markdown import render_markdown
 
@@ -109,6 +123,27 @@ def show(decision_id: str, audit_db: Path | None, fmt: str) -> None:
 
     render_text(decision, book)
     click.echo(header)
+
+
+def _header(record: Any) -> str:
+    return (f"recorded {record.created_at} UTC · engine {record.engine_version} · "
+            f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash {record.hash}")
+
+
+def _show_traced(store: Any, record: Any, fmt: str) -> None:
+    """``audit show --trace``: the record replayed with every trace, rendered like
+    ``recommend --trace``."""
+    from engine.audit.replay import traced_replay
+    from engine.cli.emit import emit_traced
+
+    replay = traced_replay(store, record)
+    if not replay.identical:
+        click.echo(f"note: {record.id}: replayed on its stored policy, the decision differs "
+                   "from the record (see `audit replay`); the trace shown is the replay's",
+                   err=True)
+    emit_traced(replay.evaluation, replay.engine, fmt)
+    if fmt != "json":
+        click.echo(_header(record))
 
 
 @audit.command("replay")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from engine.decide.engine import Decision, Engine
+from engine.decide.engine import Decision, Engine, Evaluation
 
 
 def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
@@ -44,3 +44,25 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) 
 def _platform_names(engine: Engine) -> dict[str, str]:
     """Platform id → name, so that an owned pick's purchase names what holds the cards."""
     return {p.id: p.name for p in engine.catalog.platforms}
+
+
+def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
+                chart_path: Path | None = None) -> None:
+    """Print a decision made with ``trace`` and every rule's outcome: under ``"trace"`` in
+    JSON, after the decision otherwise."""
+    from engine.tools.rule_trace import trace
+
+    lines = trace(engine, evaluation)
+    if fmt == "json":
+        import json
+
+        from engine.files.jsonout import dumps
+
+        data = json.loads(evaluation.decision.to_json())
+        data["trace"] = [line.as_json() for line in lines]
+        click.echo(dumps(data), nl=False)
+        return
+    emit(evaluation.decision, engine, fmt, chart_path)
+    click.echo("\nTrace (every rule):")
+    for line in lines:
+        click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")

@@ -75,6 +75,13 @@ def audit_options(func: F) -> F:
     return audit_db_option(func)
 
 
+def trace_option(help_text: str) -> Callable[[F], F]:
+    """``--trace``: the decision with every trace (``show_trace``)."""
+    def decorate(func: F) -> F:
+        return click.option("--trace", "show_trace", is_flag=True, help=help_text)(func)
+    return decorate
+
+
 def scenarios_option(func: F) -> F:
     """``--scenarios PATH`` (repeatable)."""
     return click.option(

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from engine.answers.model import load_answers
-from engine.cli.emit import emit, record_decision
+from engine.cli.emit import emit, emit_traced, record_decision
 from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
@@ -17,6 +16,7 @@ from engine.cli.options import (
     chart_option,
     format_option,
     rules_option,
+    trace_option,
 )
 from engine.decide.engine import load_engine
 
@@ -27,8 +27,9 @@ from engine.decide.engine import load_engine
 @catalog_options
 @audit_options
 @chart_option
-@click.option("--trace", "show_trace", is_flag=True,
-              help="Also list every rule: fired, or the first condition that failed.")
+@trace_option("Also give every formula trace, each configuration's own notes, the "
+              "candidates each rule fired on, and every rule: fired, or the first condition "
+              "that failed (the audit record stays lean).")
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
               catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
@@ -44,23 +45,11 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
     answers = load_answers(answers_path, overrides, engine.catalog)
-    evaluation = engine.evaluate(answers)
+    evaluation = engine.evaluate(answers, trace=show_trace)
     decision = evaluation.decision
     if not no_audit:
-        record_decision(engine, decision, audit_db)
-    if show_trace and fmt == "json":
-        from engine.files.jsonout import dumps
-        from engine.tools.rule_trace import trace
-
-        data = json.loads(decision.to_json())
-        data["trace"] = [line.as_json() for line in trace(engine, evaluation)]
-        click.echo(dumps(data), nl=False)
-        return
-    emit(decision, engine, fmt, chart_path)
+        record_decision(engine, decision.untraced() if show_trace else decision, audit_db)
     if show_trace:
-        from engine.tools.rule_trace import trace
-
-        click.echo("\nTrace (every rule):")
-        for line in trace(engine, evaluation):
-            click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")
-
+        emit_traced(evaluation, engine, fmt, chart_path)
+    else:
+        emit(decision, engine, fmt, chart_path)

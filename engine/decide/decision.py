@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
-from engine.memo import Memo
 from engine.rules.load import Rule, Rulebook
 from engine.rules.templates import fill
 
@@ -100,17 +105,24 @@ class Candidate(_Out):
     cost: CandidateCost
     score: float
     reasons: list[Reason]
-    warnings: list[Note] = Field(default_factory=list)
+    warnings: list[Note] | None = None
+    """The warnings and strategies its rules raised: with ``trace`` only (the pick's are in
+    the decision's own warnings and strategies either way)."""
+
+    @model_serializer(mode="wrap")
+    def _omit_untraced(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.warnings is None:
+            del data["warnings"]
+        return data
 
 
 class Excluded(_Out):
-    """A configuration a rule excluded, with the rule and its reason."""
+    """Configurations one rule excluded for one reason: the rule, its text, their ids."""
 
-    id: str
-    label: str
-    """``8× A100 40GB, AWS on-demand`` or ``2× RTX 4090, owned``."""
     rule: str
     reason: str
+    ids: list[str]
 
 
 class Cheaper(_Out):
@@ -134,12 +146,17 @@ class Hardware(_Out):
     cheaper: Cheaper | None = None
     """The cheapest configuration the pick beat despite costing more, if any, and why."""
 
-
-class Firing(_Out):
-    """A rule that fired, on which fact."""
-
-    rule: str
-    fact: str
+    @field_validator("excluded", mode="before")
+    @classmethod
+    def _excluded_of_schema_2(cls, value: Any) -> Any:
+        """Read a record of schema 2: one ``{id, label, rule, reason}`` per configuration."""
+        if not isinstance(value, list) or not all(isinstance(x, dict) and "id" in x
+                                                  for x in value):
+            return value
+        groups: dict[tuple[str, str], list[str]] = {}
+        for x in value:
+            groups.setdefault((x["rule"], x["reason"]), []).append(x["id"])
+        return [{"rule": r, "reason": t, "ids": ids} for (r, t), ids in groups.items()]
 
 
 def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
@@ -159,18 +176,20 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
                 sources=list(rule.model.sources))
 
 
-_FIRINGS: Memo[tuple[str, str], Firing] = Memo(50_000)
-
-
-def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
-    """The records that rule ``r`` fired on fact ``f``, per ``(r, f)`` (shared when equal)."""
-    found = _FIRINGS.get
-    out = []
+def fired_by_rule(pairs: Iterable[tuple[str, str]], *,
+                  candidates: bool) -> dict[str, list[str]]:
+    """Rule → the facts it fired on, rules in order of first firing, facts in firing order;
+    a candidate fact only when ``candidates`` (a rule that fired on candidates alone then
+    maps to an empty list)."""
+    out: dict[str, list[str]] = {}
+    seen: set[tuple[str, str]] = set()
     for pair in pairs:
-        record = found(pair)
-        if record is None:
-            record = _FIRINGS.put(pair, Firing(rule=pair[0], fact=pair[1]))
-        out.append(record)
+        if pair in seen:
+            continue
+        seen.add(pair)
+        facts = out.setdefault(pair[0], [])
+        if candidates or pair[1] == "request":
+            facts.append(pair[1])
     return out
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from engine import __version__
 from engine.answers.model import Answers, validate_answers
@@ -18,14 +18,13 @@ from engine.catalog.load import Catalog, load_catalog, split_prices
 from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
     AxisDecision,
-    Firing,
     Hardware,
     Note,
     decide_axes,
-    firings,
+    fired_by_rule,
     sort_warnings,
 )
-from engine.decide.pick import hardware, score_candidates
+from engine.decide.pick import candidate_notes, hardware, score_candidates
 from engine.decide.sides import (
     Revision,
     Scored,
@@ -44,12 +43,19 @@ from engine.rules.limits import durable_fact
 from engine.rules.load import Rulebook, load_rulebook
 from engine.rules.trial import verified
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
+SHOWN_TRACES = ("break_even_hours", "pick_cost_usd_year", "pick_purchase_usd")
+"""The formula traces of figures the advice itself prints (the break-even chart, the pick's
+cost and purchase): in every decision. The others come with ``trace``."""
 _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
 
 
 class Decision(BaseModel):
-    """A recommendation: the JSON contract of DESIGN.md."""
+    """A recommendation: the JSON contract of DESIGN.md (``schema_version`` 3).
+
+    Lean by default; made with ``trace`` it also holds every formula trace, each
+    configuration's own notes and the candidates each candidate rule fired on.
+    """
 
     # "constants": a non-finite float reaches jsonout's exact path, which refuses it
     model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
@@ -66,7 +72,8 @@ class Decision(BaseModel):
     warnings: list[Note]
     strategies: list[Note]
     estimates: dict[str, Any]
-    fired: list[Firing]
+    fired: dict[str, list[str]]
+    """Rule → the facts it fired on, in order of first firing (candidates with trace only)."""
 
     def to_json(self) -> str:
         """Deterministic JSON text (same input → same bytes, decision_id aside)."""
@@ -74,14 +81,36 @@ class Decision(BaseModel):
 
         return dumps(self)
 
+    def untraced(self) -> Decision:
+        """This decision as made without ``trace``: the same bytes a lean run gives."""
+        hw = self.hardware
+        lean = hw.model_copy(update={
+            "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
+            "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives]})
+        traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
+        return self.model_copy(update={
+            "hardware": lean, "estimates": {**self.estimates, "traces": traces},
+            "fired": {rule: [f for f in facts if f == "request"]
+                      for rule, facts in self.fired.items()}})
+
+    @field_validator("fired", mode="before")
+    @classmethod
+    def _fired_of_schema_2(cls, value: Any) -> Any:
+        """Read a record of schema 2 or before: a list of ``{rule, fact}``."""
+        if isinstance(value, list):
+            return fired_by_rule(((f["rule"], f["fact"]) for f in value), candidates=True)
+        return value
+
 
 @dataclass(frozen=True)
 class Evaluation:
-    """A decision with the request facts and candidate facts the rules saw."""
+    """A decision with the request facts and candidate facts the rules saw, and every fact
+    each rule fired on (whether or not the decision was made with ``trace``)."""
 
     decision: Decision
     request_facts: dict[str, Any]
     candidate_facts: list[dict[str, Any]]
+    fired: dict[str, list[str]]
 
 
 @dataclass(frozen=True)
@@ -134,11 +163,13 @@ class Engine:
         compiled = compiled if compiled is not None else compile_policy(rulebook)
         return cls(catalog, rulebook, compiled, Evaluator(compiled))
 
-    def recommend(self, answers: Answers, *, decision_id: str | None = None) -> Decision:
-        """Evaluate one team's answers."""
-        return self.evaluate(answers, decision_id=decision_id).decision
+    def recommend(self, answers: Answers, *, decision_id: str | None = None,
+                  trace: bool = False) -> Decision:
+        """Evaluate one team's answers (with every trace when ``trace``)."""
+        return self.evaluate(answers, decision_id=decision_id, trace=trace).decision
 
-    def evaluate(self, answers: Answers, *, decision_id: str | None = None) -> Evaluation:
+    def evaluate(self, answers: Answers, *, decision_id: str | None = None,
+                 trace: bool = False) -> Evaluation:
         """The decision plus the facts it was made on (request and candidates), for tracing.
 
         Phase 1: request rules decide approach and method. The job is sized for them and every
@@ -174,17 +205,14 @@ class Engine:
             for name in ("break_even_hours", "payback_years"):
                 run.facts.values.pop(name, None)
         axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
-        hw = hardware(choice, scored, axes)
-        warnings, strategies = axes_notes = self._notes(run)
-        del axes_notes
-        if hw.choice is not None:
-            warnings = sort_warnings([*warnings, *(
-                n for n in hw.choice.warnings if n.severity is not None)])
+        hw = hardware(choice, scored, axes, trace=trace)
+        warnings, strategies = self._notes(run)
+        if choice is not None:
+            notes = candidate_notes(choice)
+            warnings = sort_warnings([*warnings, *(n for n in notes if n.severity is not None)])
             strategies = [*strategies, *(
-                n for n in hw.choice.warnings if n.severity is None
+                n for n in notes if n.severity is None
                 and n.id not in {s.id for s in strategies})]
-        file_order = self.rulebook.file_order
-        fired = sorted(set(run.fired), key=lambda p: (file_order[p[0]], p[1]))
         values = run.values
         decision = Decision(
             schema_version=SCHEMA_VERSION,
@@ -198,10 +226,11 @@ class Engine:
             hardware=hw,
             warnings=warnings,
             strategies=strategies,
-            estimates=_estimates(run.facts, method, choice, local, cloud, self.catalog),
-            fired=firings(fired),
+            estimates=_estimates(run.facts, method, choice, local, cloud, trace=trace),
+            fired=fired_by_rule(run.fired, candidates=trace),
         )
-        return Evaluation(decision, values, [c.facts for c in candidates])
+        return Evaluation(decision, values, [c.facts for c in candidates],
+                          fired_by_rule(run.fired, candidates=True))
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made
@@ -279,9 +308,12 @@ class Engine:
         fired: list[tuple[str, str]] = []
         if not facts:
             return fired
+        precedence = self.rulebook.precedence
         for ruleset in self.compiled.stratum(kind, phase, stratum):
             # durable_fact() already made every value a representable scalar
-            fired.extend(self.evaluator.run(ruleset, facts, checked=True))
+            found = self.evaluator.run(ruleset, facts, checked=True)
+            # one order however the firings were found (a session, or verdicts reused)
+            fired.extend(sorted(found, key=lambda p: (precedence[p[0]], p[1])))
         return fired
 
 
@@ -337,19 +369,32 @@ def _revised(axes: dict[str, AxisDecision], revisions: list[Revision],
     return _applicable(out, book) if revisions else out
 
 
+def _traces(facts: Facts, choice: Scored | None, local: Scored | None,
+            cloud: Scored | None, *, trace: bool) -> dict[str, Any]:
+    """Formula traces by figure: all of them with ``trace``, else those the advice prints."""
+    def wanted(name: str) -> bool:
+        return trace or name in SHOWN_TRACES
+
+    traces = {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())
+              if wanted(k)}
+    for label, entry in (("pick", choice), ("local", local), ("cloud", cloud)):
+        if entry is None:
+            continue
+        candidate = entry.candidate
+        for name, line in ((f"{label}_cost_usd_year", candidate.cost),
+                           (f"{label}_effective_tflops", candidate.speed),
+                           (f"{label}_purchase_usd", candidate.purchase)):
+            if line is not None and wanted(name):
+                traces[name] = line.model_dump(mode="json")
+    return traces
+
+
 def _estimates(facts: Facts, method: str, choice: Scored | None, local: Scored | None,
-               cloud: Scored | None, catalog: Catalog) -> dict[str, Any]:
+               cloud: Scored | None, *, trace: bool) -> dict[str, Any]:
     memory = facts.memory[method]
     work = facts.work
     assert work is not None
-    traces = {k: v.model_dump(mode="json") for k, v in sorted(facts.traces.items())}
-    for label, entry in (("pick", choice), ("local", local), ("cloud", cloud)):
-        if entry is not None:
-            traces[f"{label}_cost_usd_year"] = entry.candidate.cost.model_dump(mode="json")
-            traces[f"{label}_effective_tflops"] = entry.candidate.speed.model_dump(mode="json")
-            if entry.candidate.purchase is not None:
-                traces[f"{label}_purchase_usd"] = entry.candidate.purchase.model_dump(
-                    mode="json")
+    traces = _traces(facts, choice, local, cloud, trace=trace)
     return {
         "memory": {
             "method": method,
@@ -451,13 +496,15 @@ def compile_policy(rulebook: Rulebook) -> Compiled:
 
 
 def recommend(answers: Answers | Mapping[str, Any], *, rules: Path | None = None,
-              catalog: Path | None = None, prices: Path | None = None) -> Decision:
+              catalog: Path | None = None, prices: Path | None = None,
+              trace: bool = False) -> Decision:
     """Recommend for one team with the bundled (or given) policy; ``answers`` is an
-    :class:`Answers` or a mapping of answers, checked like an answers file."""
+    :class:`Answers` or a mapping of answers, checked like an answers file. ``trace`` adds
+    every formula trace and per-candidate firing to the lean default decision."""
     engine = load_engine(rules, catalog, prices)
     if not isinstance(answers, Answers):
         answers = validate_answers(dict(answers), engine.catalog, require_model=True)
-    return engine.recommend(answers)
+    return engine.recommend(answers, trace=trace)
 
 
 __all__ = ["Decision", "Engine", "EngineError", "load_engine", "recommend"]

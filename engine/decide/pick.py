@@ -51,13 +51,15 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 
 
 def hardware(choice: Scored | None, scored: Sequence[Scored],
-             axes: Mapping[str, AxisDecision]) -> Hardware:
-    """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat."""
+             axes: Mapping[str, AxisDecision], *, trace: bool = False) -> Hardware:
+    """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat;
+    each configuration's own warnings and strategies only with ``trace``."""
     return Hardware(
-        choice=rendered_candidate(choice) if choice else None,
-        alternatives=[rendered_candidate(s) for s in alternatives(choice, scored)],
+        choice=rendered_candidate(choice, notes=trace) if choice else None,
+        alternatives=[rendered_candidate(s, notes=trace)
+                      for s in alternatives(choice, scored)],
         considered=len(scored),
-        excluded=[excluded(s) for s in sorted(scored, key=lambda s: s.id) if s.excluded],
+        excluded=excluded(scored),
         cheaper=cheaper(choice, scored, axes) if choice else None,
     )
 
@@ -94,16 +96,28 @@ def _other_side(choice: Scored | None, ranked: Sequence[Scored]) -> Scored | Non
     return next((s for s in ranked if s.facts["where"] != choice.facts["where"]), None)
 
 
-def excluded(entry: Scored) -> Excluded:
-    """An excluded configuration with the first rule that excluded it."""
-    rule = next(r for r in entry.rules if r.scoring[0])
-    return Excluded(id=entry.id, label=label(entry), rule=rule.id,
-                    reason=text_of(rule, entry.facts))
+def excluded(scored: Sequence[Scored]) -> list[Excluded]:
+    """The excluded configurations, one entry per rule and reason with the ids it excluded
+    (a configuration under each rule that excluded it); in rule order, then by first id."""
+    groups: dict[tuple[str, str], tuple[int, list[str]]] = {}
+    for entry in sorted(scored, key=lambda s: s.id):
+        if not entry.excluded:
+            continue
+        for rule in entry.rules:
+            if rule.scoring[0]:
+                key = (rule.id, text_of(rule, entry.facts))
+                groups.setdefault(key, (rule.order, []))[1].append(entry.id)
+    ordered = sorted(groups.items(), key=lambda g: (g[1][0], g[1][1][0]))
+    return [Excluded(rule=rule, reason=reason, ids=ids) for (rule, reason), (_, ids) in ordered]
 
 
 def label(entry: Scored) -> str:
     """How a person names a configuration: ``8× A100 40GB, AWS on-demand``."""
-    f = entry.facts
+    return label_of(entry.facts)
+
+
+def label_of(f: Mapping[str, Any]) -> str:
+    """:func:`label` from a candidate's facts."""
     where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
     return f"{f['count']}× {f['gpu_label']}, {where}"
 
@@ -170,19 +184,26 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
     return rule.id, text_of(rule, facts)
 
 
-def rendered_candidate(entry: Scored) -> CandidateOut:
-    """The output form of a candidate, with its reasons and notes rendered."""
-    reasons: list[Reason] = []
+def candidate_notes(entry: Scored) -> list[Note]:
+    """The warnings (with severity) and strategies a configuration's rules raised."""
     notes: list[Note] = []
     for rule in entry.rules:
-        text = text_of(rule, entry.facts)
-        for effect in rule.model.then:
-            kind, body = effect.kind, effect.body
-            if kind in ("prefer", "avoid", "exclude"):
-                weight = 0.0 if kind == "exclude" else body.weight
-                reasons.append(reason(rule, kind, weight, text))
-            elif kind in ("warn", "suggest"):
-                notes.append(note(rule, body.id, getattr(body, "severity", None), text))
+        bodies = [e.body for e in rule.model.then if e.kind in ("warn", "suggest")]
+        if bodies:
+            text = text_of(rule, entry.facts)
+            notes += [note(rule, b.id, getattr(b, "severity", None), text) for b in bodies]
+    return notes
+
+
+def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
+    """The output form of a candidate, with its reasons rendered (and its notes if asked)."""
+    reasons: list[Reason] = []
+    for rule in entry.rules:
+        effects = [e for e in rule.model.then if e.kind in ("prefer", "avoid", "exclude")]
+        if effects:
+            text = text_of(rule, entry.facts)
+            reasons += [reason(rule, e.kind, 0.0 if e.kind == "exclude" else e.body.weight, text)
+                        for e in effects]
     f = entry.facts
     local = f["where"] == "local"
     return CandidateOut(
@@ -199,5 +220,5 @@ def rendered_candidate(entry: Scored) -> CandidateOut:
         days_per_run=f["days_per_run"],
         cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
                            fixed_usd_year=f["fixed_usd_year"], per_year_usd=f["cost_usd_year"]),
-        score=entry.score, reasons=reasons, warnings=notes,
+        score=entry.score, reasons=reasons, warnings=candidate_notes(entry) if notes else None,
     )

@@ -71,17 +71,19 @@ def row_label(c: Candidate) -> str:
 
 
 def excluded_line(decision: Decision) -> str | None:
-    """How many configurations rules excluded, with the most common reason."""
+    """How many configurations rules excluded, with the rule that excluded the most and one of
+    its reasons (a reason names its configuration)."""
     hw = decision.hardware
     if not hw.excluded:
         return None
     counts: dict[str, int] = {}
     for x in hw.excluded:
-        counts[x.rule] = counts.get(x.rule, 0) + 1
+        counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
     rule = max(counts, key=lambda r: (counts[r], r))
-    example = next(x for x in hw.excluded if x.rule == rule)
-    return (f"{len(hw.excluded)} of {hw.considered} configurations excluded; {counts[rule]} by "
-            f"{rule}, e.g. {example.label}: {example.reason}")
+    example = min((x for x in hw.excluded if x.rule == rule), key=lambda x: x.ids[0])
+    total = len({i for x in hw.excluded for i in x.ids})
+    return (f"{total} of {hw.considered} configurations excluded; {counts[rule]} by {rule}, "
+            f"e.g.: {example.reason}")
 
 
 def with_days(decision: Decision) -> bool:

@@ -146,7 +146,7 @@ def _reason_rules(decision: Decision, axis: str) -> set[str]:
 
 
 def _fired(decision: Decision) -> set[str]:
-    return {f.rule for f in decision.fired}
+    return set(decision.fired)
 
 
 def _hw(decision: Decision) -> str | None:

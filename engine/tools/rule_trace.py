@@ -28,9 +28,7 @@ class TraceLine:
 def trace(engine: Engine, evaluation: Evaluation) -> list[TraceLine]:
     """Per rule in file order: fired (on which facts) or the first failed condition."""
     decision = evaluation.decision
-    fired: dict[str, list[str]] = {}
-    for firing in decision.fired:
-        fired.setdefault(firing.rule, []).append(firing.fact)
+    fired = evaluation.fired
     chosen = decision.hardware.choice
     chosen_facts = next((c for c in evaluation.candidate_facts
                          if chosen is not None and c["candidate_id"] == chosen.id), None)

@@ -90,7 +90,7 @@ def run_scenario(engine: Engine, path: Path) -> Outcome:
     except AnswerError as exc:
         return Outcome(path, scenario, [f"answers: {exc}"])
     decision = engine.recommend(answers, decision_id="scenario")
-    fired = sorted({f.rule for f in decision.fired})
+    fired = sorted(decision.fired)
     return Outcome(path, scenario, check(decision, scenario.expect, fired), fired, decision)
 
 

@@ -1,0 +1,280 @@
+"""The lean decision JSON (schema_version 3) and the full trace on request.
+
+Default: excluded configurations as one entry per rule and reason with the ids it excluded,
+``fired`` as rule → facts (request facts only), only the formula traces the advice prints,
+no per-configuration notes. ``trace`` (``recommend --trace``, ``recommend(..., trace=True)``,
+``audit show --trace`` by replay) adds the rest; without its traces a traced decision is the
+lean one byte for byte, which is what the audit store keeps and replay compares.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+import engine as engine_api
+from engine.answers.model import load_answers
+from engine.audit.replay import replay_stored, schema_2_json
+from engine.audit.store import AuditStore, index_columns
+from engine.cli import cli
+from engine.decide.engine import SCHEMA_VERSION, SHOWN_TRACES, Decision, Engine, load_engine
+from engine.files.jsonout import compact
+from tests.test_audit import sql
+
+REPO = Path(__file__).parent.parent
+EXAMPLES = sorted((REPO / "examples").glob("*.*"))
+EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"
+MEMORY_TRACES = {"vram_full_gib", "vram_lora_gib", "vram_qlora_gib", "vram_needed_gib"}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+def decide(engine: Engine, path: Path, *, trace: bool = False) -> Decision:
+    return engine.recommend(load_answers(path, [], engine.catalog), decision_id="lean",
+                            trace=trace)
+
+
+def run(runner: CliRunner, *args: str) -> Result:
+    result = runner.invoke(cli, list(args))
+    assert result.exit_code == 0, (result.exit_code, result.stdout, result.stderr)
+    return result
+
+
+def candidates(data: dict[str, Any]) -> list[dict[str, Any]]:
+    hw = data["hardware"]
+    return [c for c in [hw["choice"], *hw["alternatives"]] if c is not None]
+
+
+# -- the default shape -----------------------------------------------------------------------
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_default_decision_is_lean(engine: Engine, path: Path) -> None:
+    data = json.loads(decide(engine, path).to_json())
+    assert data["schema_version"] == SCHEMA_VERSION == 3
+    assert set(data["estimates"]["traces"]) <= set(SHOWN_TRACES)
+    assert all("warnings" not in c for c in candidates(data))
+    assert isinstance(data["fired"], dict) and data["fired"]
+    assert all(facts in ([], ["request"]) for facts in data["fired"].values())
+    assert len(compact(decide(engine, path))) < 40_000
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_excluded_entry_has_the_rule_its_reason_and_the_ids(engine: Engine,
+                                                            path: Path) -> None:
+    decision = decide(engine, path)
+    hw = decision.hardware
+    assert hw.excluded
+    for entry in json.loads(decision.to_json())["hardware"]["excluded"]:
+        assert set(entry) == {"rule", "reason", "ids"}
+        rule = engine.rulebook.rule(entry["rule"])
+        assert rule.scoring[0], entry  # an excluding rule
+        assert entry["reason"].strip() and "{" not in entry["reason"]
+        assert entry["ids"] == sorted(entry["ids"]) and entry["ids"]
+    pairs = [(g.rule, g.reason) for g in hw.excluded]
+    assert len(pairs) == len(set(pairs))  # one entry per rule and reason
+    shown = {c.id for c in [hw.choice, *hw.alternatives] if c is not None}
+    assert not shown & {i for g in hw.excluded for i in g.ids}
+
+
+def test_fired_is_grouped_per_rule_in_order_of_first_firing(engine: Engine) -> None:
+    decision = decide(engine, EXAMPLE, trace=True)
+    rules = list(decision.fired)
+    assert len(rules) == len(set(rules)) == len(decision.fired)
+    phase = {r.id: (r.phase if r.match == "request" else 1.5) for r in engine.rulebook.rules}
+    # phase-1 request rules, then candidate rules, then the later phases' request rules
+    assert [phase[r] for r in rules] == sorted(phase[r] for r in rules)
+    on_candidates = [r for r in rules if engine.rulebook.rule(r).match == "candidate"]
+    assert on_candidates and all(decision.fired[r] for r in on_candidates)
+    assert all(f != "request" for r in on_candidates for f in decision.fired[r])
+    lean = decide(engine, EXAMPLE)
+    assert list(lean.fired) == rules
+    assert all(lean.fired[r] == [] for r in on_candidates)
+
+
+# -- the trace -------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_trace_adds_the_traces_and_untraced_is_the_lean_decision_byte_for_byte(
+        engine: Engine, path: Path) -> None:
+    lean, traced = decide(engine, path), decide(engine, path, trace=True)
+    data = json.loads(traced.to_json())
+    assert set(data["estimates"]["traces"]) >= MEMORY_TRACES
+    assert all(isinstance(c["warnings"], list) for c in candidates(data))
+    assert traced.untraced().to_json() == lean.to_json()
+    assert len(traced.to_json()) > len(lean.to_json())
+    # the advice is the same either way
+    for key in ("answers", "facts", "decisions", "warnings", "strategies"):
+        assert data[key] == json.loads(lean.to_json())[key], key
+
+
+def test_the_python_api_takes_trace() -> None:
+    answers = {"model": "llama-3.1-8b", "hours_per_year": 2000}
+    lean = engine_api.recommend(answers)
+    traced = engine_api.recommend(answers, trace=True)
+    assert "vram_lora_gib" not in lean.estimates["traces"]
+    assert "vram_lora_gib" in traced.estimates["traces"]
+    assert lean.decisions == traced.decisions
+
+
+def test_recommend_trace_json_has_traces_rule_lines_and_records_the_lean_form(
+        runner: CliRunner, engine: Engine, tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    out = run(runner, "recommend", "--answers", str(EXAMPLE), "--format", "json", "--trace",
+              "--audit-db", str(db))
+    data = json.loads(out.stdout)
+    assert set(data["estimates"]["traces"]) >= MEMORY_TRACES
+    assert {line["rule"] for line in data["trace"]} == {r.id for r in engine.rulebook.rules}
+    assert data["fired"]["hardware.does-not-fit"]  # the candidates it fired on
+    with AuditStore(db, create=False) as store:
+        record = store.get(data["decision_id"])
+    stored = json.loads(record.result)
+    assert set(stored["estimates"]["traces"]) <= set(SHOWN_TRACES)
+    assert stored["fired"]["hardware.does-not-fit"] == []
+    del data["trace"]
+    assert Decision.model_validate(data).untraced().to_json() == record.result
+    replay = run(runner, "audit", "replay", data["decision_id"], "--audit-db", str(db))
+    assert replay.stdout.endswith(": identical\n")
+
+
+def test_audit_show_trace_rebuilds_what_recommend_trace_printed(runner: CliRunner,
+                                                                tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    printed = run(runner, "recommend", "--answers", str(EXAMPLE), "--format", "json",
+                  "--trace", "--audit-db", str(db)).stdout
+    decision_id = json.loads(printed)["decision_id"]
+    shown = run(runner, "audit", "show", decision_id, "--trace", "--format", "json",
+                "--audit-db", str(db))
+    assert shown.stdout == printed
+    assert shown.stderr == ""
+    lean = run(runner, "audit", "show", decision_id, "--format", "json", "--audit-db", str(db))
+    assert "vram_lora_gib" not in json.loads(lean.stdout)["estimates"]["traces"]
+
+
+def test_audit_show_trace_text_prints_the_decision_the_rules_and_the_header(
+        runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    decision_id = json.loads(run(runner, "recommend", "--answers", str(EXAMPLE), "--format",
+                                 "json", "--audit-db", str(db)).stdout)["decision_id"]
+    out = run(runner, "audit", "show", decision_id, "--trace", "--audit-db", str(db)).stdout
+    assert out.startswith("Buy: 1× ")
+    assert "\nTrace (every rule):\n" in out
+    assert "  ✓ usage.continuous-favours-local: fired\n" in out
+    assert "fired on " in out and " candidates" in out
+    assert out.splitlines()[-1].startswith("recorded ")
+
+
+def test_audit_show_trace_says_when_the_replay_differs(runner: CliRunner,
+                                                       tmp_path: Path) -> None:
+    db = tmp_path / "audit.sqlite3"
+    decision_id = json.loads(run(runner, "recommend", "--answers", str(EXAMPLE), "--format",
+                                 "json", "--audit-db", str(db)).stdout)["decision_id"]
+    assert '"choice": "local"' in run(runner, "audit", "show", decision_id, "--format", "json",
+                                      "--audit-db", str(db)).stdout
+    sql(db, "UPDATE decisions SET result = replace(result, '\"choice\": \"local\"',"
+            f" '\"choice\": \"cloud\"') WHERE id = '{decision_id}'")
+    result = runner.invoke(cli, ["audit", "show", decision_id, "--trace", "--format", "json",
+                                 "--audit-db", str(db)])
+    assert result.exit_code == 0
+    assert result.stderr == (f"note: {decision_id}: replayed on its stored policy, the "
+                             "decision differs from the record (see `audit replay`); the "
+                             "trace shown is the replay's\n")
+
+
+def test_recommend_trace_as_a_subprocess() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "engine", "recommend", "--answers", str(EXAMPLE), "--format",
+         "json", "--trace", "--no-audit"], capture_output=True, text=True, timeout=120,
+        check=False)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["schema_version"] == 3 and "vram_lora_gib" in data["estimates"]["traces"]
+    assert data["trace"]
+
+
+# -- text and records of schema 2 -------------------------------------------------------------
+def test_text_says_why_configurations_were_excluded(runner: CliRunner, engine: Engine) -> None:
+    decision = decide(engine, EXAMPLE)
+    out = run(runner, "recommend", "--answers", str(EXAMPLE), "--no-audit").stdout
+    excluded = decision.hardware.excluded
+    total = len({i for g in excluded for i in g.ids})
+    by_year = [g for g in excluded if g.rule == "hardware.cannot-do-the-year"]
+    first = min(by_year, key=lambda g: g.ids[0])
+    line = (f"{total} of {decision.hardware.considered} configurations excluded; "
+            f"{sum(len(g.ids) for g in by_year)} by hardware.cannot-do-the-year, e.g. "
+            f"{first.ids[0]}: {first.reason}")
+    assert line in " ".join(out.split())
+
+
+def schema_2(decision: Decision) -> dict[str, Any]:
+    """The data a schema-2 engine wrote for ``decision`` (made with trace)."""
+    data = json.loads(decision.to_json())
+    data["schema_version"] = 2
+    data["fired"] = [{"rule": r, "fact": f} for r, facts in decision.fired.items()
+                     for f in facts]
+    data["hardware"]["excluded"] = [{"id": i, "label": i, "rule": g.rule, "reason": g.reason}
+                                    for g in decision.hardware.excluded for i in g.ids]
+    return data
+
+
+def test_a_schema_2_result_still_reads(engine: Engine) -> None:
+    traced = decide(engine, EXAMPLE, trace=True)
+    old = schema_2(traced)
+    again = Decision.model_validate_json(json.dumps(old))
+    assert again.fired == traced.fired
+    assert again.hardware.excluded == traced.hardware.excluded
+    rules = json.loads(index_columns(old)["rules_fired"])
+    assert rules == sorted(traced.fired) == json.loads(
+        index_columns(json.loads(traced.to_json()))["rules_fired"])
+
+
+class _Written:
+    """What ``AuditStore.append`` needs of a decision: its JSON text."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def to_json(self) -> str:
+        return self.text
+
+
+def test_a_schema_2_record_replays_byte_for_byte(runner: CliRunner, engine: Engine,
+                                                 tmp_path: Path) -> None:
+    """A record a schema-2 engine wrote (each excluded configuration on its own, every
+    {rule, fact} pair, every trace) replays in that schema; checked by hand against records
+    written by the schema-2 engine itself (73 of them, identical)."""
+    evaluation = engine.evaluate(load_answers(EXAMPLE, [], engine.catalog),
+                                 decision_id="01a22f0c6c0e216a059b", trace=True)
+    text = schema_2_json(engine, evaluation)
+    old = json.loads(text)
+    assert old["schema_version"] == 2 and list(old) == list(json.loads(
+        evaluation.decision.to_json()))
+    order = engine.rulebook.file_order
+    pairs = [(f["rule"], f["fact"]) for f in old["fired"]]
+    assert pairs == sorted(pairs, key=lambda p: (order[p[0]], p[1]))
+    assert {e["id"] for e in old["hardware"]["excluded"]} == {
+        i for g in evaluation.decision.hardware.excluded for i in g.ids}
+    assert old["hardware"]["excluded"][0]["label"].startswith("1× ")
+    db = tmp_path / "audit.sqlite3"
+    with AuditStore(db) as store:
+        store.append(_Written(text), engine.rulebook.texts, engine.catalog.texts)
+        [record] = list(store.iter_all())
+        assert replay_stored(store, record).identical
+    decision_id = "01a22f0c6c0e216a059b"
+    out = run(runner, "audit", "replay", decision_id, "--audit-db", str(db))
+    assert out.stdout.endswith(": identical\n")
+    shown = run(runner, "audit", "show", decision_id, "--trace", "--format", "json",
+                "--audit-db", str(db))
+    assert shown.stderr == ""
+    assert run(runner, "audit", "verify", "--audit-db", str(db)).stdout.startswith("ok: 1 ")
+    sql(db, "UPDATE decisions SET result = replace(result, '\"label\": \"1×', "
+            "'\"label\": \"2×')")
+    result = runner.invoke(cli, ["audit", "replay", decision_id, "--audit-db", str(db)])
+    assert result.exit_code == 1 and "DIFFERS" in result.stdout
+    assert '+        "label": "1× ' in result.stdout
