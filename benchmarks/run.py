@@ -210,6 +210,8 @@ def bench_size(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list
         path = tmp / f"answers-{i}.json"
         path.write_text(answers.model_dump_json(exclude_none=True), encoding="utf-8")
         sample.append(path)
+    if not sample:
+        return [*rows, ("bytes per decision, `--trace`", "n/a", "not run (--size-cli 0)")]
     base = [*gpu_advisor(), "recommend", "--format", "json", "--no-audit", "--answers"]
     default = [len(cli_output([*base, str(p)], env)) for p in sample]
     if not has_flag(["recommend", "--help"], "--trace", env):
