@@ -36,13 +36,27 @@ def test_no_engine_module_holds_a_memo() -> None:
     assert found == []
 
 
-def test_a_full_memo_forgets_everything_and_stays_within_its_limit() -> None:
+def test_remembers_computes_once_and_keeps_none() -> None:
+    calls: list[int] = []
+
+    def compute(x: int) -> int | None:
+        calls.append(x)
+        return None if x < 0 else x * 2
+
+    memo: Memo[int, int | None] = Memo(10)
+    assert [memo.remember(x, compute, x) for x in (1, 1, -1, -1)] == [2, 2, None, None]
+    assert calls == [1, -1]
+    assert memo.get(1) == 2 and memo.get(5) is None
+
+
+def test_forgets_everything_when_full_and_never_exceeds_the_limit() -> None:
     memo: Memo[int, int] = Memo(3)
-    for key in range(3):
-        assert memo.remember(key, lambda k: k * 10, key) == key * 10
-    assert memo.remember(1, lambda: -1) == 10  # remembered: not computed again
-    memo.put(7, 70)
-    assert len(memo) == 1 and memo.get(7) == 70 and memo.get(0) is None
+    for x in range(10):
+        memo.put(x, x)
+        assert 1 <= len(memo) <= 3
+    assert memo.get(9) == 9 and memo.get(0) is None
+    memo.put(9, 90)  # a key it holds is replaced, nothing forgotten
+    assert memo.get(9) == 90 and len(memo) == 1
 
 
 def test_threads_never_push_a_memo_past_its_limit() -> None:
