@@ -3,7 +3,7 @@
 Not part of the test suite. Run from the repository root with the project's virtualenv active:
 
     python benchmarks/run.py                 # full run: the sizes the targets name
-    python benchmarks/run.py --quick         # every part, scaled down (under a minute idle)
+    python benchmarks/run.py --quick         # every part, scaled down
     python benchmarks/run.py --baseline REV  # also the audit part on git revision REV
 
 Each part can be scaled separately (see --help); ``--only`` runs a subset. A measure whose
