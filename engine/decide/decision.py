@@ -7,7 +7,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from engine.memo import Memo
 from engine.rules.load import Rule, Rulebook
 from engine.rules.templates import fill
 
@@ -159,19 +158,9 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
                 sources=list(rule.model.sources))
 
 
-_FIRINGS: Memo[tuple[str, str], Firing] = Memo(50_000)
-
-
 def firings(pairs: Iterable[tuple[str, str]]) -> list[Firing]:
-    """The records that rule ``r`` fired on fact ``f``, per ``(r, f)`` (shared when equal)."""
-    found = _FIRINGS.get
-    out = []
-    for pair in pairs:
-        record = found(pair)
-        if record is None:
-            record = _FIRINGS.put(pair, Firing(rule=pair[0], fact=pair[1]))
-        out.append(record)
-    return out
+    """The records that rule ``r`` fired on fact ``f``, per ``(r, f)``."""
+    return [Firing(rule=rule, fact=fact) for rule, fact in pairs]
 
 
 def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rule, str]]:
