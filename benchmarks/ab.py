@@ -311,8 +311,6 @@ EXPERIMENTS: dict[str, Experiment] = {
                _memory),
     "eviction": ("as shipped: every memo forgets all when full",
                  "every memo forgets its least recently used entry (under a lock)", _eviction),
-    "firings": ("as shipped", "without shared firing records (decision._FIRINGS)",
-                _without("engine.decide.decision:_FIRINGS")),
 }
 
 
@@ -382,8 +380,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         a_name, b_name, make = EXPERIMENTS[name]
         engines = make()
         answers = scenarios(engines[0], count, args.seed)
-        runners = tuple(Without(e[0], answers, e[1]) if isinstance(e, tuple)
-                        else InProcess(e, answers) for e in engines)
+        a, b = (Without(e[0], answers, e[1]) if isinstance(e, tuple)
+                else InProcess(e, answers) for e in engines)
+        runners: tuple[Runner, Runner] = (a, b)
         print_table(f"experiment `{name}`", compare((a_name, b_name), runners, args))
 
 

@@ -3,7 +3,7 @@
 Not part of the test suite. Run from the repository root with the project's virtualenv active:
 
     python benchmarks/run.py                 # full run: the sizes the targets name
-    python benchmarks/run.py --quick         # every part, scaled down (under a minute idle)
+    python benchmarks/run.py --quick         # every part, scaled down
     python benchmarks/run.py --baseline REV  # also the audit part on git revision REV
 
 Each part can be scaled separately (see --help); ``--only`` runs a subset. A measure whose
@@ -210,6 +210,8 @@ def bench_size(args: argparse.Namespace, tmp: Path, env: dict[str, str]) -> list
         path = tmp / f"answers-{i}.json"
         path.write_text(answers.model_dump_json(exclude_none=True), encoding="utf-8")
         sample.append(path)
+    if not sample:
+        return [*rows, ("bytes per decision, `--trace`", "n/a", "not run (--size-cli 0)")]
     base = [*gpu_advisor(), "recommend", "--format", "json", "--no-audit", "--answers"]
     default = [len(cli_output([*base, str(p)], env)) for p in sample]
     if not has_flag(["recommend", "--help"], "--trace", env):

@@ -5,15 +5,13 @@ One rule for every cache of computed values in the engine: a :class:`Memo` holds
 to the object its values are derived from and goes with it:
 
 - ``Catalog.derived``: figures that depend on the catalog and the key alone (the GPU counts
-  that hold a job, memory peaks and their traces, a configuration's prices, the
-  ``MemoryModel`` of its policy with the memory split of each job);
+  that hold a job, memory peaks and their traces, a configuration's prices, and the
+  catalog's ``MemoryModel``, whose own memo holds each job's memory components and split);
 - ``Evaluator``: durable_rules' verdict per fact signature, one memo per ruleset of a
-  compiled policy (``engine.rules.evaluate``);
-- ``Rulebook.derived``: the output objects and texts its rules give (reasons, notes,
-  ``because`` texts filled with values), shared because most recur across requests.
+  compiled policy (``engine.rules.evaluate``).
 
 A memo stays only where an alternating A/B (``benchmarks/ab.py``) shows that it pays; so
-does this eviction rule (forgetting the least recently used instead measured slower).
+does this eviction rule (forgetting the least recently used instead measured no faster).
 Every entry must be exact (a pure function of its key), so forgetting only costs the time to
 redo it. A memo pickles empty. Not a memo: ``load_engine``'s registry keeps each policy
 loaded in a process for good, because durable_rules cannot free a ruleset (it has no
