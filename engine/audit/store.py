@@ -1,19 +1,20 @@
 """The audit store: every recommendation, hash-chained, with the exact policy that made it.
 
 SQLite (WAL, file mode 0600). Each record holds the answers, the full result (facts and
-traces included), the engine version and the rule-set and catalog hashes; the rules and
-catalog texts are stored once per hash, so any record can be replayed on its own policy.
-``prev_hash``/``hash`` chain the records: editing one breaks the chain at that record.
-A record's ``hash_kind`` says how its hash was made: ``sha256`` over its canonical JSON, or
+traces included), the engine version and the rule-set and catalog hashes, as the bytes its
+hash is made over (:mod:`engine.audit.record`), compressed (:mod:`engine.audit.codec`);
+the rules and catalog texts are stored once per hash, so any record can be replayed on its
+own policy. ``prev_hash``/``hash`` chain the records: editing one breaks the chain at that
+record. A record's ``hash_kind`` says how its hash was made: ``sha256`` over its bytes, or
 ``hmac-sha256`` under the audit key (:mod:`engine.audit.key`), which only the key's holder
-can compute. :mod:`engine.audit.chain` walks and checks the chain.
+can compute. :mod:`engine.audit.chain` walks and checks the chain; :mod:`engine.audit.schema`
+holds the tables of each schema version and the steps between them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import sqlite3
@@ -22,53 +23,29 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.audit import schema
+from engine.audit.codec import BodyError, Codec
 from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
+from engine.audit.record import (
+    KEYED,
+    PLAIN,
+    framed_content,
+    index_columns,
+    parse,
+)
+from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
 
-__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "canonical_bytes",
-           "default_path", "index_columns", "policy_hash", "record_hash"]
+__all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "PolicyMismatch", "Record", "Stored",
+           "default_path", "index_columns", "policy_hash"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = schema.VERSION
 GENESIS = "0" * 64
 ENV_VAR = "GPU_ADVISOR_AUDIT_DB"
-PLAIN, KEYED = "sha256", "hmac-sha256"
 FROM_ENVIRONMENT: Literal["environment"] = "environment"
-_HASHED = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
-           "result", "prev_hash")
-_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, answers, result,"
-            " choices, rules_fired, prev_hash, hash")
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE policies (
-        hash    TEXT PRIMARY KEY,
-        kind    TEXT NOT NULL CHECK (kind IN ('rules', 'catalog')),
-        content TEXT NOT NULL
-    );
-    CREATE TABLE decisions (
-        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
-        id             TEXT NOT NULL UNIQUE,
-        created_at     TEXT NOT NULL,
-        engine_version TEXT NOT NULL,
-        rules_hash     TEXT NOT NULL REFERENCES policies (hash),
-        catalog_hash   TEXT NOT NULL REFERENCES policies (hash),
-        answers        TEXT NOT NULL,
-        result         TEXT NOT NULL,
-        choices        TEXT NOT NULL,
-        rules_fired    TEXT NOT NULL,
-        prev_hash      TEXT NOT NULL,
-        hash           TEXT NOT NULL UNIQUE
-    );
-    CREATE INDEX decisions_created ON decisions (created_at);
-    """,
-    # Keyed hashes. Every schema-1 record is a plain sha256 one and stays verifiable as is.
-    2: f"""
-    ALTER TABLE decisions ADD COLUMN hash_kind TEXT NOT NULL DEFAULT '{PLAIN}'
-        CHECK (hash_kind IN ('{PLAIN}', '{KEYED}'));
-    ALTER TABLE decisions ADD COLUMN key_id TEXT;
-    """,
-}
+_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, choices, "
+            "rules_fired, prev_hash, hash, hash_kind, key_id")
 
 
 class PolicyMismatch(AuditError):
@@ -79,7 +56,7 @@ class PolicyMismatch(AuditError):
 
 @dataclass(frozen=True)
 class Record:
-    """One recorded decision."""
+    """One recorded decision, as ``audit show``/``export`` give it."""
 
     seq: int
     id: str
@@ -108,6 +85,42 @@ class Record:
                 "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
 
 
+@dataclass(frozen=True)
+class Stored:
+    """One record as stored: its columns and the bytes its hash is made over (``content``;
+    None when they cannot be read back, ``unreadable`` says why)."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str
+    key_id: str | None
+    content: bytes | None
+    unreadable: str | None = None
+
+    def record(self, path: Path) -> Record:
+        """The record these bytes hold (an :class:`AuditError` naming it if they cannot be
+        read back: ``audit verify`` says more)."""
+        try:
+            if self.content is None:
+                raise ValueError(self.unreadable)
+            parsed = parse(self.content)
+        except ValueError as exc:
+            raise AuditError(f"{path}: record {self.id} cannot be read ({exc}); run "
+                             "`gpu-advisor audit verify`") from None
+        return Record(self.seq, self.id, self.created_at, self.engine_version,
+                      self.rules_hash, self.catalog_hash, parsed.answers, parsed.result,
+                      self.choices, self.rules_fired, self.prev_hash, self.hash,
+                      self.hash_kind, self.key_id)
+
+
 def default_path() -> Path:
     """``$GPU_ADVISOR_AUDIT_DB`` or ``audit.sqlite3`` in the user data directory."""
     env = os.environ.get(ENV_VAR)
@@ -116,27 +129,6 @@ def default_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("gpu-advisor")) / "audit.sqlite3"
-
-
-def canonical_bytes(fields: Mapping[str, Any]) -> bytes:
-    """The canonical JSON a record's hash is made over: its content and its link, and for a
-    keyed record also how it is keyed (a plain record's form is the one of schema 1)."""
-    content = {k: fields[k] for k in _HASHED}
-    if fields.get("hash_kind", PLAIN) != PLAIN:
-        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
-    return json.dumps(content, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode()
-
-
-def record_hash(fields: Mapping[str, Any], key: AuditKey | None = None) -> str:
-    """sha256 over the canonical JSON of a record, or HMAC-SHA256 under ``key`` for a keyed
-    record (its ``hash_kind``)."""
-    data = canonical_bytes(fields)
-    if fields.get("hash_kind", PLAIN) == PLAIN:
-        return hashlib.sha256(data).hexdigest()
-    if key is None:
-        raise ValueError("a keyed record's hash needs the key")
-    return key.mac(data)
 
 
 def policy_hash(texts: Mapping[str, str]) -> str:
@@ -159,6 +151,7 @@ class AuditStore:
         self.path = path
         self._key = key
         self._conn = connect(path, create=True) if create else connect_reader(path)
+        self._codec = Codec(self._conn)
         try:
             self._version = self._check_schema()
             if create:
@@ -209,9 +202,12 @@ class AuditStore:
             # Re-read under the write lock: another process may have migrated meanwhile.
             version = self._schema_version()
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _statements(_MIGRATIONS[target]):
-                    self._conn.execute(statement)
-                self._conn.execute(f"PRAGMA user_version = {target}")
+                schema.step(self._conn, target)
+        if 0 < version < 3:
+            # the uncompressed records' pages are free now: give them back to the disk
+            # (if this fails, e.g. for want of space, SQLite reuses them for new records)
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("VACUUM")
         return SCHEMA_VERSION
 
     def _has_foreign_tables(self) -> bool:
@@ -274,15 +270,26 @@ class AuditStore:
             self._check_key_continues(last, key)
             fields["prev_hash"] = last[0] if last else GENESIS
             fields["hash_kind"], fields["key_id"] = (KEYED, key.id) if key else (PLAIN, None)
-            fields["hash"] = record_hash(fields, key)
+            content = framed_content(fields)
+            fields["hash"] = record_digest(content, fields["hash_kind"], key)
+            fields["body"], fields["dictionary"] = self._pack(content, fields)
             cursor = self._conn.execute(
                 "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
-                " answers, result, choices, rules_fired, prev_hash, hash, hash_kind, key_id)"
+                " choices, rules_fired, prev_hash, hash, hash_kind, key_id, dictionary, body)"
                 " VALUES (:id, :created_at, :engine_version, :rules_hash, :catalog_hash,"
-                " :answers, :result, :choices, :rules_fired, :prev_hash, :hash, :hash_kind,"
-                " :key_id)", fields)
+                " :choices, :rules_fired, :prev_hash, :hash, :hash_kind, :key_id, :dictionary,"
+                " :body)", fields)
             seq = int(cursor.lastrowid or 0)
+        del fields["body"], fields["dictionary"]
         return Record(seq=seq, **fields)
+
+    def _pack(self, content: bytes, fields: Mapping[str, Any]) -> tuple[bytes, int]:
+        try:
+            return self._codec.pack(content, schema.scope(
+                "framed", fields["engine_version"], fields["rules_hash"],
+                fields["catalog_hash"]))
+        except BodyError as exc:
+            raise AuditError(f"{self.path}: {exc}; nothing was recorded") from None
 
     def _check_key_continues(self, last: tuple[str, str, str | None] | None,
                              key: AuditKey | None) -> None:
@@ -363,9 +370,14 @@ class AuditStore:
 
     def iter_all(self, batch: int = 1000) -> Iterator[Record]:
         """Every record in chain order, fetched in batches."""
+        for stored in self.iter_stored(batch):
+            yield stored.record(self.path)
+
+    def iter_stored(self, batch: int = 1000) -> Iterator[Stored]:
+        """Every record as stored, in chain order, fetched in batches (for the chain walk)."""
         last = 0
         while True:
-            rows = self._select("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
+            rows = self._stored("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
             if not rows:
                 return
             yield from rows
@@ -378,24 +390,37 @@ class AuditStore:
         return int(self._query_one("SELECT count(*) FROM decisions")[0])
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[Record]:
+        return [stored.record(self.path) for stored in self._stored(clause, params)]
+
+    def _stored(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
         if not self._version:
             return []
-        # A schema-1 store (read, not migrated) has plain records only.
-        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
-        sql = f"SELECT {_COLUMNS}{how} FROM decisions {clause}"
+        if self._version < 3:  # read, not migrated: answers and result are text columns
+            return self._legacy(clause, params)
+        sql = f"SELECT {_COLUMNS}, dictionary, body FROM decisions {clause}"
+        return [self._unpacked(row) for row in self._fetch(sql, params)]
+
+    def _unpacked(self, row: tuple[Any, ...]) -> Stored:
+        columns = dict(zip(_COLUMNS.split(", "), row[:-2], strict=True))
         try:
-            return [Record(*row) for row in self._conn.execute(sql, params).fetchall()]
+            return Stored(**columns, content=self._codec.unpack(row[-1], row[-2]))
+        except BodyError as exc:
+            return Stored(**columns, content=None, unreadable=str(exc))
+
+    def _legacy(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
+        """Rows of a schema-1/2 store, with the bytes those schemas hashed."""
+        # A schema-1 store has plain records only.
+        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
+        sql = f"SELECT {schema.LEGACY_COLUMNS}{how} FROM decisions {clause}"
+        out = []
+        for row in self._fetch(sql, params):
+            columns, content = schema.legacy_row(row)
+            out.append(Stored(**columns, content=content))
+        return out
+
+    def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
             raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
 
-
-def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
-    """The columns ``audit list`` filters on, derived from the result (not hashed on their
-    own, so :func:`engine.audit.chain.verify` re-derives them)."""
-    return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
-                                  sort_keys=True),
-            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]}))}
-
-
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
