@@ -99,6 +99,7 @@ def _answer_common_tail(s: Session) -> None:
     s.send("n")
 
 
+@pytest.mark.slow
 def test_full_terminal_session(session: type[Session], tmp_path: Path,
                                catalog: Catalog) -> None:
     saved = tmp_path / "answers.yaml"
@@ -147,6 +148,7 @@ def test_full_terminal_session(session: type[Session], tmp_path: Path,
     assert answers.api_tokens_per_month_m is None
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_without_traceback(session: type[Session]) -> None:
     s = session("--no-audit")
     s.question("pretrain one")
@@ -157,6 +159,7 @@ def test_ctrl_c_exits_130_without_traceback(session: type[Session]) -> None:
     assert "Cancelled" in output
 
 
+@pytest.mark.slow
 def test_region_residency_asks_for_regions(session: type[Session], tmp_path: Path,
                                            catalog: Catalog) -> None:
     saved = tmp_path / "answers.yaml"

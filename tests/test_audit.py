@@ -257,6 +257,7 @@ def test_verify_counts_an_intact_chain(runner: CliRunner, engine: Engine, db: Pa
     assert result.exit_code == 0 and "0 record(s)" in result.stdout
 
 
+@pytest.mark.slow
 def test_editing_answers_in_a_compressed_record_breaks_verify_at_that_record(
         runner: CliRunner, engine: Engine, db: Path) -> None:
     """Decompressed, edited and compressed again from outside the engine (sqlite3, zstd)."""
@@ -304,6 +305,7 @@ def test_editing_a_column_the_record_repeats_breaks_verify(engine: Engine, db: P
     assert result.reason == f"its {column} column does not match its content"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("column", "old", "new"), [
     ("choices", '"deployment": "local"', '"deployment": "cloud"'),
     ("rules_fired", '"usage.cheaper-to-own", ', ""),
@@ -339,6 +341,7 @@ def test_altered_stored_policy_breaks_verify(engine: Engine, db: Path) -> None:
 
 
 # -- replay -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_every_scenario_replays_identically(runner: CliRunner, engine: Engine,
                                             db: Path) -> None:
     assert len(SCENARIOS) >= 15
@@ -352,6 +355,7 @@ def test_every_scenario_replays_identically(runner: CliRunner, engine: Engine,
     assert json.loads(result.stdout) == {"id": records[0].id, "identical": True, "diff": []}
 
 
+@pytest.mark.slow
 def test_replay_in_a_fresh_process_is_identical(engine: Engine, db: Path) -> None:
     [rec] = fill(db, engine, [load_scenario(SCENARIOS[-1]).answers])
     done = engine_process("audit", "replay", rec.id, "--audit-db", str(db))
@@ -359,6 +363,7 @@ def test_replay_in_a_fresh_process_is_identical(engine: Engine, db: Path) -> Non
     assert "identical" in done.stdout
 
 
+@pytest.mark.slow
 def test_tampered_result_fails_replay_with_a_diff(runner: CliRunner, engine: Engine,
                                                   db: Path) -> None:
     [rec] = fill(db, engine, [example_answers()])
@@ -374,6 +379,7 @@ def test_tampered_result_fails_replay_with_a_diff(runner: CliRunner, engine: Eng
     assert json.loads(result.stdout)["identical"] is False
 
 
+@pytest.mark.slow
 def test_rule_change_replays_on_stored_policy_and_current_names_the_rule(
         runner: CliRunner, tmp_path: Path, db: Path) -> None:
     rules = tmp_path / "rules"
@@ -423,6 +429,7 @@ def test_rule_change_replays_on_stored_policy_and_current_names_the_rule(
     assert "same decisions" in result.stdout and "edited" not in result.stdout
 
 
+@pytest.mark.slow
 def test_current_replay_names_the_rule_behind_a_flipped_axis(runner: CliRunner,
                                                              tmp_path: Path) -> None:
     """Turn the rule around (prefer cloud, strongly): deployment flips and is blamed on it."""
@@ -628,6 +635,7 @@ def test_foreign_sqlite_database_is_refused_untouched(runner: CliRunner, db: Pat
         conn.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", ["truncated-half", "truncated-header", "garbage-page-1"])
 def test_corrupt_store_is_refused_untouched(runner: CliRunner, engine: Engine, db: Path,
                                             damage: str) -> None:
@@ -666,6 +674,7 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow
 def test_eight_processes_fifty_each_one_valid_chain(runner: CliRunner, tmp_path: Path,
                                                     db: Path,
                                                     processes: list[subprocess.Popen[str]],
@@ -703,6 +712,7 @@ def test_eight_processes_fifty_each_one_valid_chain(runner: CliRunner, tmp_path:
     assert done.returncode == 0 and "400 record(s)" in done.stdout, done.stderr
 
 
+@pytest.mark.slow
 def test_kill_9_mid_write_leaves_a_store_that_opens_and_verifies(
         runner: CliRunner, db: Path, processes: list[subprocess.Popen[str]]) -> None:
     total = 0

@@ -259,6 +259,7 @@ def test_head_line_groups_thousands_and_an_empty_chain_has_the_genesis_head() ->
         f"ok: 0 record(s), chain intact; head 0:{GENESIS}")
 
 
+@pytest.mark.slow
 def test_an_intact_head_is_still_in_the_chain(runner: CliRunner, db: Path,
                                               engine: Engine) -> None:
     head = head_of(runner, db)
@@ -305,6 +306,7 @@ def expected_line(name: str, head: str, db: Path) -> str:
             f"{kept.hash[:16]}…: the chain at or before it was rewritten")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ATTACKS))
 def test_attack_passes_a_bare_verify_but_fails_since_the_head(runner: CliRunner, db: Path,
                                                               name: str) -> None:
@@ -316,6 +318,7 @@ def test_attack_passes_a_bare_verify_but_fails_since_the_head(runner: CliRunner,
     assert failed(result) == expected_line(name, head, db)
 
 
+@pytest.mark.slow
 def test_a_truncated_store_fails_since_in_a_real_process(runner: CliRunner, db: Path) -> None:
     head = head_of(runner, db)
     attack(db, ATTACKS["delete the last 100"])
@@ -325,6 +328,7 @@ def test_a_truncated_store_fails_since_in_a_real_process(runner: CliRunner, db: 
     assert failed(done) == expected_line("delete the last 100", head, db)
 
 
+@pytest.mark.slow
 def test_a_rewrite_before_an_older_head_is_found_at_that_head(runner: CliRunner, db: Path,
                                                               engine: Engine) -> None:
     """A head kept at record 60 catches an edit at 51 re-chained, even after new records."""
@@ -342,6 +346,7 @@ def test_a_rewrite_before_an_older_head_is_found_at_that_head(runner: CliRunner,
                               "rewritten")
 
 
+@pytest.mark.slow
 def test_an_edit_before_the_head_is_broken_at_that_record(runner: CliRunner, db: Path) -> None:
     kept = head_of(runner, db)
     attack(db, lambda a: a.edit(113, "4321", "9999"))
@@ -351,6 +356,7 @@ def test_an_edit_before_the_head_is_broken_at_that_record(runner: CliRunner, db:
                               "content does not match its hash")
 
 
+@pytest.mark.slow
 def test_an_unlinked_record_after_the_head_is_broken_with_the_head_intact(
         runner: CliRunner, db: Path) -> None:
     kept = head_of(runner, db)
@@ -363,6 +369,7 @@ def test_an_unlinked_record_after_the_head_is_broken_with_the_head_intact(
                               "chain before it)")
 
 
+@pytest.mark.slow
 def test_an_appended_forgery_is_not_seen_by_a_head_alone(runner: CliRunner, db: Path) -> None:
     """The documented limit: records appended after the head are as good as real ones
     without a key (see the keyed tests below)."""
@@ -465,6 +472,7 @@ def test_deleting_the_keyed_tail_needs_the_head(runner: CliRunner, keyed_db: Pat
                               "3 record(s) deleted")
 
 
+@pytest.mark.slow
 def test_recommend_records_keyed_and_keeps_the_store_keyed(runner: CliRunner, db: Path,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            tmp_path: Path) -> None:
@@ -498,6 +506,7 @@ def test_recommend_records_keyed_and_keeps_the_store_keyed(runner: CliRunner, db
         assert store.count() == RECORDS + 1
 
 
+@pytest.mark.slow
 def test_keyed_recording_and_verify_in_a_real_process(keyed_db: Path, tmp_path: Path) -> None:
     key_file = tmp_path / "audit.key"
     key_file.write_text(KEY)
@@ -586,6 +595,7 @@ def user_version(path: Path) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_schema_1_store_verifies_unmigrated_then_migrates_keeping_its_chain(
         runner: CliRunner, schema_1_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     head = head_of(runner, schema_1_store)
@@ -601,6 +611,7 @@ def test_schema_1_store_verifies_unmigrated_then_migrates_keeping_its_chain(
 
 
 # -- replay checks the stored policy first --------------------------------------------------------
+@pytest.mark.slow
 def test_replay_of_an_edited_stored_policy_names_the_hash_mismatch(runner: CliRunner,
                                                                    tmp_path: Path,
                                                                    engine: Engine) -> None:

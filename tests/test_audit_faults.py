@@ -119,6 +119,7 @@ def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:
 
 
 # -- kill -9 mid-transaction ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, template: Path,
                                             processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"
@@ -169,6 +170,7 @@ def _assert_full_disk_refused(db: Path, before: int, done: subprocess.CompletedP
     assert verified(db) == before
 
 
+@pytest.mark.slow
 def test_full_disk_by_file_size_limit(tmp_path: Path, engine: Engine) -> None:
     db = tmp_path / "audit.sqlite3"
     fill(db, engine, 2)
@@ -192,6 +194,7 @@ def mounted(*args: str) -> Iterator[None]:
         subprocess.run(["umount", "-l", args[-1]], capture_output=True, check=False)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("mount"), reason="needs root mount")
 def test_full_disk_on_a_tiny_tmpfs(tmp_path: Path, engine: Engine) -> None:
     disk = tmp_path / "disk"
@@ -314,6 +317,7 @@ def _python_for_nobody() -> str | None:
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
                     reason="needs root, to read as another user")
 def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engine) -> None:
@@ -429,6 +433,7 @@ def _assert_readable(runner: CliRunner, db: Path, count: int) -> None:
 
 
 # -- concurrent writers --------------------------------------------------------------------------
+@pytest.mark.slow
 def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
                                                                 engine: Engine) -> None:
     db = tmp_path / "audit.sqlite3"
@@ -464,6 +469,7 @@ def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
         assert mine == sorted(mine)
 
 
+@pytest.mark.slow
 def test_four_processes_25_appends_each(tmp_path: Path, template: Path,
                                         processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"

@@ -266,6 +266,7 @@ def check_one_error_line(exit_code: int, stdout: str, stderr: str, names: Path) 
     return line
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("path", "mode"), list(_params()))
 def test_bad_input_is_one_located_error_line(runner: CliRunner, workdir: Path, path: Path,
                                              mode: str, restore: None,
@@ -305,6 +306,7 @@ def fifty_mb(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", MODES)
 def test_fifty_mb_file_is_refused_by_size_within_a_second(
         runner: CliRunner, workdir: Path, fifty_mb: Path, mode: str, restore: None,
@@ -367,6 +369,7 @@ PROCESS_CASES = ["answers:alias-bomb", "answers:deep-json", "prices:python-tag",
                  "prices:fifty-mb", "answers:dev-zero", "prices:dev-zero"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", PROCESS_CASES)
 def test_in_a_real_process_no_hang_and_bounded_memory(
         case: str, workdir: Path, fifty_mb: Path, child_env: dict[str, str],
@@ -434,6 +437,7 @@ def bombs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return paths
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", BOMB_CASES)
 def test_two_mb_of_any_shape_has_bounded_cost_in_a_real_process(
         case: str, workdir: Path, bombs: dict[str, Path], child_env: dict[str, str],
@@ -450,6 +454,7 @@ def test_two_mb_of_any_shape_has_bounded_cost_in_a_real_process(
     assert not Path(child_env["GPU_ADVISOR_AUDIT_DB"]).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "line"), [("maps", 1), ("zeros", 1), ("keys", 25_000),
                                            ("json-maps", None), ("json-lists", None)])
 def test_node_bombs_are_refused_in_process(runner: CliRunner, bombs: dict[str, Path],
@@ -465,6 +470,7 @@ def test_node_bombs_are_refused_in_process(runner: CliRunner, bombs: dict[str, P
     assert not isolated_audit_store.exists()
 
 
+@pytest.mark.slow
 def test_sexagesimal_integer_is_refused_before_conversion(runner: CliRunner,
                                                           bombs: dict[str, Path]) -> None:
     path = bombs["sexagesimal"]

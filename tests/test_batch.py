@@ -72,6 +72,7 @@ def test_one_record_per_line_in_order_with_deterministic_ids(
         assert record["decision"]["answers"]["hours_per_year"] == answers["hours_per_year"]
 
 
+@pytest.mark.slow
 def test_two_workers_preserve_order_and_match_one_worker_byte_for_byte(
         runner: CliRunner, good_input: Path, one_worker_output: bytes, tmp_path: Path) -> None:
     out = tmp_path / "out2.jsonl"
@@ -80,6 +81,7 @@ def test_two_workers_preserve_order_and_match_one_worker_byte_for_byte(
     assert out.read_bytes() == one_worker_output
 
 
+@pytest.mark.slow
 def test_bad_lines_are_reported_by_number_and_the_rest_succeed(
         runner: CliRunner, tmp_path: Path, isolated_audit_store: Path) -> None:
     lines = scenarios(8)
@@ -122,6 +124,7 @@ def test_missing_input_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_evaluate_lines_is_pure() -> None:
     pairs = list(enumerate([*scenarios(3), "{", "null"], 10))
     first = evaluate_lines(pairs)
@@ -136,6 +139,7 @@ def test_evaluate_lines_reports_answer_errors_as_records(catalog: Catalog) -> No
     assert "unknown model 'no-such-model'" in str(record_error(record))
 
 
+@pytest.mark.slow
 def test_dask_local_cluster_matches_plain_batch(good_input: Path, one_worker_output: bytes,
                                                tmp_path: Path) -> None:
     distributed = pytest.importorskip("distributed")

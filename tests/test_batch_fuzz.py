@@ -74,6 +74,7 @@ def expected_lines(pairs: list[Line]) -> list[int]:
     return [n for n, text in pairs if not isinstance(text, str) or text.strip()]
 
 
+@pytest.mark.slow
 @FUZZ
 @given(lines)
 def test_evaluate_lines_one_record_per_non_blank_line(texts: list[str]) -> None:
@@ -83,6 +84,7 @@ def test_evaluate_lines_one_record_per_non_blank_line(texts: list[str]) -> None:
     check_records(evaluate_lines(pairs), expected_lines(pairs))
 
 
+@pytest.mark.slow
 @settings(FUZZ, max_examples=max(1, EXAMPLES // 4))
 @given(texts=lines)
 def test_batch_command_one_record_per_non_blank_line(

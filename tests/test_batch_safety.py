@@ -120,6 +120,7 @@ def test_out_whose_partial_file_is_the_input_is_refused(
     assert source.read_text(encoding="utf-8") == f"{GOOD[0]}\n"
 
 
+@pytest.mark.slow
 def test_out_that_is_the_input_is_refused_in_a_real_process(source: Path,
                                                             tmp_path: Path) -> None:
     link = tmp_path / "link.jsonl"
@@ -133,6 +134,7 @@ def test_out_that_is_the_input_is_refused_in_a_real_process(source: Path,
     assert source.read_bytes() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["directory", "fifo", "device"])
 def test_out_that_is_not_a_regular_file_is_refused_without_blocking(
         kind: str, source: Path, tmp_path: Path) -> None:
@@ -148,6 +150,7 @@ def test_out_that_is_not_a_regular_file_is_refused_without_blocking(
         2, f"error: {out}: --out is a {name}, not a regular file\n")
 
 
+@pytest.mark.slow
 def test_input_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
     fifo = tmp_path / "in.fifo"
     os.mkfifo(fifo)
@@ -160,6 +163,7 @@ def test_input_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> Non
 
 
 # ------------------------------------------------------------------------ atomic output
+@pytest.mark.slow
 def test_a_bad_policy_leaves_an_existing_out_untouched(
         runner: CliRunner, source: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
@@ -227,6 +231,7 @@ def test_an_unwritable_out_folder_is_refused_before_the_run(
 
 
 # ------------------------------------------------------------------- one line, one record
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CORPUS_ERRORS))
 def test_each_bad_line_is_its_own_error_record(name: str, runner: CliRunner,
                                                tmp_path: Path) -> None:
@@ -258,6 +263,7 @@ def test_lines_at_and_over_the_limit(runner: CliRunner, tmp_path: Path) -> None:
     assert records[1] == {"line": 2, "error": "line is 100,001 bytes; the limit is 100,000"}
 
 
+@pytest.mark.slow
 def test_the_limit_is_the_policys(runner: CliRunner, source: Path, tmp_path: Path,
                                   catalog_copy: Path) -> None:
     policy = catalog_copy / "policy.yaml"
@@ -295,7 +301,7 @@ def test_read_lines_skips_an_over_long_line_in_pieces(monkeypatch: pytest.Monkey
             Recording.largest = max(Recording.largest, len(line))
             return line
 
-    monkeypatch.setattr(engine.batch_io, "PIECE_BYTES", 1000)
+    monkeypatch.setattr(engine.batch.files, "PIECE_BYTES", 1000)
     stream = Recording(b"{" + b" " * 1_000_000 + b"}\n" + GOOD[0].encode())
     assert list(read_lines(stream, 100)) == [(1, Oversized(1_000_002)), (2, GOOD[0])]
     assert Recording.largest == 1000
@@ -333,6 +339,7 @@ def test_mixed_bad_lines_one_record_each_with_one_worker(mixed_one_worker: bytes
     assert len(records) - len(errors) == len(CORPUS_ERRORS)
 
 
+@pytest.mark.slow
 def test_mixed_bad_lines_two_workers_write_the_same_bytes(
         runner: CliRunner, mixed_input: Path, mixed_one_worker: bytes, tmp_path: Path) -> None:
     out = tmp_path / "out.jsonl"
@@ -350,6 +357,7 @@ def dask_client() -> Iterator[object]:
         yield client
 
 
+@pytest.mark.slow
 def test_mixed_bad_lines_dask_writes_the_same_bytes(
         dask_client: object, mixed_input: Path, mixed_one_worker: bytes,
         tmp_path: Path) -> None:
@@ -361,6 +369,7 @@ def test_mixed_bad_lines_dask_writes_the_same_bytes(
     assert out.read_bytes() == mixed_one_worker
 
 
+@pytest.mark.slow
 def test_dask_refuses_the_input_as_output_and_keeps_out_on_a_bad_policy(
         dask_client: object, source: Path, tmp_path: Path) -> None:
     from engine.batch.distributed import run_on_dask
@@ -408,6 +417,7 @@ def child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "GPU_ADVISOR_CACHE_DIR": str(base / "cache")}
 
 
+@pytest.mark.slow
 def test_a_200_mb_line_is_one_error_record_at_little_memory(
         tmp_path: Path, child_env: dict[str, str]) -> None:
     """Under RLIMIT_AS (1 GB); peak RSS of this child alone (os.wait4); nothing echoed."""
@@ -473,6 +483,7 @@ class _Running:
         return lines
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("workers", "signum"), [("1", signal.SIGINT), ("2", signal.SIGINT),
                                                  ("1", signal.SIGTERM)])
 def test_an_interrupted_run_keeps_out_and_a_complete_prefix(
@@ -519,6 +530,7 @@ def _is_worker(pid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
                     reason="needs /proc/PID/task/PID/children")
 def test_ctrl_c_while_workers_start_prints_one_line_and_stops_them(

@@ -36,6 +36,7 @@ def _entries(store: Path) -> list[Path]:
     return sorted(store.glob("policy-*.pickle"))
 
 
+@pytest.mark.slow
 def test_first_load_writes_a_private_entry_and_the_next_uses_it(
         policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     rules, catalog, store = policy
@@ -53,6 +54,7 @@ def test_first_load_writes_a_private_entry_and_the_next_uses_it(
     assert isinstance(engine.catalog, Catalog) and isinstance(engine.rulebook, Rulebook)
 
 
+@pytest.mark.slow
 def test_any_change_makes_a_new_key(policy: tuple[Path, Path, Path]) -> None:
     rules, catalog, store = policy
     first = load_engine(rules, catalog)
@@ -63,6 +65,7 @@ def test_any_change_makes_a_new_key(policy: tuple[Path, Path, Path]) -> None:
     assert len(_entries(store)) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("content", "reason"), [
     (b"", "not a policy cache entry"),
     (b"garbage", "not a policy cache entry"),
@@ -101,6 +104,7 @@ def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return builds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o620, 0o602, 0o666])
 def test_an_entry_others_can_write_is_never_unpickled(
         policy: tuple[Path, Path, Path], mode: int, monkeypatch: pytest.MonkeyPatch,
@@ -118,6 +122,7 @@ def test_an_entry_others_can_write_is_never_unpickled(
                                 "(writable by others); rebuilt it"]
 
 
+@pytest.mark.slow
 def test_no_cache_switch(policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     rules, catalog, store = policy
     monkeypatch.setenv("GPU_ADVISOR_NO_CACHE", "1")
@@ -144,6 +149,7 @@ def test_what_a_catalog_derived_in_this_process_is_not_pickled() -> None:
     assert copy.derived(("test", 1), lambda x: [x], 9) == [9]
 
 
+@pytest.mark.slow
 def test_the_compiled_rulesets_come_from_the_cache_too(
         policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     rules, catalog, _ = policy
@@ -181,6 +187,7 @@ def test_an_edited_engine_module_makes_a_new_key(tmp_path: Path,
     assert cache.content_key(tmp_path) != key
 
 
+@pytest.mark.slow
 def test_only_the_most_recently_used_entries_are_kept(
         policy: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch) -> None:
     rules, catalog, store = policy
@@ -204,6 +211,7 @@ def test_only_the_most_recently_used_entries_are_kept(
     assert store.joinpath("unrelated.txt").exists()
 
 
+@pytest.mark.slow
 def test_pruning_leaves_another_users_entries_alone(policy: tuple[Path, Path, Path]) -> None:
     rules, catalog, store = policy
     load_engine(rules, catalog)

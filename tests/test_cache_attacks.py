@@ -100,6 +100,7 @@ def recommend_process(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 # An entry that is a symbolic link
 
 
+@pytest.mark.slow
 def test_a_symlinked_entry_is_not_followed(store: Path, tmp_path: Path,
                                            caplog: pytest.LogCaptureFixture) -> None:
     rules = policy_copy(tmp_path, "rules", edit=False)
@@ -134,6 +135,7 @@ def count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return builds
 
 
+@pytest.mark.slow
 def test_an_entry_in_a_group_writable_directory_is_not_used(
         store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -152,6 +154,7 @@ def test_an_entry_in_a_group_writable_directory_is_not_used(
     assert builds == [1]
 
 
+@pytest.mark.slow
 def test_a_world_writable_cache_dir_is_not_used(tmp_path: Path) -> None:
     store = tmp_path / "cache"
     store.mkdir()
@@ -171,6 +174,7 @@ def test_a_world_writable_cache_dir_is_not_used(tmp_path: Path) -> None:
 # An entry renamed onto another key
 
 
+@pytest.mark.slow
 def test_an_entry_renamed_onto_the_bundled_key_is_refused(
         store: Path, tmp_path: Path, runner: CliRunner,
         caplog: pytest.LogCaptureFixture, isolated_audit_store: Path) -> None:
@@ -214,6 +218,7 @@ def crafted_entries(marker: Path) -> list[bytes]:
             magic + bytes(32) + header + b"\n" + payload]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", range(3))
 def test_a_crafted_pickle_entry_never_runs(store: Path, tmp_path: Path, variant: int,
                                            caplog: pytest.LogCaptureFixture) -> None:
@@ -231,6 +236,7 @@ def test_a_crafted_pickle_entry_never_runs(store: Path, tmp_path: Path, variant:
     assert len(notices(caplog)) == 1
 
 
+@pytest.mark.slow
 def test_a_crafted_pickle_entry_never_runs_in_a_real_process(tmp_path: Path) -> None:
     store = tmp_path / "cache"
     env = child_env(store)
@@ -255,6 +261,7 @@ def test_a_crafted_pickle_entry_never_runs_in_a_real_process(tmp_path: Path) -> 
 # The notice
 
 
+@pytest.mark.slow
 def test_the_notice_is_given_once_per_process(store: Path, tmp_path: Path,
                                               caplog: pytest.LogCaptureFixture) -> None:
     first = policy_copy(tmp_path, "first", edit=False)
@@ -291,6 +298,7 @@ while os.getppid() == int(parent):  # never outlives the test
 """
 
 
+@pytest.mark.slow
 def test_swapping_a_symlink_and_a_crafted_pickle_never_runs_code(
         store: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The issue's race, as a guard: on the old code it ran the pickle only now and then

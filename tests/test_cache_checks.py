@@ -73,6 +73,7 @@ def chown_or_skip(path: Path, uid: int) -> None:
 # The key file
 
 
+@pytest.mark.slow
 def test_the_key_is_created_private_on_first_use(store: Path) -> None:
     key = cache.key_file()
     assert not key.exists()
@@ -103,6 +104,7 @@ def test_concurrent_first_uses_agree_on_one_key(store: Path) -> None:
     assert len(found) == 8 and set(found) == {cache.key_file().read_bytes()}
 
 
+@pytest.mark.slow
 def test_a_new_key_ignores_entries_signed_with_the_old_one(
         store: Path, builds: list[int], caplog: pytest.LogCaptureFixture) -> None:
     load_fresh()
@@ -145,6 +147,7 @@ def foreign_key(key: Path) -> str:
     return f"owned by uid {OTHER_UID}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("plant", [symlinked_key, readable_key, short_key, directory_key,
                                    foreign_key])
 def test_an_untrusted_key_file_turns_the_cache_off(
@@ -162,6 +165,7 @@ def test_an_untrusted_key_file_turns_the_cache_off(
         f"note: not using the policy cache: its key file {key} is {reason}"]
 
 
+@pytest.mark.slow
 def test_a_key_file_in_the_cache_directory_turns_the_cache_off(
         store: Path, builds: list[int], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -178,6 +182,7 @@ def test_a_key_file_in_the_cache_directory_turns_the_cache_off(
 # The directory
 
 
+@pytest.mark.slow
 def test_a_directory_of_another_user_needs_the_opt_in(
         store: Path, builds: list[int], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -193,6 +198,7 @@ def test_a_directory_of_another_user_needs_the_opt_in(
     assert builds == [1, 1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("value", ["0", "yes", ""])
 def test_only_shared_1_opts_in(store: Path, builds: list[int], value: str,
                                monkeypatch: pytest.MonkeyPatch) -> None:
@@ -203,6 +209,7 @@ def test_only_shared_1_opts_in(store: Path, builds: list[int], value: str,
     assert builds == [1, 1]
 
 
+@pytest.mark.slow
 def test_a_shared_directory_still_checks_every_entry(
         store: Path, builds: list[int], monkeypatch: pytest.MonkeyPatch,
         caplog: pytest.LogCaptureFixture) -> None:
@@ -233,6 +240,7 @@ def test_an_unusable_cache_location_is_skipped_quietly(
 # The open entry
 
 
+@pytest.mark.slow
 def test_an_entry_of_another_user_is_refused(store: Path, builds: list[int],
                                              caplog: pytest.LogCaptureFixture) -> None:
     load_fresh()
@@ -245,6 +253,7 @@ def test_an_entry_of_another_user_is_refused(store: Path, builds: list[int],
                                f"(owned by uid {OTHER_UID}); rebuilt it"]
 
 
+@pytest.mark.slow
 def test_a_fifo_entry_does_not_block(store: Path, builds: list[int],
                                      caplog: pytest.LogCaptureFixture) -> None:
     load_fresh()
@@ -284,6 +293,7 @@ def swapped_texts(obj: Any) -> Any:
     return copy
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("part", ["catalog", "rulebook"])
 def test_a_signed_entry_whose_texts_do_not_match_its_hash_is_refused(
         store: Path, builds: list[int], part: str, caplog: pytest.LogCaptureFixture) -> None:
@@ -299,6 +309,7 @@ def test_a_signed_entry_whose_texts_do_not_match_its_hash_is_refused(
                                f"(its {part} does not match its hash); rebuilt it"]
 
 
+@pytest.mark.slow
 def test_a_signed_entry_for_another_key_is_refused(
         store: Path, builds: list[int], caplog: pytest.LogCaptureFixture) -> None:
     engine = load_fresh()
@@ -328,6 +339,7 @@ def test_what_a_signed_entry_holds_is_checked(header: bytes, payload: bytes,
         cache.decode(data, key, os.urandom(cache.SECRET_BYTES))
 
 
+@pytest.mark.slow
 def test_a_valid_entry_round_trips(store: Path) -> None:
     engine = load_fresh()
     key, secret = next(iter(_ENGINES)), cache.key_file().read_bytes()
@@ -341,6 +353,7 @@ def test_a_valid_entry_round_trips(store: Path) -> None:
 # The notice, as a library
 
 
+@pytest.mark.slow
 def test_as_a_library_the_notice_is_one_line_on_stderr_without_logging_set_up(
         tmp_path: Path) -> None:
     env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(tmp_path / "cache"),

@@ -61,6 +61,7 @@ def test_bundled_catalog_loads(catalog: Catalog) -> None:
     assert set(catalog.texts) == {f"catalog/{n}.yaml" for n in CATALOG_FILES}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CATALOG_FILES)
 def test_every_sources_list_is_non_empty_and_known(name: str) -> None:
     known = {s["id"] for s in _raw("sources")["sources"]}
@@ -130,6 +131,7 @@ def test_unknown_gpu_lookup_suggests(catalog: Catalog) -> None:
 # ------------------------------------------------------------------ broken copies
 
 
+@pytest.mark.slow
 def test_unknown_source_id_names_file_line_field_and_suggestion(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
     _replace_once(gpus, "  - hw.rtx4090\n  - notebookcheck", "  - hw.rtx409\n  - notebookcheck")
@@ -166,6 +168,7 @@ def test_unknown_key_in_gpu_entry(catalog_copy: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_nan_is_refused(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
     _replace_once(gpus, "  dense_fp16_tflops: 165.2\n  tdp_w: 450\n",
@@ -190,6 +193,7 @@ def test_nan_in_policy_constant_is_refused(catalog_copy: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_duplicate_id(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
     line = _replace_once(gpus, "- id: l4\n", "- id: t4\n")
@@ -233,6 +237,7 @@ def test_non_utf8_file_refused(catalog_copy: Path) -> None:
     assert str(exc.value) == f"{models}: not valid UTF-8 (byte 5)"
 
 
+@pytest.mark.slow
 def test_missing_file(catalog_copy: Path) -> None:
     (catalog_copy / "questions.yaml").unlink()
     with pytest.raises(CatalogError) as exc:
@@ -291,6 +296,7 @@ def test_prices_override_replaces_by_id_and_adds(catalog: Catalog, tmp_path: Pat
     assert merged.hash != catalog.hash
 
 
+@pytest.mark.slow
 def test_prices_override_with_unknown_source_fails(tmp_path: Path) -> None:
     prices = tmp_path / "prices.yaml"
     prices.write_text(PRICES.replace("sources: [our-quote]\n", "sources: [our-quot]\n", 1),

@@ -50,6 +50,7 @@ def test_version(runner: CliRunner) -> None:
 # ------------------------------------------------------------------ estimate memory
 
 
+@pytest.mark.slow
 def test_estimate_memory_json(runner: CliRunner, catalog: Catalog) -> None:
     data = ok_json(runner, "estimate", "memory", "--model", "llama-2-7b", "--method", "full")
     assert data["model"] == "llama-2-7b" and data["method"] == "full"
@@ -75,6 +76,7 @@ def test_estimate_memory_params_b_qlora(runner: CliRunner) -> None:
     assert data["fits"]["rtx-4060-ti-16gb"] == 1
 
 
+@pytest.mark.slow
 def test_estimate_memory_sharded_json(runner: CliRunner) -> None:
     one = ok_json(runner, "estimate", "memory", "--model", "llama-2-13b", "--method", "full")
     four = ok_json(runner, "estimate", "memory", "--model", "llama-2-13b", "--method", "full",
@@ -98,6 +100,7 @@ def test_estimate_memory_text_has_tables(runner: CliRunner) -> None:
 # ------------------------------------------------------------------ estimate training
 
 
+@pytest.mark.slow
 def test_estimate_training_json(runner: CliRunner) -> None:
     data = ok_json(runner, "estimate", "training", "--model", "llama-2-7b", "--tokens-b",
                    "2000", "--gpu", "a100-80gb")
@@ -122,6 +125,7 @@ def test_estimate_training_text(runner: CliRunner) -> None:
 # ------------------------------------------------------------------ catalog
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "sample", "in_text"),
     [("gpus", "rtx-4090", "rtx-4090"), ("clouds", "lambda-h100", "Cloud offers ("),
@@ -139,6 +143,7 @@ def test_catalog_list(runner: CliRunner, catalog: Catalog, kind: str, sample: st
     assert len(data) == expected
 
 
+@pytest.mark.slow
 def test_catalog_show_lists_sources(runner: CliRunner, catalog: Catalog) -> None:
     result = run(runner, "catalog", "show", "rtx-4090")
     assert result.exit_code == 0
@@ -148,6 +153,7 @@ def test_catalog_show_lists_sources(runner: CliRunner, catalog: Catalog) -> None
     assert data["vram_gb"] == 24 and data["sources"] == list(catalog.gpu("rtx-4090").sources)
 
 
+@pytest.mark.slow
 def test_catalog_show_prints_units_and_formatted_numbers(runner: CliRunner) -> None:
     lines = run(runner, "catalog", "show", "rtx-4090").stdout.splitlines()
     rows = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in lines
@@ -168,6 +174,7 @@ def _listed_ids(runner: CliRunner, *args: str) -> list[str]:
     return [item["id"] for item in ok_json(runner, "catalog", "list", *args)]
 
 
+@pytest.mark.slow
 def test_catalog_list_filters_and_sorts(runner: CliRunner, catalog: Catalog) -> None:
     big = _listed_ids(runner, "gpus", "--form", "datacenter", "--min-vram", "80")
     assert big and all(catalog.gpu(g).form == "datacenter" and catalog.gpu(g).vram_gib >= 80
@@ -188,6 +195,7 @@ def test_catalog_list_filters_and_sorts(runner: CliRunner, catalog: Catalog) -> 
     assert result.exit_code == 2 and "did you mean 'aws'" in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["gpus", "clouds", "models"])
 def test_catalog_lists_fit_80_columns(runner: CliRunner, kind: str) -> None:
     text = run(runner, "catalog", "list", kind).stdout
@@ -213,6 +221,7 @@ def test_unknown_model(runner: CliRunner) -> None:
     assert line == "error: --model: unknown model 'llama-2-7x'; did you mean 'llama-2-7b'?"
 
 
+@pytest.mark.slow
 def test_both_model_and_params_b(runner: CliRunner) -> None:
     line = one_error_line(run(runner, "estimate", "memory", "--model", "llama-2-7b",
                               "--params-b", "7", "--method", "full"))
@@ -224,6 +233,7 @@ def test_neither_model_nor_params_b(runner: CliRunner) -> None:
     assert line == "error: --model: give exactly one of --model or --params-b"
 
 
+@pytest.mark.slow
 def test_unknown_gpu(runner: CliRunner) -> None:
     line = one_error_line(run(runner, "estimate", "training", "--model", "llama-2-7b",
                               "--gpu", "a100-80g"))
@@ -235,6 +245,7 @@ def test_catalog_show_unknown_id(runner: CliRunner) -> None:
     assert line == "error: ID: no catalog entry 'rtx-4091'; did you mean 'rtx-4090'?"
 
 
+@pytest.mark.slow
 def test_broken_catalog_dir(runner: CliRunner, catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
     text = gpus.read_text(encoding="utf-8")
@@ -263,6 +274,7 @@ def test_click_usage_error_exits_2(runner: CliRunner) -> None:
 # ------------------------------------------------------------------ a real process
 
 
+@pytest.mark.slow
 def test_python_dash_m_engine_succeeds() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "engine", "estimate", "memory", "--model", "llama-2-7b",
@@ -275,6 +287,7 @@ def test_python_dash_m_engine_succeeds() -> None:
     assert data["method"] == "qlora" and data["fits"]["rtx-4060-ti-16gb"] == 1
 
 
+@pytest.mark.slow
 def test_python_dash_m_engine_error_is_one_line() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "engine", "estimate", "memory", "--model", "nope",
@@ -287,6 +300,7 @@ def test_python_dash_m_engine_error_is_one_line() -> None:
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_usage_errors_are_one_line_too() -> None:
     """A bad flag value is bad input like any other: one line on stderr, exit 2."""
     result = subprocess.run(

@@ -97,6 +97,7 @@ def test_audit_flags_accepted(runner: CliRunner, tmp_path: Path, extra: list[str
     assert data["decisions"]["deployment"]["choice"] == "local"
 
 
+@pytest.mark.slow
 def test_rules_catalog_prices_accepted(runner: CliRunner, tmp_path: Path,
                                        catalog_copy: Path) -> None:
     rules = tmp_path / "rules"
@@ -116,6 +117,7 @@ def test_missing_rules_dir_exits_2(runner: CliRunner, tmp_path: Path) -> None:
     assert line == f"error: {tmp_path / 'none'}: no such rule file or directory"
 
 
+@pytest.mark.slow
 def test_subprocess_json() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "engine", "recommend", "--answers", str(EXAMPLE),

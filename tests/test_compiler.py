@@ -224,6 +224,7 @@ def test_chunking_counts_compiled_comparisons_not_leaves() -> None:
         assert network_of(rs).stack <= MAX_STACK
 
 
+@pytest.mark.slow
 def test_many_matching_branches_do_not_crash_durable_rules() -> None:
     """Regression: chunked by leaves, 40 such rules shared one ruleset and a fact missing
     both facts matched 80 branches: 'double free or corruption' (SIGABRT) in the C core."""
@@ -319,6 +320,7 @@ def compiled_alone(rule: Rule, signer: Any = None) -> Compiled:
     return Compiled((ruleset,), frozenset(), {"request": rule.reads}, built=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cond=TREES, facts=st.lists(FACTS, min_size=1, max_size=4))
 def test_durable_rules_agrees_with_python_holds(cond: Condition,
@@ -356,6 +358,7 @@ def _same_class(signer: Any, values: dict[str, Any], data: st.DataObject) -> dic
     return out
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cond=TREES, values=FACTS, data=st.data())
 def test_equal_signatures_get_equal_verdicts_from_durable_rules(
@@ -411,6 +414,7 @@ def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
         assert signer.sign(fact) != signer.sign(base), fact
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cond=TREES, first=FACTS, second=FACTS, data=st.data())
 def test_a_split_signature_tells_apart_exactly_what_the_whole_one_does(

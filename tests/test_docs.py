@@ -26,6 +26,7 @@ def _blocks(path: Path) -> list[tuple[str, dict[str, str], str]]:
     return out
 
 
+@pytest.mark.slow
 def test_rule_authoring_worked_example_runs(tmp_path: Path,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("rules", "catalog", "examples", "tests/scenarios"):
@@ -96,6 +97,7 @@ def _console_examples(path: Path) -> list[tuple[str, list[str]]]:
 README_EXAMPLES = _console_examples(ROOT / "README.md")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command,shown", README_EXAMPLES, ids=[c for c, _ in README_EXAMPLES])
 def test_readme_output_is_real(command: str, shown: list[str],
                                monkeypatch: pytest.MonkeyPatch) -> None:

@@ -173,6 +173,7 @@ def fired_per_fact(compiled: Compiled, facts: list[dict[str, Any]]) -> list[set[
     return fired
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(conditions=st.lists(BIG, min_size=1, max_size=3),
@@ -255,6 +256,7 @@ def test_a_policy_that_builds_is_marked_and_not_tried_again() -> None:
     assert verified(compiled) is compiled
 
 
+@pytest.mark.slow
 def test_a_build_that_never_ends_is_cut_off_and_names_the_rule() -> None:
     with pytest.raises(RuleError) as info:
         verified(raw(HANGS))
@@ -293,6 +295,7 @@ def test_without_a_child_process_the_policy_is_left_untried(
     assert verified(compiled) is compiled and not compiled.built
 
 
+@pytest.mark.slow
 def test_the_evaluator_tries_an_untried_policy_first() -> None:
     with pytest.raises(RuleError, match="did not finish building"):
         Evaluator(raw(HANGS))
@@ -350,6 +353,7 @@ def folder(tmp_path: Path, text: str) -> tuple[Path, Path]:
     return directory, path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "line", "message"), [
     (long_list(512), 6, "my.long-in: 'in' lists 512 values; at most 500 (durable_rules 2.0.28 "
                         "hangs on 512 alternatives of one fact)"),
@@ -372,6 +376,7 @@ def test_rules_beyond_the_limits_end_in_one_line_and_exit_2(
     assert "Traceback" not in check.stderr + recommend.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["batch", "whatif"])
 def test_batch_and_whatif_refuse_the_policy_at_load(tmp_path: Path, command: str) -> None:
     directory, path = folder(tmp_path, long_list(600))
@@ -386,6 +391,7 @@ def test_batch_and_whatif_refuse_the_policy_at_load(tmp_path: Path, command: str
         "hangs on 512 alternatives of one fact)"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", [long_list(500), wide_not("all", 14), wide_not("any", 17)],
                          ids=["in-500", "not-all-14", "not-any-17"])
 def test_rules_within_the_limits_build_and_run(tmp_path: Path, text: str) -> None:
@@ -397,6 +403,7 @@ def test_rules_within_the_limits_build_and_run(tmp_path: Path, text: str) -> Non
     assert recommend.returncode == 0, recommend.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("text", "parts", "hours"), [
     (long_list(500), 2, [0, 999, 1000, 1001, 1498, 1499, 1500, 6000]),
     (wide_not("all", 14), 1, [0, 50, 100, 150, 1400, 1500, 6000]),
@@ -432,6 +439,7 @@ UNCHECKED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_a_trap_nobody_listed_ends_in_one_line_and_exit_2(tmp_path: Path) -> None:
     """With the checks switched off, a 600-value list would make durable_rules build
     forever: the bounded trial build ends it."""
@@ -444,6 +452,7 @@ def test_a_trap_nobody_listed_ends_in_one_line_and_exit_2(tmp_path: Path) -> Non
         f"{TRIAL_STEP_S:g} s"]
 
 
+@pytest.mark.slow
 def test_facts_too_wide_for_durable_rules_are_refused_naming_the_rule(tmp_path: Path) -> None:
     """One rule sets 250 facts, another reads them all: the request fact would carry more
     than 253 properties (durable_rules 2.0.28 segfaults)."""
@@ -467,6 +476,7 @@ def test_facts_too_wide_for_durable_rules_are_refused_naming_the_rule(tmp_path: 
     assert message.replace(": with", ": error: with", 1) in check.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_explain_shows_the_parts_of_a_split_rule(tmp_path: Path) -> None:
     directory, _ = folder(tmp_path, long_list(500))
     (tmp_path / "scenarios").mkdir()

@@ -15,6 +15,7 @@ from engine.catalog.load import Catalog
 from engine.catalog.models import Constant, Policy
 from engine.errors import CatalogError
 from engine.estimates.cost import (
+    CostLine,
     api_cost_per_month,
     break_even,
     owning_cost,
@@ -452,16 +453,16 @@ def test_renting_pays_busy_hours_and_a_reservation_every_hour(catalog: Catalog) 
 
 def test_break_even_by_hand() -> None:
     """Owning $1,000 a year fixed + $0.10 per unit vs renting $0.60 per unit: 2,000 units."""
-    line = break_even(1000, 0.10, 0.0, 0.60, unit="h", sources=["s"], own_label="own",
-                      rent_label="rent")
+    line = break_even(CostLine(1000, 0.10), CostLine(0.0, 0.60), unit="h", sources=["s"],
+                      own_label="own", rent_label="rent")
     assert line is not None and line.value == pytest.approx(2000)
 
 
 def test_break_even_is_none_when_owning_never_catches_up() -> None:
-    assert break_even(1000, 0.60, 0.0, 0.10, unit="h", sources=["s"], own_label="o",
-                      rent_label="r") is None
-    assert break_even(0.0, 0.10, 5000, 0.60, unit="h", sources=["s"], own_label="o",
-                      rent_label="r") is None
+    assert break_even(CostLine(1000, 0.60), CostLine(0.0, 0.10), unit="h", sources=["s"],
+                      own_label="o", rent_label="r") is None
+    assert break_even(CostLine(0.0, 0.10), CostLine(5000, 0.60), unit="h", sources=["s"],
+                      own_label="o", rent_label="r") is None
 
 
 def test_purchase_of_an_unbuyable_gpu_is_refused(catalog: Catalog) -> None:

@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from engine.answers.model import load_answers
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EvaluationError
-from engine.facts.build import build_facts, durable_fact
+from engine.facts.build import build_facts
 from engine.rules.compile import Compiled, CompiledRuleset, compile_rule
 from engine.rules.conditions import FactRef, Leaf, Not
 from engine.rules.evaluate import Evaluator, Firing
+from engine.rules.limits import durable_fact
 from engine.rules.load import Rule
 from engine.rules.model import RuleModel
 
@@ -232,6 +233,7 @@ def _rss_mb() -> float:
     return resident_pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+@pytest.mark.slow
 def test_memory_flat_over_100k_evaluations(engine: Engine,
                                            request_fact: dict[str, Any]) -> None:
     """100,000 evaluations of the bundled request rules in one process (each on one of the
@@ -281,6 +283,7 @@ def _without_id(engine: Engine, answers: Any) -> str:
     return engine.recommend(answers, decision_id="same").to_json()
 
 
+@pytest.mark.slow
 def test_remembered_verdicts_give_the_same_decisions_as_durable_every_time(
         engine: Engine) -> None:
     """Every scenario, and the examples over hours × budgets: the engine reusing verdicts by
@@ -332,6 +335,7 @@ def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> Non
         assert len(ev._verdicts["test_bounded"]) <= 3
 
 
+@pytest.mark.slow
 def test_direct_sessions_agree_with_durable_rules_host_actions(engine: Engine) -> None:
     """Driving sessions through the C core gives exactly the firings that durable_rules'
     own Host and Python actions give, on every fact of every scenario and example."""
@@ -411,6 +415,7 @@ PART_RULES = [("t.w-a", Leaf("w", "eq", "a")), ("t.x-big", Leaf("x", "gt", 5)),
 _PARTS = signed("test_parts", [make_rule(i, c) for i, c in PART_RULES])
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(w=st.sampled_from(["a", "b"]),
        parts=st.lists(st.fixed_dictionaries({"x": st.integers(0, 10)},

@@ -107,6 +107,7 @@ def test_answers_loader(data: bytes, scratch: Path) -> None:
     acceptable(lambda: load_answers(path, [], CATALOG))
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=inputs("rules"))
 def test_rulebook_loader(data: bytes, scratch: Path) -> None:
@@ -119,6 +120,7 @@ def test_rulebook_loader(data: bytes, scratch: Path) -> None:
         target.write_bytes(original)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(name=st.sampled_from(["gpus", "questions"]), data=st.data())
 def test_catalog_loader(name: str, data: st.DataObject, scratch: Path) -> None:
@@ -132,6 +134,7 @@ def test_catalog_loader(name: str, data: st.DataObject, scratch: Path) -> None:
         target.write_bytes(original)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=inputs("gpus"))
 def test_prices_loader(data: bytes, scratch: Path) -> None:
@@ -207,6 +210,7 @@ def nodes(value: object) -> int:
     return 1
 
 
+@pytest.mark.slow
 @FUZZ
 @given(value=JSON_VALUES, indent=st.sampled_from([None, 0, 2, "\t"]), ascii_only=st.booleans())
 def test_json_node_count_is_exact(value: object, indent: int | str | None,

@@ -59,6 +59,7 @@ def _role_args(role: str, path: Path, rules: Path, catalog: Path) -> tuple[list[
     return ["--answers", str(EXAMPLE), "--catalog", str(catalog)], target
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["answers", "prices", "rules", "catalog"])
 def test_a_fifo_without_writer_is_refused_not_waited_for(
         role: str, tmp_path: Path, rules_copy: Path, catalog_copy: Path) -> None:
@@ -77,6 +78,7 @@ def test_a_fifo_without_writer_is_refused_not_waited_for(
     assert not (tmp_path / "audit.sqlite3").exists()
 
 
+@pytest.mark.slow
 def test_a_fifo_added_after_a_cached_build_is_refused(tmp_path: Path, rules_copy: Path) -> None:
     """The cache key counts links and special files in a folder by kind: adding one after
     the policy was cached misses the cache, so the loader refuses it as on a cold run."""
@@ -122,6 +124,7 @@ def secret(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_link_inside_a_rule_folder_is_refused_unread(
         runner: CliRunner, rules_copy: Path, secret: Path, isolated_audit_store: Path) -> None:
     link = rules_copy / "zz-secret.yaml"
@@ -152,6 +155,7 @@ def test_a_link_inside_a_catalog_folder_is_refused_unread(
     assert one_error_line(result) == f"error: {link}: {LINK_REFUSED}"
 
 
+@pytest.mark.slow
 def test_links_named_on_the_command_line_are_the_users_choice(
         runner: CliRunner, tmp_path: Path, rules_copy: Path, catalog_copy: Path) -> None:
     answers = tmp_path / "answers-link.yaml"
@@ -311,6 +315,7 @@ def test_a_bom_elsewhere_in_json_is_an_error(runner: CliRunner, tmp_path: Path) 
     assert line.startswith(f"error: {path}:2: JSON error: "), line
 
 
+@pytest.mark.slow
 def test_a_bom_in_a_rule_and_a_catalog_file_is_accepted(runner: CliRunner, rules_copy: Path,
                                                         catalog_copy: Path) -> None:
     for path in (rules_copy / "usage.yaml", catalog_copy / "gpus.yaml"):
@@ -353,6 +358,7 @@ def test_recommend_without_a_model_is_refused(runner: CliRunner, args: list[str]
     assert not isolated_audit_store.exists()
 
 
+@pytest.mark.slow
 def test_an_empty_answers_file_is_refused_in_a_real_process(tmp_path: Path) -> None:
     path = tmp_path / "empty.yaml"
     path.write_text("", encoding="utf-8")

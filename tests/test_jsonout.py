@@ -52,6 +52,7 @@ json_data = st.recursive(scalar, lambda inner: st.one_of(
     max_leaves=12)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(value=finite, data=st.dictionaries(st.text(max_size=8), json_data, max_size=4),
        texts=st.lists(st.text(), max_size=3))
@@ -62,6 +63,7 @@ def test_output_is_byte_for_byte_pythons(value: float, data: dict[str, Any],
     assert compact(probe) == python_compact(probe)
 
 
+@pytest.mark.slow
 @settings(max_examples=2000, deadline=None)
 @given(finite)
 def test_every_float_the_two_write_differently_is_recognised(number: float) -> None:

@@ -74,6 +74,7 @@ def test_imports_only_go_down(path: Path) -> None:
     assert upward == []
 
 
+@pytest.mark.slow
 def test_the_promised_api_from_a_fresh_interpreter(tmp_path: Path) -> None:
     """``import engine; engine.recommend({...})`` works, and stays the function even after the
     module that defines it is imported."""

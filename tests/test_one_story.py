@@ -14,6 +14,7 @@ import re
 from contextlib import redirect_stdout
 from typing import Any
 
+import pytest
 from hypothesis import given
 
 from engine.decide.engine import Decision
@@ -101,6 +102,7 @@ def _deployment_reasons(decision: Decision) -> list[str]:
     return bad
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
@@ -108,6 +110,7 @@ def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
     assert check_one_story(decision) == []
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:

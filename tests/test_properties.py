@@ -21,7 +21,7 @@ from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
 from engine.decide.engine import Decision, Engine, load_engine
-from engine.estimates.cost import break_even
+from engine.estimates.cost import CostLine, break_even
 from engine.estimates.shape import shape_for_params
 from engine.facts.build import build_facts
 from engine.rules.evaluate import Evaluator
@@ -122,6 +122,7 @@ FRESH = Engine(ENGINE.catalog, ENGINE.rulebook, ENGINE.compiled,
 """Asks durable_rules about every fact through its own Host API: the reference."""
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_reused_verdicts_and_direct_sessions_decide_like_durable_rules_host(
@@ -134,6 +135,7 @@ def test_reused_verdicts_and_direct_sessions_decide_like_durable_rules_host(
             == FRESH.recommend(answers, decision_id="same").to_json())
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_valid_answers_never_crash_and_are_deterministic(raw: dict[str, Any]) -> None:
@@ -144,6 +146,7 @@ def test_valid_answers_never_crash_and_are_deterministic(raw: dict[str, Any]) ->
     assert one == two
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_json_output_validates_against_the_published_schema(
@@ -153,6 +156,7 @@ def test_json_output_validates_against_the_published_schema(
 
 
 # -- choices -------------------------------------------------------------------------------------
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_an_excluded_option_is_never_chosen(raw: dict[str, Any]) -> None:
@@ -168,6 +172,7 @@ def test_an_excluded_option_is_never_chosen(raw: dict[str, Any]) -> None:
         assert hardware.choice.id not in {c.id for c in hardware.excluded}
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
 def test_the_chosen_hardware_always_fits(raw: dict[str, Any]) -> None:
@@ -184,6 +189,7 @@ def test_the_chosen_hardware_always_fits(raw: dict[str, Any]) -> None:
 HOURS = QUESTIONS["hours_per_year"]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers(), hours=st.lists(_number(HOURS), min_size=2, max_size=2, unique=True))
 def test_more_work_never_moves_deployment_from_local_to_cloud(raw: dict[str, Any],
@@ -206,6 +212,7 @@ VRAM_FACTS = ("vram_full_gib", "vram_lora_gib", "vram_qlora_gib", "vram_pretrain
 PARAMS = QUESTIONS["model_params_b"]
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers(), sizes=st.lists(_number(PARAMS), min_size=2, max_size=2, unique=True),
        checkpointing=st.booleans())
@@ -249,9 +256,10 @@ def test_bare_sizes_share_one_family_so_memory_grows_with_size() -> None:
 def test_a_higher_rent_never_raises_the_break_even(own_fixed: float, own_unit: float,
                                                    rent_unit: float, factor: float) -> None:
     """Dearer rent makes owning pay off *sooner*: the break-even can only fall (or appear)."""
-    cheap = break_even(own_fixed, own_unit, 0.0, rent_unit, unit="h", sources=["s"],
-                       own_label="o", rent_label="r")
-    dear = break_even(own_fixed, own_unit, 0.0, rent_unit * factor, unit="h", sources=["s"],
+    own = CostLine(own_fixed, own_unit)
+    cheap = break_even(own, CostLine(0.0, rent_unit), unit="h", sources=["s"], own_label="o",
+                       rent_label="r")
+    dear = break_even(own, CostLine(0.0, rent_unit * factor), unit="h", sources=["s"],
                       own_label="o", rent_label="r")
     if cheap is None:
         return
@@ -259,6 +267,7 @@ def test_a_higher_rent_never_raises_the_break_even(own_fixed: float, own_unit: f
     assert dear.value <= cheap.value * (1 + 1e-9)
 
 
+@pytest.mark.slow
 @settings(max_examples=6, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(raw=raw_answers(), factor=st.sampled_from([1.5, 3.0]))

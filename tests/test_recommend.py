@@ -44,6 +44,7 @@ def test_load_engine_is_cached() -> None:
     assert load_engine() is load_engine()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
 def test_same_answers_same_json(engine: Engine, path: Path) -> None:
     answers = answers_of(engine, path)
@@ -68,6 +69,7 @@ def _all_reasons(data: dict[str, Any]) -> list[dict[str, Any]]:
     return [*reasons, *data["warnings"], *data["strategies"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
 def test_every_reason_names_a_real_rule_and_real_sources(engine: Engine, path: Path) -> None:
     data = json_of(path)

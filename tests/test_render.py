@@ -46,6 +46,7 @@ def data(*args: str) -> dict[str, Any]:
 
 # --- text -----------------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("example", ALL, ids=lambda p: p.name)
 @pytest.mark.parametrize("no_color", [False, True], ids=["plain", "NO_COLOR"])
 def test_text_fits_80_columns_without_escapes(example: Path, no_color: bool) -> None:
@@ -138,6 +139,7 @@ def test_chart_svg(tmp_path: Path) -> None:
     assert text.startswith("<?xml") or "<svg" in text
 
 
+@pytest.mark.slow
 def test_chart_png(tmp_path: Path) -> None:
     path = tmp_path / "out.png"
     run(str(LOCAL), "--chart", str(path), "--format", "json")
@@ -169,6 +171,7 @@ def test_curves_cross_at_break_even() -> None:
 
 # --- cold start -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cold_recommend_imports_no_prompt_or_plot_library() -> None:
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "engine", "recommend", "--answers",

@@ -25,6 +25,7 @@ def run(*argv: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+@pytest.mark.slow
 def test_rules_test_coverage_reports_every_rule_fired() -> None:
     code, out, _ = run("rules", "test", str(SCENARIOS), "--coverage")
     assert code == 0
@@ -64,6 +65,7 @@ def _changed_copy(tmp_path: Path) -> Path:
     return copy
 
 
+@pytest.mark.slow
 def test_rules_diff_names_the_changed_rule_and_scenarios(tmp_path: Path) -> None:
     copy = _changed_copy(tmp_path)
     code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy),
@@ -88,6 +90,7 @@ def test_rules_diff_same_policy_changes_nothing() -> None:
     assert out.strip() == "no decision changed in 1 case(s)"
 
 
+@pytest.mark.slow
 def test_rules_diff_against_a_git_revision(monkeypatch: pytest.MonkeyPatch) -> None:
     inside = subprocess.run(["git", "rev-parse", "--is-inside-work-tree"], cwd=ROOT,
                             capture_output=True, text=True, check=False)
@@ -108,6 +111,7 @@ def test_rules_diff_unknown_revision_is_a_clean_error() -> None:
     assert err.startswith("error: no-such-revision-xyz: neither a directory nor a git revision")
 
 
+@pytest.mark.slow
 def test_rules_diff_from_audit(tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     assert run("recommend", "--answers", str(EXAMPLE), "--audit-db", str(db),
@@ -120,6 +124,7 @@ def test_rules_diff_from_audit(tmp_path: Path) -> None:
     assert json.loads(out)["cases"] == 2
 
 
+@pytest.mark.slow
 def test_rules_explain() -> None:
     code, out, _ = run("rules", "explain", "usage.cheaper-to-own", "--scenarios", str(SCENARIOS))
     assert code == 0

@@ -140,6 +140,7 @@ COMPILE_CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=[c.file.removesuffix(".yaml") for c in CASES])
 def test_broken_rule_file_exact_error(tmp_path: Path, catalog: Catalog, case: Case) -> None:
     path, error = load_error(tmp_path, case.file, catalog)
@@ -204,6 +205,7 @@ def test_bundled_rules_copy_loads(tmp_path: Path, catalog: Catalog) -> None:
     assert len(load_rulebook(target, catalog).rules) > 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", ["unknown-fact.yaml", "yaml-syntax.yaml", "extra-key.yaml",
                                     "in-list-too-long.yaml", "negation-too-wide.yaml"])
 def test_cli_broken_rules_exit_2_one_line(tmp_path: Path, broken: str) -> None:

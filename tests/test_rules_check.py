@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from engine.cli import cli
@@ -41,6 +42,7 @@ def _check(runner: CliRunner, target: Path, *extra: str) -> tuple[int, list[str]
     return result.exit_code, result.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_single_file_contradiction_is_a_warning(tmp_path: Path) -> None:
     path = tmp_path / "mine.yaml"
     path.write_text(CONTRADICTION)
@@ -61,6 +63,7 @@ def test_directory_without_decisions_uses_bundled_axes(tmp_path: Path) -> None:
                      "hybrid"]
 
 
+@pytest.mark.slow
 def test_bundled_rules_are_clean() -> None:
     result = CliRunner().invoke(cli, ["rules", "check", "--strict"])
     assert result.exit_code == 0, result.output

@@ -23,6 +23,7 @@ def test_scenario(engine: Engine, path: Path) -> None:
     assert outcome.passed, "\n".join([*outcome.failures, f"fired: {', '.join(outcome.fired)}"])
 
 
+@pytest.mark.slow
 def test_every_rule_fires_in_some_scenario(engine: Engine) -> None:
     fired = {rule for path in SCENARIOS for rule in run_scenario(engine, path).fired}
     never = [r.id for r in engine.rulebook.rules if r.id not in fired]

@@ -77,6 +77,7 @@ def errors(validator: Draft202012Validator, data: Any) -> list[str]:
 
 
 # ------------------------------------------------------------------ the schemas themselves
+@pytest.mark.slow
 def test_all_schemas_are_named_and_valid(generated: dict[str, dict[str, Any]]) -> None:
     assert set(generated) == set(NAMES)
     for name, schema in generated.items():
@@ -104,6 +105,7 @@ def test_there_are_shipped_files() -> None:
     assert {"rules", "decisions", "answers", "scenario", "gpus", "questions"} <= kinds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(ROOT)))
 def test_shipped_file_validates(path: Path, generated: dict[str, dict[str, Any]],
                                 registry: Registry[Any]) -> None:
@@ -166,6 +168,11 @@ def test_good_rule_validates(generated: dict[str, dict[str, Any]],
     pytest.param({"when": {"fact": "x", "exists": "yes"}}, id="exists-not-bool"),
     pytest.param({"when": {"all": [], "any": []}}, id="all-and-any"),
     pytest.param({"when": {"fact": "x", "eq": {"fact": "y", "z": 1}}}, id="bad-fact-ref"),
+    pytest.param({"when": {"any": [{"fact": "x", "eq": 1}, None]}}, id="null-item"),
+    pytest.param({"when": {"not": None}}, id="not-null"),
+    pytest.param({"when": {}}, id="empty-mapping"),
+    pytest.param({"when": {"fact": "x", "in": list(range(501))}}, id="in-too-long"),
+    pytest.param({"when": {"fact": "x", "exists": None}}, id="exists-null"),
     pytest.param({"then": [{"prefer": {"decision": "deployment", "option": "cloud"},
                             "avoid": {"decision": "deployment", "option": "local"}}]},
                  id="effect-two-keys"),
@@ -189,6 +196,8 @@ def test_broken_rule_fails(changes: dict[str, Any], generated: dict[str, dict[st
     {"allowed_regions": ["mars"]},
     {"gradient_checkpointing": "sometimes"},
     {"runs_per_year": 0},
+    {"cloud_ecosystem": "oracle"},
+    {"hours_gpu": "h900"},
 ])
 def test_bad_answers_fail(answers: dict[str, Any], generated: dict[str, dict[str, Any]],
                           registry: Registry[Any]) -> None:
@@ -222,6 +231,7 @@ def test_command_prints_rules_schema(runner: CliRunner, rules_group: click.Group
     assert json.loads(result.stdout) == generated["rules"]
 
 
+@pytest.mark.slow
 def test_command_writes_all(runner: CliRunner, rules_group: click.Group,
                             tmp_path: Path) -> None:
     result = runner.invoke(rules_group, ["schema", "--out", str(tmp_path / "out")])

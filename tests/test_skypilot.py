@@ -83,6 +83,7 @@ def test_skipped_rows_are_one_summed_warning(aws_csv: Path) -> None:
                                "for: Trainium ×2, Inferentia2 ×1",)
 
 
+@pytest.mark.slow
 def test_a_new_price_moves_the_pick(runner: CliRunner, aws_csv: Path) -> None:
     before, _ = recommend(runner)
     assert before["hardware"]["choice"]["gpu"] == "h100-sxm"
@@ -94,6 +95,7 @@ def test_a_new_price_moves_the_pick(runner: CliRunner, aws_csv: Path) -> None:
                                    "or region for: Trainium ×2, Inferentia2 ×1"]
 
 
+@pytest.mark.slow
 def test_provider_named_on_the_command_line(runner: CliRunner, tmp_path: Path) -> None:
     path = write_csv(tmp_path / "downloads", ROWS[:4], name="prices.csv")
     result = runner.invoke(cli, ["catalog", "list", "clouds", "--provider", "aws",
@@ -108,6 +110,7 @@ def test_provider_named_on_the_command_line(runner: CliRunner, tmp_path: Path) -
         "folder) is not one; name it: --prices PROVIDER=FILE"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("row", "message"), [
     ("g6e.xlarge,4.0,32.0,L40S,1.0,,us-east-1,us-east-1a,n/a,0.12",
      "Price: expected a number, got 'n/a'"),
@@ -138,6 +141,7 @@ def test_a_file_without_the_columns_is_refused(tmp_path: Path) -> None:
             "Region column") in str(refused.value)
 
 
+@pytest.mark.slow
 def test_old_prices_are_said_once(runner: CliRunner, aws_csv: Path) -> None:
     two_years = 2 * 365 * 24 * 3600
     stamp = aws_csv.stat().st_mtime - two_years

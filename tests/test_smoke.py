@@ -1,5 +1,7 @@
 """The package imports and the bundled catalog loads."""
 
+import pytest
+
 from engine.catalog import load_catalog
 
 
@@ -8,6 +10,7 @@ def test_bundled_catalog_loads() -> None:
     assert "rtx-4090" in catalog.gpus
 
 
+@pytest.mark.slow
 def test_benchmark_script_runs_its_in_process_parts() -> None:
     """Not a timing test: the benchmark script must not rot (it prints one table)."""
     import subprocess

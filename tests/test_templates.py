@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from engine import templates
 from engine.memo import Memo
+from engine.rules import templates
 from engine.rules.templates import TemplateError, fields, render
 
 TEMPLATE = "{x} then {x:,.0f} and {y:.1%}"

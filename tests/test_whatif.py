@@ -51,6 +51,7 @@ def flips(below_break_even: tuple[float, list[str]]) -> list[dict[str, Any]]:
     return json.loads(whatif("json", *below_break_even[1]))  # type: ignore[no-any-return]
 
 
+@pytest.mark.slow
 def test_json_shape(flips: list[dict[str, Any]],
                     below_break_even: tuple[float, list[str]]) -> None:
     assert isinstance(flips, list) and flips
@@ -64,6 +65,7 @@ def test_json_shape(flips: list[dict[str, Any]],
     assert len({f["axis"] for f in flips}) == len(flips)      # at most one per axis
 
 
+@pytest.mark.slow
 def test_break_even_flip_matches_the_fact(flips: list[dict[str, Any]],
                                           below_break_even: tuple[float, list[str]]) -> None:
     break_even = below_break_even[0]
@@ -77,6 +79,7 @@ def test_break_even_flip_matches_the_fact(flips: list[dict[str, Any]],
     assert flipped["decisions"]["deployment"]["choice"] == "local"
 
 
+@pytest.mark.slow
 def test_enum_flip_to_pretraining(flips: list[dict[str, Any]]) -> None:
     approach = next(f for f in flips if f["axis"] == "approach")
     assert (approach["from"], approach["to"]) == ("fine-tune", "train-from-scratch")
@@ -84,6 +87,7 @@ def test_enum_flip_to_pretraining(flips: list[dict[str, Any]]) -> None:
         "workload", "pretrain", "fine-tune")
 
 
+@pytest.mark.slow
 def test_every_reported_flip_flips_its_axis(flips: list[dict[str, Any]],
                                             below_break_even: tuple[float, list[str]]) -> None:
     """Applied on its own, each reported change gives the decision it names."""
@@ -94,6 +98,7 @@ def test_every_reported_flip_flips_its_axis(flips: list[dict[str, Any]],
         assert changed["decisions"][flip["axis"]]["choice"] == flip["to"], flip
 
 
+@pytest.mark.slow
 def test_text_lines(below_break_even: tuple[float, list[str]]) -> None:
     lines = whatif("text", *below_break_even[1]).splitlines()
     by_axis = {line.split(":", 1)[0]: line for line in lines}
@@ -109,6 +114,7 @@ def test_text_lines(below_break_even: tuple[float, list[str]]) -> None:
         assert " → " in line or "(no single answer change flips it)" in line
 
 
+@pytest.mark.slow
 def test_library_flip_is_smallest_change(catalog: Catalog) -> None:
     engine = load_engine(None, None, None)
     answers = load_answers(EXAMPLE, ["hours_per_year=8000"], engine.catalog)

@@ -1,49 +1,78 @@
-"""A team's answers: load a YAML/JSON file plus ``--set key=value`` overrides, validated
-against the questionnaire (``catalog/questions.yaml``) and the catalog."""
+"""A team's answers: the :class:`Answers` model, generated from the questionnaire
+(``catalog/questions.yaml``), and loading answers files plus ``--set key=value`` overrides
+into it, each answer checked against its question and the catalog."""
 
 from __future__ import annotations
 
-import math
-import re
-from collections.abc import Mapping, Sequence
+import functools
+import threading
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    NamedTuple,
+    Protocol,
+    get_type_hints,
+)
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
+from engine.answers.check import AnswerOrigin, check_answer, parse_text
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
-from engine.errors import AnswerError, InputError
+from engine.errors import AnswerError, CatalogError, InputError
 from engine.files.jsonio import load_data_file
 from engine.files.validation import did_you_mean
-from engine.files.yamlio import CONTROL_CHARACTERS, MAX_NUMBER_CHARS, line_of, type_name
+from engine.files.yamlio import type_name
 
-Tristate = bool | Literal["auto"]
+QUESTIONS_FILE = "catalog/questions.yaml"
 
 
-class Answers(BaseModel):
-    """The validated answers of one team (the public answers-file contract of DESIGN.md)."""
+class QuestionSpec(NamedTuple):
+    """What a question makes of its answer's field (hashable: one model per questionnaire)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
+    id: str
+    type: str
+    values: tuple[Any, ...] | None
+    """The choices, or the catalog's ids for a GPU or model answer."""
+    min: float | None
+    max: float | None
+    nullable: bool
+    default: Hashable
+    title: str
+    description: str
 
-    workload: Literal["fine-tune", "pretrain"]
+
+class AnswerFields(Protocol):
+    """The answers the engine's Python reads, and the types it reads them as.
+
+    Choices, bounds and defaults are written once, in ``catalog/questions.yaml``;
+    :func:`answers_model` refuses a questionnaire that lacks one of these answers or gives it
+    another type (a catalog may add questions: rules read them as facts).
+    """
+
+    workload: str
     model: str | None
     model_params_b: float | None
-    method: Literal["auto", "full", "lora", "qlora"]
+    method: str
     seq_len: int
     micro_batch: int
-    gradient_checkpointing: Tristate
+    gradient_checkpointing: bool | str
     training_tokens_b: float | None
     runs_per_year: float | None
     hours_per_year: float | None
     hours_gpu: str | None
     max_days_per_run: float | None
-    usage_pattern: Literal["continuous", "intermittent", "bursty"]
+    usage_pattern: str
     budget_usd: float
     upfront_capex: bool
-    data_residency: Literal["none", "region", "on-premises"]
+    data_residency: str
     allowed_regions: tuple[str, ...]
-    cloud_ecosystem: Literal["none", "aws", "azure", "gcp"]
+    cloud_ecosystem: str
     needs_latest_hardware: bool
     electricity_usd_per_kwh: float
     shared_small_workloads: bool
@@ -57,20 +86,152 @@ class Answers(BaseModel):
     regulated_control: bool
 
 
-class _Where:
-    """Where an answer came from, for error messages."""
-
-    def __init__(self, path: str | None, data: Any) -> None:
-        self.path = path
-        self.data = data
-
-    def error(self, key: str, message: str, *, from_set: bool = False) -> AnswerError:
-        if from_set:
-            return AnswerError(message, path="--set", field=key)
-        line = line_of(self.data, (key,)) if self.data is not None else None
-        return AnswerError(message, path=self.path, line=line, field=key)
+if TYPE_CHECKING:
+    _Typed = AnswerFields
+else:
+    _Typed = object
 
 
+class Answers(BaseModel, _Typed):
+    """The validated answers of one team (the public answers-file contract of DESIGN.md).
+
+    The base of the models :func:`answers_model` generates, one field per question; type
+    checkers see the fields through :class:`AnswerFields`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    __questions__: ClassVar[tuple[QuestionSpec, ...]] = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled with what rebuilds its generated class in another process."""
+        return _unpickle, (type(self).__questions__, self.model_dump())
+
+
+def _unpickle(questions: tuple[QuestionSpec, ...], data: dict[str, Any]) -> Answers:
+    return _generated(questions).model_validate(data)
+
+
+# -- the model generated from the questions ----------------------------------------------------
+_READ_AS: dict[str, Any] = {"choice": str, "gpu": str, "model": str, "text": str, "int": int,
+                            "float": float, "bool": bool, "tristate": bool | str,
+                            "list": tuple[str, ...]}
+"""The Python type of a question type's answer, as :class:`AnswerFields` declares it."""
+
+
+def answers_model(catalog: Catalog) -> type[Answers]:
+    """The :class:`Answers` model of a catalog's questionnaire: one field per question, typed,
+    bounded and defaulted by it (GPU and model answers by the catalog's ids)."""
+    model: type[Answers] = catalog.derived(("answers_model",), _model_of, catalog)
+    return model
+
+
+def _model_of(catalog: Catalog) -> type[Answers]:
+    return _generated(tuple(_spec(q, catalog) for q in catalog.questions))
+
+
+def _spec(question: Question, catalog: Catalog) -> QuestionSpec:
+    ids = {"gpu": catalog.gpus, "model": catalog.models}.get(question.type)
+    values = tuple(sorted(ids)) if ids is not None else (
+        tuple(question.choices) if question.choices else None)
+    unit = f" Unit: {question.unit}." if question.unit else ""
+    return QuestionSpec(question.id, question.type, values, question.min, question.max,
+                        question.nullable, _checked_default(question, catalog),
+                        question.prompt, question.help + unit)
+
+
+def _checked_default(question: Question, catalog: Catalog) -> Hashable:
+    """The question's default, which must be one of its answers (a list as a tuple)."""
+    default = _default(question)
+    if default is not None:
+        try:
+            check_answer(question, default, catalog, AnswerOrigin(), from_set=False)
+        except AnswerError as exc:
+            raise CatalogError(f"default: {exc.message}", path=QUESTIONS_FILE,
+                               field=question.id) from None
+    return tuple(default) if isinstance(default, list) else default
+
+
+_GENERATING = threading.Lock()
+
+
+def _generated(questions: tuple[QuestionSpec, ...]) -> type[Answers]:
+    """One class per questionnaire, so that equal answers compare equal across catalogs."""
+    with _GENERATING:
+        return _generate(questions)
+
+
+@functools.lru_cache(maxsize=32)
+def _generate(questions: tuple[QuestionSpec, ...]) -> type[Answers]:
+    _check_contract(questions)
+    fields: dict[str, Any] = {q.id: (_annotation(q), _field_info(q)) for q in questions}
+    model = create_model("Answers", __base__=Answers, __module__=__name__, **fields)
+    model.__questions__ = questions
+    return model
+
+
+def _annotation(question: QuestionSpec) -> Any:
+    """The field type: choices as a Literal, numbers bounded, ``| None`` when nullable."""
+    kind, values = question.type, question.values
+    annotation: Any
+    if kind in ("choice", "gpu", "model") and values:
+        annotation = Literal[values]
+    elif kind == "tristate":
+        annotation = Literal["auto", True, False]
+    elif kind == "list":
+        item: Any = Literal[values] if values else str
+        annotation = Annotated[tuple[item, ...], BeforeValidator(
+            _as_items, json_schema_input_type=list[item] | item)]
+    elif kind in ("int", "float"):
+        annotation = Annotated[int if kind == "int" else float,
+                               Field(ge=_bound(question.min), le=_bound(question.max),
+                                     allow_inf_nan=False)]
+    else:
+        annotation = bool if kind == "bool" else str
+    return annotation | None if question.nullable else annotation
+
+
+def _field_info(question: QuestionSpec) -> Any:
+    return Field(default=question.default, title=question.title,
+                 description=question.description)
+
+
+def _as_items(value: Any) -> Any:
+    """A list answer may be a single value; repeats count once."""
+    items = [value] if isinstance(value, str) else value
+    return tuple(dict.fromkeys(items)) if isinstance(items, (list, tuple)) else items
+
+
+def _bound(value: float | None) -> int | float | None:
+    """Whole bounds as integers (``64``, not ``64.0``)."""
+    return int(value) if value is not None and float(value).is_integer() else value
+
+
+def _check_contract(questions: tuple[QuestionSpec, ...]) -> None:
+    """Every answer :class:`AnswerFields` declares is a question of that type."""
+    given = {q.id: q for q in questions}
+    for name, expected in get_type_hints(AnswerFields).items():
+        question = given.get(name)
+        if question is None:
+            raise CatalogError(f"the engine reads the answer '{name}' ({_text(expected)}); "
+                               "it must stay a question", path=QUESTIONS_FILE, field=name)
+        read_as = _READ_AS[question.type]
+        actual = read_as | None if question.nullable else read_as
+        if actual != expected:
+            raise CatalogError(f"the engine reads this answer as {_text(expected)}; a "
+                               f"{'nullable ' if question.nullable else ''}{question.type} "
+                               f"question gives {_text(actual)}", path=QUESTIONS_FILE,
+                               field=name)
+    for name in given:
+        if name in dir(BaseModel):
+            raise CatalogError("this id is reserved (a name of the answers model); choose "
+                               "another", path=QUESTIONS_FILE, field=name)
+
+
+def _text(annotation: Any) -> str:
+    return str(getattr(annotation, "__name__", annotation))
+
+
+# -- loading and checking answers ------------------------------------------------------------
 def load_answers(
     path: Path | None,
     overrides: Sequence[str],
@@ -83,8 +244,8 @@ def load_answers(
     The file or the overrides must name the model (``model`` or ``model_params_b``): every
     other answer has a default, but a recommendation for a model nobody named is no answer.
     """
-    merged, where, set_keys = _merged(path, overrides, catalog)
-    return validate_answers(merged, catalog, where=where, set_keys=set_keys,
+    merged, origin, set_keys = _merged(path, overrides, catalog)
+    return validate_answers(merged, catalog, origin=origin, set_keys=set_keys,
                             fill_defaults=fill_defaults, require_model=True)
 
 
@@ -94,12 +255,12 @@ def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) 
     What the questionnaire starts from: every key is known and in range, but answers may be
     missing and cross-answer rules are checked only once all are in.
     """
-    merged, where, set_keys = _merged(path, overrides, catalog)
-    return check_values(merged, catalog, where=where, set_keys=set_keys)
+    merged, origin, set_keys = _merged(path, overrides, catalog)
+    return check_values(merged, catalog, origin=origin, set_keys=set_keys)
 
 
 def _merged(path: Path | None, overrides: Sequence[str],
-            catalog: Catalog) -> tuple[dict[str, Any], _Where, set[str]]:
+            catalog: Catalog) -> tuple[dict[str, Any], AnswerOrigin, set[str]]:
     try:
         data: Any = load_data_file(path) if path is not None else {}
     except AnswerError:
@@ -108,26 +269,26 @@ def _merged(path: Path | None, overrides: Sequence[str],
         raise AnswerError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
     if data is None:
         data = {}
-    where = _Where(str(path) if path else None, data)
+    origin = AnswerOrigin(str(path) if path else None, data)
     if not isinstance(data, Mapping):
         raise AnswerError(f"expected a mapping of answers, got {type_name(data)}",
-                          path=where.path)
+                          path=origin.path)
     merged = dict(data)
     set_keys = set()
     for item in overrides:
         key, value = parse_override(item, catalog)
         merged[key] = value
         set_keys.add(key)
-    return merged, where, set_keys
+    return merged, origin, set_keys
 
 
-def _require_model(merged: Mapping[str, Any], where: _Where) -> None:
+def _require_model(merged: Mapping[str, Any], origin: AnswerOrigin) -> None:
     if "model" in merged or "model_params_b" in merged:
         return
-    if where.path is None:
+    if origin.path is None:
         raise AnswerError("the answers name no model: give --set model=ID or "
                           "--set model_params_b=N, or --answers FILE")
-    raise AnswerError("names no model: give model or model_params_b", path=where.path)
+    raise AnswerError("names no model: give model or model_params_b", path=origin.path)
 
 
 def parse_override(item: str, catalog: Catalog) -> tuple[str, Any]:
@@ -136,65 +297,15 @@ def parse_override(item: str, catalog: Catalog) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key:
         raise AnswerError(f"expected key=value, got '{item}'", path="--set")
-    question = _question(catalog, key, _Where("--set", None), from_set=True)
+    question = _question(catalog, key, AnswerOrigin("--set"), from_set=True)
     return key, parse_text(question, text.strip(), field=key)
-
-
-def parse_text(question: Question, text: str, *, field: str) -> Any:
-    """Typed value of a textual answer (from ``--set`` or a prompt)."""
-    low = text.lower()
-    if low in ("", "null", "none", "~") and (question.nullable or question.type == "list"):
-        return [] if question.type == "list" else None
-    if question.type in ("bool", "tristate"):
-        if low in ("true", "yes", "y", "1", "on"):
-            return True
-        if low in ("false", "no", "n", "0", "off"):
-            return False
-        if question.type == "tristate" and low == "auto":
-            return "auto"
-        return text
-    if question.type in ("int", "float"):
-        return parse_number(text, question, field=field)
-    if question.type == "list":
-        return [part.strip() for part in text.split(",") if part.strip()]
-    return text
-
-
-_DIGITS = r"[0-9]+(?:_[0-9]+)*"
-_NUMBER = re.compile(rf"[+-]?(?:(?P<int>[0-9]{{1,3}}(?:,[0-9]{{3}})+|{_DIGITS})"
-                     rf"(?P<frac>\.(?:{_DIGITS})?)?|\.{_DIGITS})(?P<exp>[eE][+-]?[0-9]+)?")
-_NOT_FINITE = ("nan", "inf", "infinity")
-
-
-def parse_number(text: str, question: Question, *, field: str) -> Any:
-    """A typed number, written one way everywhere: ``1500``, ``1_500``, ``1,500``, ``2.5``,
-    ``1e3``. A comma only separates thousands (``2,5`` is refused, not read as 25); text
-    that is no number at all is returned as is, for the type check to name what is expected.
-    """
-    match = _NUMBER.fullmatch(text)
-    if match is None:
-        if text.lower().lstrip("+-") in _NOT_FINITE:
-            return float(text)  # refused by the range check, which names it
-        if "," in text and _NUMBER.fullmatch(text.replace(",", "")):
-            raise AnswerError(f"'{text}' is not a number: a comma only separates thousands "
-                              "(2,500); write decimals with a dot (2.5)",
-                              path="--set", field=field)
-        return text
-    plain = text.replace(",", "").replace("_", "")
-    if len(plain.lstrip("+-")) > MAX_NUMBER_CHARS:
-        raise AnswerError(f"a number of {len(plain):,} characters is too long", path="--set",
-                          field=field)
-    if match["frac"] is None and match["exp"] is None and match["int"] is not None:
-        return int(plain)
-    number = float(plain)
-    return int(number) if question.type == "int" and number.is_integer() else number
 
 
 def validate_answers(
     raw: Mapping[str, Any],
     catalog: Catalog,
     *,
-    where: _Where | None = None,
+    origin: AnswerOrigin | None = None,
     set_keys: set[str] | None = None,
     fill_defaults: bool = True,
     require_model: bool = False,
@@ -204,38 +315,46 @@ def validate_answers(
     With ``require_model``, answers that name neither ``model`` nor ``model_params_b`` are
     refused rather than given the default model.
     """
-    where = where or _Where(None, None)
+    origin = origin or AnswerOrigin()
     set_keys = set_keys or set()
-    values = check_values(raw, catalog, where=where, set_keys=set_keys)
+    values = check_values(raw, catalog, origin=origin, set_keys=set_keys)
     if require_model:
-        _require_model(values, where)
+        _require_model(values, origin)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
     if fill_defaults:
         for question in catalog.questions:
             values.setdefault(question.id, _default(question))
-    _cross_check(values, where, set_keys)
-    return Answers.model_validate(values)
+    _cross_check(values, origin, set_keys)
+    model = answers_model(catalog)
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:  # a default questions.yaml gives that its question refuses
+        error = exc.errors(include_url=False)[0]
+        key = str(error["loc"][0]) if error["loc"] else "answers"
+        message = str(error["msg"])
+        raise origin.error(key, message[:1].lower() + message[1:],
+                           from_set=key in set_keys) from None
 
 
-def check_values(raw: Mapping[str, Any], catalog: Catalog, *, where: _Where | None = None,
+def check_values(raw: Mapping[str, Any], catalog: Catalog, *, origin: AnswerOrigin | None = None,
                  set_keys: set[str] | None = None) -> dict[str, Any]:
     """Each given answer checked against its question (unknown keys, types, ranges)."""
-    where = where or _Where(None, None)
+    origin = origin or AnswerOrigin()
     set_keys = set_keys or set()
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        question = _question(catalog, str(key), where, from_set=key in set_keys)
-        values[key] = _check(question, value, catalog, where, from_set=key in set_keys)
+        question = _question(catalog, str(key), origin, from_set=key in set_keys)
+        values[key] = check_answer(question, value, catalog, origin, from_set=key in set_keys)
     return values
 
 
-def _question(catalog: Catalog, key: str, where: _Where, *, from_set: bool) -> Question:
+def _question(catalog: Catalog, key: str, origin: AnswerOrigin, *, from_set: bool) -> Question:
     for question in catalog.questions:
         if question.id == key:
             return question
     hint = did_you_mean(key, [q.id for q in catalog.questions])
-    raise where.error(key, f"unknown answer{hint}", from_set=from_set)
+    raise origin.error(key, f"unknown answer{hint}", from_set=from_set)
 
 
 def _default(question: Question) -> Any:
@@ -244,105 +363,10 @@ def _default(question: Question) -> Any:
     return question.default
 
 
-def _check(question: Question, value: Any, catalog: Catalog, where: _Where,
-           *, from_set: bool) -> Any:
-    """The value, type-checked and range-checked, or an AnswerError naming what is accepted."""
-    key = question.id
-
-    def fail(message: str) -> AnswerError:
-        return where.error(key, message, from_set=from_set)
-
-    if value is None:
-        if question.nullable:
-            return None
-        raise fail(f"must not be empty; expected {describe(question)}")
-    kind = question.type
-    if kind in ("int", "float"):
-        return _check_number(question, value, fail)
-    if kind == "bool":
-        if not isinstance(value, bool):
-            raise fail(f"expected true or false, got {value!r}")
-        return value
-    if kind == "tristate":
-        if value == "auto" or isinstance(value, bool):
-            return value
-        raise fail(f"expected auto, true or false, got {value!r}")
-    if kind == "choice":
-        if value not in (question.choices or []):
-            raise fail(f"expected one of {', '.join(question.choices or [])}, got {value!r}")
-        return value
-    if kind == "list":
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)):  # tuples: already checked
-            raise fail(f"expected a list of {', '.join(question.choices or [])}")
-        for item in items:
-            if item not in (question.choices or []):
-                hint = did_you_mean(str(item), question.choices or [])
-                raise fail(f"unknown value {item!r}{hint}; expected any of "
-                           f"{', '.join(question.choices or [])}")
-        return tuple(dict.fromkeys(items))
-    if kind in ("gpu", "model", "text"):
-        if not isinstance(value, str):
-            raise fail(f"expected {describe(question)}, got {value!r}")
-        if found := CONTROL_CHARACTERS.search(value):  # from --set, a prompt or a batch line
-            raise fail(f"control character U+{ord(found[0]):04X} is not allowed")
-        index: Mapping[str, Any] = {"gpu": catalog.gpus, "model": catalog.models}.get(kind, {})
-        if kind != "text" and value not in index:
-            raise fail(f"unknown {kind} '{value}'{did_you_mean(value, index)}; see "
-                       f"`gpu-advisor catalog list {kind}s`")
-        return value
-    raise fail(f"unsupported question type {kind}")  # pragma: no cover - schema forbids it
-
-
-def _check_number(question: Question, value: Any, fail: Any) -> float | int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise fail(f"expected {describe(question)}, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise fail(f"expected a finite number, got {value!r}")
-    if question.type == "int" and isinstance(value, float):
-        if not value.is_integer():
-            raise fail(f"expected a whole number, got {value!r}")
-        value = int(value)
-    low, high = question.min, question.max
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise fail(f"{_num(value)} is out of range; expected {describe(question)}")
-    if question.type == "int":
-        return int(value)
-    try:
-        return float(value)
-    except OverflowError:  # a huge integer and a question without a maximum
-        raise fail(f"{_num(value)} is too large; expected {describe(question)}") from None
-
-
-def describe(question: Question) -> str:
-    """What a question accepts, e.g. ``a number from 0 to 8,760 GPU-hours/year``."""
-    kind = question.type
-    if kind in ("int", "float"):
-        noun = "a whole number" if kind == "int" else "a number"
-        unit = f" {question.unit}" if question.unit else ""
-        if question.min is not None and question.max is not None:
-            return f"{noun} from {_num(question.min)} to {_num(question.max)}{unit}"
-        return noun + unit
-    if kind in ("choice", "list"):
-        return ("one of " if kind == "choice" else "any of ") + ", ".join(question.choices or [])
-    return {"bool": "true or false", "tristate": "auto, true or false",
-            "gpu": "a catalog GPU id", "model": "a catalog model id"}.get(kind, "text")
-
-
-def _num(value: float) -> str:
-    """``10,000,000`` or ``0.000001``: a bound as people write it, never in exponent form
-    (an absurd value, 10^21 or more, is named by its number of digits)."""
-    if abs(value) >= 10**21:
-        return f"a {len(str(int(abs(value))))}-digit number"
-    if isinstance(value, int) or value.is_integer():
-        return f"{int(value):,}"
-    return f"{value:,.12f}".rstrip("0").rstrip(".")
-
-
-def _cross_check(values: dict[str, Any], where: _Where, set_keys: set[str]) -> None:
+def _cross_check(values: dict[str, Any], origin: AnswerOrigin, set_keys: set[str]) -> None:
     """Rules that span two answers."""
     def fail(key: str, message: str) -> AnswerError:
-        return where.error(key, message, from_set=key in set_keys)
+        return origin.error(key, message, from_set=key in set_keys)
 
     if values.get("model") is not None and values.get("model_params_b") is not None:
         raise fail("model_params_b", "give either model or model_params_b, not both")

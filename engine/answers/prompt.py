@@ -81,6 +81,6 @@ def _show(value: Any) -> str:
 
 
 def _typed(question: Question, text: str) -> Any:
-    from engine.answers.model import parse_text
+    from engine.answers.check import parse_text
 
     return parse_text(question, text.strip(), field=question.id)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from engine.answers.model import _check, _Where, describe, parse_text
+from engine.answers.check import AnswerOrigin, check_answer, describe, parse_text
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question, When
 from engine.errors import AnswerError
@@ -99,7 +99,7 @@ class Questionnaire:
     def parse(self, question: Question, text: str) -> Any:
         """Typed value of a textual answer, range-checked."""
         value = parse_text(question, text.strip(), field=question.id)
-        return _check(question, value, self.catalog, _Where(None, None), from_set=True)
+        return check_answer(question, value, self.catalog, AnswerOrigin(), from_set=True)
 
     def record(self, question: Question, value: Any) -> None:
         """Store an answer (already typed and checked)."""

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.answers.model import Answers
+from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditStore, Record
+from engine.catalog.load import Catalog
 from engine.decide.engine import Engine, load_engine
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
@@ -50,9 +51,9 @@ def stored_engine(store: AuditStore, record: Record) -> Engine:
         return _ENGINES[key]
 
 
-def answers_of(record: Record) -> Answers:
-    """The recorded answers."""
-    return Answers.model_validate(json.loads(record.answers))
+def answers_of(record: Record, catalog: Catalog) -> Answers:
+    """The recorded answers, checked against ``catalog``'s questionnaire."""
+    return validate_answers(json.loads(record.answers), catalog)
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,8 @@ class Replay:
 def replay_stored(store: AuditStore, record: Record) -> Replay:
     """Re-run a record on its stored policy; identical means byte for byte."""
     engine = stored_engine(store, record)
-    again = engine.recommend(answers_of(record), decision_id=record.id).to_json()
+    answers = answers_of(record, engine.catalog)
+    again = engine.recommend(answers, decision_id=record.id).to_json()
     if again == record.result:
         return Replay(True, [])
     diff = list(difflib.unified_diff(record.result.splitlines(), again.splitlines(),
@@ -100,7 +102,8 @@ class CurrentReplay:
 def replay_current(store: AuditStore, record: Record, engine: Engine) -> CurrentReplay:
     """Re-run a record on ``engine`` (today's policy) and explain what changed."""
     old_engine = stored_engine(store, record)
-    new = json.loads(engine.recommend(answers_of(record), decision_id=record.id).to_json())
+    answers = answers_of(record, engine.catalog)
+    new = json.loads(engine.recommend(answers, decision_id=record.id).to_json())
     old = record.result_data
     old_rules = {r.id: r.model.model_dump(mode="json") for r in old_engine.rulebook.rules}
     new_rules = {r.id: r.model.model_dump(mode="json") for r in engine.rulebook.rules}

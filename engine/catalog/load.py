@@ -184,7 +184,7 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
             notices.append(f"{prices}: {imported.skipped}")
     elif prices is not None:
         texts["prices"], prices_data = _read_yaml(prices)
-        override = build(_PriceFile, prices_data, path=str(prices), error=CatalogError)
+        override = build(PriceFile, prices_data, path=str(prices), error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
         replaced = {o.id: o for o in override.offers}
         offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
@@ -234,7 +234,7 @@ class _Override:
         return self.path, _line_of_id(self.data, item_id)
 
 
-class _PriceFile(BaseModel):
+class PriceFile(BaseModel):
     model_config = {"extra": "forbid", "defer_build": True}
     sources: list[Source] = []
     offers: list[Offer]

@@ -11,6 +11,7 @@ import yaml
 
 from engine.answers.model import answers_to_data, load_partial, validate_answers
 from engine.answers.questionnaire import Questionnaire
+from engine.cli.emit import emit, record_decision
 from engine.cli.notices import say_notices
 from engine.cli.options import (
     answers_options,
@@ -79,11 +80,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
         answers = validate_answers(questionnaire.answers, engine.catalog)
         decision = engine.recommend(answers)
         if not no_audit:
-            from engine.cli.recommend_cmd import record_decision
-
             record_decision(engine, decision, audit_db)
-        from engine.cli.recommend_cmd import emit
-
         emit(decision, engine, fmt, chart_path)
         _save(answers_to_data(answers), save_answers, offer=asked and save_answers is None)
     except KeyboardInterrupt:

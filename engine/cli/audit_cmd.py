@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from engine import __version__
-from engine.cli.options import catalog_options, format_option, rules_option
+from engine.cli.options import audit_db_option, catalog_options, format_option, rules_option
 
 
 def _path(option: Path | None) -> Path:
@@ -24,12 +24,6 @@ def _store(option: Path | None):  # type: ignore[no-untyped-def]
     from engine.audit.store import AuditStore
 
     return AuditStore(_path(option), create=False)
-
-
-audit_db_option = click.option(
-    "--audit-db", type=click.Path(path_type=Path), default=None, metavar="PATH",
-    envvar="GPU_ADVISOR_AUDIT_DB", help="Audit store [env: GPU_ADVISOR_AUDIT_DB; default: the "
-    "user data directory].")
 
 
 @click.group()
@@ -69,12 +63,18 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
         click.echo(json.dumps([r.summary() for r in records], indent=2))
         return
     from engine.output.table import print_table
+    from engine.rules.declarations import always_applies, bundled_axes
 
-    rows = [(r.id, r.created_at[:19].replace("T", " "),
-             " ".join(f"{k}={v}" for k, v in json.loads(r.choices).items()
-                      if k in ("approach", "deployment", "method")))
+    shown = always_applies(bundled_axes())
+    rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices, shown))
             for r in records]
     print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
+
+
+def _choices_text(choices_json: str, axes: list[str]) -> str:
+    """``approach=fine-tune method=lora …`` for these axes, as recorded."""
+    choices = json.loads(choices_json)
+    return " ".join(f"{axis}={choices[axis]}" for axis in axes if axis in choices)
 
 
 @audit.command("show")
@@ -222,8 +222,7 @@ def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
 
 @audit.command("export")
 @audit_db_option
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
-              show_default=True, help="Output format.")
+@format_option("jsonl", "csv")
 def export(audit_db: Path | None, fmt: str) -> None:
     """Export every record (JSON lines with the full result, or a CSV summary).
 
@@ -240,8 +239,10 @@ def export(audit_db: Path | None, fmt: str) -> None:
                                        "rules_fired": json.loads(r.rules_fired)},
                                       ensure_ascii=False))
             return
+        from engine.rules.declarations import bundled_axes
+
         writer = csv.writer(sys.stdout)
-        axes = ["approach", "method", "deployment", "cloud_kind", "pricing", "sharing"]
+        axes = list(bundled_axes())
         writer.writerow(["seq", "id", "created_at", "engine_version", "rules_hash",
                          "catalog_hash", *axes, "hardware", "hash", "prev_hash"])
         for r in store.iter_all():

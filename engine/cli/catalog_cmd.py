@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from engine.catalog.load import Catalog, cited_sources, load_catalog
-from engine.catalog.models import Gpu, ModelPreset, Offer
+from engine.catalog.models import Form, Gpu, ModelPreset, Offer
 from engine.cli.options import catalog_options, finite_float, format_option
 from engine.errors import InputError
 from engine.files.jsonout import dumps
@@ -25,7 +25,7 @@ def catalog() -> None:
 
 @catalog.command("list")
 @click.argument("kind", type=click.Choice(["gpus", "clouds", "models"]))
-@click.option("--form", type=click.Choice(["consumer", "workstation", "datacenter"]),
+@click.option("--form", type=click.Choice(get_args(Form)),
               help="Only GPUs (or offers of GPUs) of this form factor.")
 @click.option("--min-vram", type=finite_float(0, 10_000), metavar="GIB",
               help="Only GPUs (or offers of GPUs) with at least this much memory, in GiB.")

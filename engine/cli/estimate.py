@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import click
 
 from engine.catalog.load import Catalog, load_catalog
-from engine.cli.options import catalog_options, finite_float, format_option, model_options
+from engine.cli.options import (
+    catalog_options,
+    finite_float,
+    format_option,
+    gpu_option,
+    gpus_option,
+    model_options,
+)
+from engine.estimates.memory import Method
 from engine.estimates.reports import fits_table, memory_report, shape_from_flags, training_report
+from engine.estimates.training import TrainMethod
 from engine.files.jsonout import dumps
 from engine.output.table import fmt_gib, fmt_usd, print_table
 
@@ -22,7 +31,7 @@ def estimate() -> None:
 @estimate.command("memory")
 @model_options
 @click.option("--method", required=True,
-              type=click.Choice(["full", "lora", "qlora", "pretrain", "inference"]),
+              type=click.Choice(get_args(Method)),
               help="Training method (or inference).")
 @click.option("--seq-len", type=click.IntRange(1, 1_048_576), default=2048, show_default=True,
               help="Sequence length in tokens.")
@@ -30,8 +39,7 @@ def estimate() -> None:
               help="Sequences per GPU per step.")
 @click.option("--gradient-checkpointing/--no-gradient-checkpointing", default=None,
               help="Force recomputation on/off (default: on only when it lowers the peak).")
-@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
-              help="Shard over this many GPUs (ZeRO-3/FSDP).")
+@gpus_option("Shard over this many GPUs (ZeRO-3/FSDP).")
 @catalog_options
 @format_option("text", "json")
 def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: int,
@@ -75,10 +83,9 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @model_options
 @click.option("--tokens-b", type=finite_float(0.000001, 1_000_000), default=None,
               metavar="N", help="Training tokens in billions (default: 20 × parameters).")
-@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
-@click.option("--gpus", type=click.IntRange(1, 1_000_000), default=1, show_default=True,
-              help="GPUs training in parallel.")
-@click.option("--method", type=click.Choice(["pretrain", "full", "lora", "qlora"]),
+@gpu_option
+@gpus_option("GPUs training in parallel.", most=1_000_000)
+@click.option("--method", type=click.Choice(get_args(TrainMethod)),
               default="pretrain", show_default=True, help="What the run does.")
 @catalog_options
 @format_option("text", "json")
@@ -114,9 +121,8 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
 
 
 @estimate.command("cost")
-@click.option("--gpu", "gpu_id", required=True, metavar="ID", help="A catalog GPU id.")
-@click.option("--gpus", type=click.IntRange(1, 100_000), default=1, show_default=True,
-              help="How many of them.")
+@gpu_option
+@gpus_option("How many of them.")
 @click.option("--hours-per-year", type=finite_float(0, 10_000_000), required=True,
               metavar="H", help="Busy hours a year.")
 @click.option("--electricity", "electricity_usd_per_kwh", type=finite_float(0, 5),

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
-
-from engine.errors import InputError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -35,6 +31,14 @@ def finite_float(low: float | None = None, high: float | None = None) -> FiniteF
     return FiniteFloatRange(min=low, max=high)
 
 
+def catalog_option(func: F) -> F:
+    """``--catalog DIR``."""
+    return click.option(
+        "--catalog", "catalog_dir", type=_path, default=None, metavar="DIR",
+        help="Catalog directory to use instead of the bundled one.",
+    )(func)
+
+
 def catalog_options(func: F) -> F:
     """``--catalog DIR`` and ``--prices FILE``."""
     func = click.option(
@@ -43,10 +47,7 @@ def catalog_options(func: F) -> F:
              "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
              "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
     )(func)
-    return click.option(
-        "--catalog", "catalog_dir", type=_path, default=None, metavar="DIR",
-        help="Catalog directory to use instead of the bundled one.",
-    )(func)
+    return catalog_option(func)
 
 
 def rules_option(func: F) -> F:
@@ -57,15 +58,43 @@ def rules_option(func: F) -> F:
     )(func)
 
 
+def audit_db_option(func: F) -> F:
+    """``--audit-db PATH`` (or the environment, else the user data directory)."""
+    return click.option(
+        "--audit-db", type=_path, default=None, metavar="PATH", envvar="GPU_ADVISOR_AUDIT_DB",
+        help="Audit store (SQLite) [env: GPU_ADVISOR_AUDIT_DB; default: the user data "
+             "directory].",
+    )(func)
+
+
 def audit_options(func: F) -> F:
     """``--audit-db PATH`` and ``--no-audit``."""
     func = click.option(
         "--no-audit", is_flag=True, default=False, help="Do not record this decision.",
     )(func)
+    return audit_db_option(func)
+
+
+def scenarios_option(func: F) -> F:
+    """``--scenarios PATH`` (repeatable)."""
     return click.option(
-        "--audit-db", type=_path, default=None, metavar="PATH", envvar="GPU_ADVISOR_AUDIT_DB",
-        help="Audit store (SQLite) to record into [env: GPU_ADVISOR_AUDIT_DB].",
+        "--scenarios", "scenario_paths_", multiple=True, type=_path,
+        help="Scenario files or directories (default: tests/scenarios, if present).",
     )(func)
+
+
+def gpu_option(func: F) -> F:
+    """``--gpu ID`` (required)."""
+    return click.option("--gpu", "gpu_id", required=True, metavar="ID",
+                        help="A catalog GPU id.")(func)
+
+
+def gpus_option(help_text: str, *, most: int = 100_000) -> Callable[[F], F]:
+    """``--gpus N``: how many GPUs (1 by default, at most ``most``)."""
+    def decorate(func: F) -> F:
+        return click.option("--gpus", type=click.IntRange(1, most), default=1,
+                            show_default=True, help=help_text)(func)
+    return decorate
 
 
 def format_option(*choices: str) -> Callable[[F], F]:
@@ -112,28 +141,8 @@ def chart_option(func: F) -> F:
 
 def _chart_target(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
     """A ``--chart`` target the renderer can write, or an InputError naming why not."""
-    if path is None:
-        return None
-    problem = _chart_problem(path)
-    if problem is not None:
-        raise InputError(problem, path=str(path), field="--chart")
+    if path is not None:
+        from engine.output.chart import check_chart_path
+
+        check_chart_path(path)
     return path
-
-
-def _chart_problem(path: Path) -> str | None:
-    if path.suffix.lower() not in (".svg", ".png"):
-        return "expected a .svg or .png file name"
-    if importlib.util.find_spec("matplotlib") is None:
-        return "needs matplotlib: pip install 'gpu-advisor[chart]'"
-    if path.is_dir():
-        return "is a directory, expected a file name"
-    if path.exists() and not path.is_file():
-        return "is not a regular file"
-    folder = path.parent
-    if not folder.is_dir():
-        return f"folder {folder} does not exist"
-    if path.exists() and not os.access(path, os.W_OK):
-        return "permission denied"
-    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        return f"cannot write in folder {folder} (permission denied)"
-    return None

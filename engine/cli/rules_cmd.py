@@ -8,7 +8,13 @@ from pathlib import Path
 
 import click
 
-from engine.cli.options import catalog_options, format_option, rules_option
+from engine.cli.options import (
+    audit_db_option,
+    catalog_options,
+    format_option,
+    rules_option,
+    scenarios_option,
+)
 
 _DEFAULT_SCENARIOS = Path("tests/scenarios")
 
@@ -138,11 +144,10 @@ def _percent(counts: dict[str, int]) -> float:
 @rules.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option("--scenarios", "scenario_paths_", multiple=True, type=click.Path(path_type=Path),
-              help="Scenario files or directories (default: tests/scenarios).")
-@click.option("--from-audit", is_flag=True, help="Also replay the answers of recorded decisions.")
-@click.option("--audit-db", type=click.Path(path_type=Path), default=None, metavar="PATH",
-              envvar="GPU_ADVISOR_AUDIT_DB", help="Audit store for --from-audit.")
+@scenarios_option
+@click.option("--from-audit", is_flag=True,
+              help="Also replay the answers of recorded decisions (from --audit-db).")
+@audit_db_option
 @click.option("--examples", type=click.IntRange(1, 100), default=3, show_default=True,
               help="Examples shown per axis.")
 @format_option("text", "json")
@@ -164,11 +169,10 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
     cases: list[tuple[str, object]] = [
         (p.stem, load_scenario(p).answers) for p in _paths(scenario_paths_)]
     if from_audit:
-        from engine.audit.replay import answers_of
         from engine.audit.store import AuditStore, default_path
 
         with AuditStore(audit_db or default_path(), create=False) as store:
-            cases += [(f"audit:{r.id}", answers_of(r)) for r in store.iter_all()]
+            cases += [(f"audit:{r.id}", json.loads(r.answers)) for r in store.iter_all()]
     result = diff_policies(resolve_policy(old), resolve_policy(new), cases)  # type: ignore[arg-type]
     if fmt == "json":
         click.echo(json.dumps(result.as_json(), indent=2))
@@ -191,8 +195,7 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
 
 @rules.command("explain")
 @click.argument("rule_id")
-@click.option("--scenarios", "scenario_paths_", multiple=True, type=click.Path(path_type=Path),
-              help="Scenario files or directories (default: tests/scenarios, if present).")
+@scenarios_option
 @rules_option
 @catalog_options
 def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | None,
@@ -227,7 +230,8 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     for name, pattern in parts:
         click.echo(json.dumps({name: {"all": [{"m": pattern}]}} if split else
                               {"all": [{"m": pattern}]}, indent=2))
-    specs = {**registry(engine.catalog), **candidate_registry(engine.catalog),
+    axes = engine.rulebook.decisions
+    specs = {**registry(engine.catalog, axes), **candidate_registry(engine.catalog, axes),
              **engine.rulebook.set_facts}
     click.echo("\nfacts it reads:")
     for name in sorted(rule.reads):

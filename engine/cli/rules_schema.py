@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from engine.catalog.load import load_catalog
+from engine.cli.options import catalog_option
 from engine.tools.schema import NAMES, dump, schemas, write_schemas
 
 
@@ -17,9 +18,7 @@ from engine.tools.schema import NAMES, dump, schemas, write_schemas
               default=None, metavar="DIR",
               help="Write DIR/<name>.schema.json for every schema (or only NAME) instead of "
                    "printing.")
-@click.option("--catalog", "catalog_dir", type=click.Path(path_type=Path), default=None,
-              metavar="DIR",
-              help="Catalog directory whose questionnaire and ids shape the answers schema.")
+@catalog_option
 def schema(name: str | None, out_dir: Path | None, catalog_dir: Path | None) -> None:
     """Print the JSON Schema NAME, or write them all with --out.
 

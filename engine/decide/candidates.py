@@ -17,14 +17,7 @@ from typing import Any
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Offer, Platform
-from engine.estimates.cost import (
-    owning_cost,
-    owning_fixed_per_year,
-    platform_for,
-    purchase_cost,
-    renting_cost,
-    running_cost_per_hour,
-)
+from engine.estimates.cost import hourly_rent_usd, owning, platform_for, renting_cost
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import checkpointing_on, peak_on, usable_gib
 from engine.estimates.throughput import effective_tflops, hours_for
@@ -35,7 +28,7 @@ MAX_RATIO = 1e12
 
 
 @dataclass(frozen=True)
-class Candidate:
+class PricedCandidate:
     """One priced configuration: its facts for the rules and the figures behind its cost."""
 
     facts: dict[str, Any]
@@ -69,9 +62,9 @@ class _Trial:
         return self.fits and self.within_year and self.meets_deadline
 
 
-def build_candidates(catalog: Catalog, sizing: Sizing) -> list[Candidate]:
+def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
     """Every local and cloud candidate for this sizing, local first, in catalog order."""
-    out: list[Candidate] = []
+    out: list[PricedCandidate] = []
     for gpu in catalog.gpus.values():
         if gpu.buyable:
             found = _local(catalog, sizing, gpu)
@@ -159,7 +152,7 @@ def _nodes(catalog: Catalog, gpu: Gpu, count: int) -> int:
 
 
 # -- local ----------------------------------------------------------------------------------
-def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
+def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> PricedCandidate | None:
     trial = _best_trial(_trial(catalog, sizing, gpu, count, _nodes(catalog, gpu, count),
                                "infiniband")
                         for count in _local_counts(catalog, gpu))
@@ -168,12 +161,8 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
     home = _home(catalog, gpu, trial.count)
     assert home is not None
     platform, boxes = home
-    policy = catalog.policy
-    buy = purchase_cost(gpu, trial.count, platform, boxes, policy)
-    fixed = owning_fixed_per_year(buy, gpu, policy)
-    running = running_cost_per_hour(gpu, trial.count, platform, boxes,
-                                    sizing.electricity_usd_per_kwh, policy)
-    cost = owning_cost(fixed, running, trial.busy_hours)
+    own = owning(gpu, trial.count, home, sizing.electricity_usd_per_kwh, trial.busy_hours,
+                 catalog.policy)
     facts = {
         **_config_facts(catalog, gpu, trial.count, None),
         "candidate_id": f"local:{gpu.id}x{trial.count}",
@@ -184,17 +173,17 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> Candidate | None:
         "pricing": "purchase",
         "in_allowed_region": True,
         "market_allowed": True,
-        "upfront_usd": tidy(buy.value, 0),
-        "usd_per_gpu_hour": tidy(running.value / trial.count, 4),
-        "per_hour_usd": tidy(running.value, 4),
-        "fixed_usd_year": tidy(fixed.value, 0),
-        **_sized_facts(sizing, gpu, trial, cost.value, first_year=buy.value),
+        "upfront_usd": tidy(own.purchase.value, 0),
+        "usd_per_gpu_hour": tidy(own.running.value / trial.count, 4),
+        "per_hour_usd": tidy(own.running.value, 4),
+        "fixed_usd_year": tidy(own.fixed.value, 0),
+        **_sized_facts(sizing, gpu, trial, own.cost.value, first_year=own.purchase.value),
     }
-    return Candidate(facts, cost, trial.speed, buy)
+    return PricedCandidate(facts, own.cost, trial.speed, own.purchase)
 
 
 # -- cloud ----------------------------------------------------------------------------------
-def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[Candidate]:
+def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[PricedCandidate]:
     gpu = catalog.gpus[offer.gpu]
     counts = dict(_cloud_counts(catalog, offer))
     trial = _best_trial(_trial(catalog, sizing, gpu, count, instances, offer.network)
@@ -212,7 +201,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[Candidate]:
 
 
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Trial,
-            instances: int, pricing: str, months: int | None, rate: float) -> Candidate:
+            instances: int, pricing: str, months: int | None, rate: float) -> PricedCandidate:
     vm = offer.vm_usd_per_instance_hour or 0.0
     cost = renting_cost(rate, trial.count, instances, vm, trial.busy_hours, pricing,
                         catalog.policy, sources=offer.sources)
@@ -236,11 +225,11 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Tr
                                                    and offer.market in allowed),
         "upfront_usd": 0.0,
         "usd_per_gpu_hour": tidy(rate + vm * instances / trial.count, 4),
-        "per_hour_usd": tidy(rate * trial.count + vm * instances, 4),
+        "per_hour_usd": tidy(hourly_rent_usd(rate, trial.count, vm, instances), 4),
         "fixed_usd_year": tidy(cost.value, 0) if pricing == "reserved" else 0.0,
         **_sized_facts(sizing, gpu, trial, cost.value, first_year=cost.value),
     }
-    return Candidate(facts, cost, trial.speed)
+    return PricedCandidate(facts, cost, trial.speed)
 
 
 # -- facts ----------------------------------------------------------------------------------
@@ -319,7 +308,7 @@ def newest_architecture(catalog: Catalog) -> str:
         catalog.gpus.values(), key=lambda g: (g.release_year, g.id)).architecture)
 
 
-def with_ratios(candidates: list[Candidate], eligible: Mapping[str, bool]) -> None:
+def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
     (owned or rented), and among its like (same side, kind of provider and pricing; among
     hyperscalers the same provider, since a team works in one ecosystem): what the rules

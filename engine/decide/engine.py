@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from engine import __version__
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, load_catalog, split_prices
-from engine.decide.candidates import Candidate, build_candidates, with_ratios
+from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
     AxisDecision,
     Firing,
@@ -35,11 +35,12 @@ from engine.decide.sides import (
     summary_facts,
 )
 from engine.errors import EngineError
-from engine.facts.build import Facts, build_facts, durable_fact, method_sized, size
-from engine.facts.spec import CANDIDATE, RANKED
+from engine.facts.build import Facts, build_facts, method_sized, size
+from engine.facts.spec import CANDIDATE, DECIDED_BEFORE_CANDIDATES, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
 from engine.rules.evaluate import Evaluator
+from engine.rules.limits import durable_fact
 from engine.rules.load import Rulebook, load_rulebook
 from engine.rules.trial import verified
 
@@ -131,10 +132,9 @@ class Engine:
         method = method_sized(axes["approach"].choice, axes["method"].choice)
         sizing = size(run.facts, answers, self.catalog, method)
         candidates = build_candidates(self.catalog, sizing)
-        choices = {"approach_choice": axes["approach"].choice,
-                   "method_choice": axes["method"].choice}
+        choices = {f"{axis}_choice": axes[axis].choice for axis in DECIDED_BEFORE_CANDIDATES}
         scored = self._score(run, candidates, choices)
-        run.facts.values.update(summary_facts(scored))
+        run.facts.values.update(summary_facts(scored, self.rulebook.decisions))
         self._phase(run, 2)
         axes = self._decide(run)
         cloud, revisions = resolve_cloud(scored, _ranked(axes["cloud_kind"]),
@@ -206,7 +206,7 @@ class Engine:
                                               run.values)
         return warnings, strategies
 
-    def _score(self, run: _Run, candidates: list[Candidate],
+    def _score(self, run: _Run, candidates: list[PricedCandidate],
                choices: dict[str, Any]) -> list[Scored]:
         """Candidate rules in two rounds: the second sees costs relative to the cheapest
         configuration the first left eligible."""

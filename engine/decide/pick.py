@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from engine.decide.candidates import Candidate
+from engine.decide.candidates import PricedCandidate
 from engine.decide.decision import (
     AxisDecision,
     CandidateCost,
@@ -34,7 +34,7 @@ ALTERNATIVES = 4
 
 
 def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
-                     candidates: Sequence[Candidate]) -> list[Scored]:
+                     candidates: Sequence[PricedCandidate]) -> list[Scored]:
     """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
     scored = {c.id: Scored(c) for c in candidates}
     precedence = book.precedence
@@ -54,8 +54,8 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision]) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat."""
     return Hardware(
-        choice=materialise(choice) if choice else None,
-        alternatives=[materialise(s) for s in alternatives(choice, scored)],
+        choice=rendered_candidate(choice) if choice else None,
+        alternatives=[rendered_candidate(s) for s in alternatives(choice, scored)],
         considered=len(scored),
         excluded=[excluded(s) for s in sorted(scored, key=lambda s: s.id) if s.excluded],
         cheaper=cheaper(choice, scored, axes) if choice else None,
@@ -170,7 +170,7 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
     return rule.id, text_of(rule, facts)
 
 
-def materialise(entry: Scored) -> CandidateOut:
+def rendered_candidate(entry: Scored) -> CandidateOut:
     """The output form of a candidate, with its reasons and notes rendered."""
     reasons: list[Reason] = []
     notes: list[Note] = []

@@ -16,21 +16,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import Candidate
-from engine.estimates.cost import break_even
+from engine.decide.candidates import PricedCandidate
+from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
+from engine.facts.spec import OPTION_SUMMARY_AXES, Axes, option_key
 from engine.rules.load import Rule
-
-PRICINGS = ("on-demand", "spot", "reserved")
-KINDS = ("specialised", "hyperscaler", "marketplace")
 
 
 @dataclass
 class Scored:
     """A candidate with its summed rule score, exclusion and the rules that fired on it."""
 
-    candidate: Candidate
+    candidate: PricedCandidate
     score: float = 0.0
     excluded: bool = False
     rules: list[Rule] = field(default_factory=list)
@@ -62,9 +60,9 @@ def best(scored: Iterable[Scored], *, where: str | None = None, kind: str | None
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
-def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
+def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
-    side, kind and pricing, and how they relate."""
+    side, per declared cloud kind and pricing, and how they relate."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "local"),
@@ -78,10 +76,10 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
     if cloud is not None:
         out.update(_side("best_cloud", cloud))
     costs: dict[str, float] = {}
-    for options, attr in ((PRICINGS, "pricing"), (KINDS, "kind")):
-        for option in options:
-            found = best(scored, where="cloud", **{attr: option})
-            key = option.replace("-", "_")
+    for axis in OPTION_SUMMARY_AXES:
+        for option in axes.get(axis, ()):
+            found = best(scored, where="cloud", **{_FILTER[axis]: option})
+            key = option_key(option)
             out[f"{key}_available"] = found is not None
             if found is not None:
                 costs[key] = float(found.facts["cost_usd_year"])
@@ -89,6 +87,10 @@ def summary_facts(scored: Sequence[Scored]) -> dict[str, Any]:
     out.update(_ratios(costs))
     out.update(_reservation(scored))
     return out
+
+
+_FILTER = {"pricing": "pricing", "cloud_kind": "kind"}
+"""The :func:`best` filter an option of each summarised axis is."""
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
@@ -209,12 +211,8 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
     if units <= 0:
         return None
     lf, cf = local.facts, cloud.facts
-    own_fixed = float(lf["fixed_usd_year"])
-    own_per_unit = (float(lf["cost_usd_year"]) - own_fixed) / units
-    rent_fixed = float(cf["fixed_usd_year"])
-    rent_per_unit = (float(cf["cost_usd_year"]) - rent_fixed) / units
     return break_even(
-        own_fixed, own_per_unit, rent_fixed, rent_per_unit,
+        _line(lf, units), _line(cf, units),
         unit=f"GPU-hours/year of {work.hours_gpu_name}",
         sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
                  "price.break-even-4090", "price.onprem-break-even"],
@@ -223,11 +221,14 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
     )
 
 
+def _line(facts: Mapping[str, Any], units: float) -> CostLine:
+    """A candidate's cost a year as a line in the year's work (``units`` of it now)."""
+    return CostLine.through(float(facts["fixed_usd_year"]), float(facts["cost_usd_year"]),
+                            units)
+
+
 def _payback_years(local: Scored, cloud: Scored) -> float | None:
     """Years until the purchase is paid back by the rent it saves (running costs deducted)."""
     lf, cf = local.facts, cloud.facts
     running = float(lf["cost_usd_year"]) - float(lf["fixed_usd_year"])
-    saving = float(cf["cost_usd_year"]) - running
-    if saving <= 0:
-        return None
-    return float(lf["upfront_usd"]) / saving
+    return payback_years(float(lf["upfront_usd"]), running, float(cf["cost_usd_year"]))

@@ -1,8 +1,11 @@
 """Pure estimators: memory, work, throughput and cost, each figure with its formula trace."""
 
 from engine.estimates.cost import (
+    CostLine,
+    Owning,
     api_cost_per_month,
     break_even,
+    owning,
     owning_cost,
     purchase_cost,
     renting_cost,
@@ -20,9 +23,11 @@ from engine.estimates.training import TrainingEstimate, estimate_training
 from engine.estimates.workload import Workload, workload
 
 __all__ = [
+    "CostLine",
     "Figure",
     "MemoryEstimate",
     "MemoryRequest",
+    "Owning",
     "Shape",
     "TrainingEstimate",
     "Workload",
@@ -31,6 +36,7 @@ __all__ = [
     "estimate_memory",
     "estimate_training",
     "gpus_needed",
+    "owning",
     "owning_cost",
     "purchase_cost",
     "renting_cost",

@@ -6,12 +6,17 @@ resale value at its end, upkeep, and electricity (cards and platform) with cooli
 hours. Renting: the busy hours at the offer's $/GPU-hour (plus the VM a GPU-only price needs,
 plus work redone after spot interruptions), or every hour of a reserved term, with the hidden
 costs of the cloud on top. Each figure carries its formula, inputs and sources.
+
+Every cost here is a line in the year's work (:class:`CostLine`: a fixed part a year plus a
+cost per unit of work), which is what the break-even, the payback and the chart are made of.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from engine.catalog.models import ApiOffer, Gpu, Platform, Policy
 from engine.errors import CatalogError
@@ -83,15 +88,77 @@ def owning_fixed_per_year(buy: Figure, gpu: Gpu, policy: Policy) -> Figure:
     )
 
 
+@dataclass(frozen=True)
+class CostLine:
+    """Cost a year as a line in the year's work: ``fixed_usd + usd_per_unit × work``."""
+
+    fixed_usd: float
+    usd_per_unit: float
+
+    @classmethod
+    def through(cls, fixed_usd: float, cost_usd: float, work: float) -> CostLine:
+        """The line with this fixed part that costs ``cost_usd`` for ``work`` units."""
+        return cls(fixed_usd, (cost_usd - fixed_usd) / work)
+
+    def at(self, work: float) -> float:
+        """The cost a year for ``work`` units of work."""
+        return self.fixed_usd + self.usd_per_unit * work
+
+
 def owning_cost(fixed: Figure, running: Figure, busy_hours: float) -> Figure:
     """Owning for a year's work: the fixed part plus electricity for the busy hours."""
     return figure(
-        fixed.value + running.value * busy_hours, "USD/year",
+        CostLine(fixed.value, running.value).at(busy_hours), "USD/year",
         "fixed cost a year + running $/hour × busy hours a year",
         [*fixed.sources, *running.sources],
         fixed_usd_per_year=fixed.value, running_usd_per_hour=running.value,
         busy_hours_per_year=busy_hours, purchase_usd=fixed.inputs["purchase_usd"],
     )
+
+
+@dataclass(frozen=True)
+class Owning:
+    """What owning a configuration costs for a year's work, each part a figure with its
+    formula, inputs and sources."""
+
+    purchase: Figure
+    """Up front (USD)."""
+    fixed: Figure
+    """A year whatever the work: write-off less resale, and upkeep (USD/year)."""
+    running: Figure
+    """Electricity with cooling per busy hour (USD/hour)."""
+    cost: Figure
+    """For the year's work, all in (USD/year)."""
+    busy_hours: float
+
+    @property
+    def line(self) -> CostLine:
+        """The cost a year by busy hours."""
+        return CostLine(self.fixed.value, self.running.value)
+
+    @property
+    def running_usd_year(self) -> float:
+        """Electricity with cooling for the year's busy hours."""
+        return self.running.value * self.busy_hours
+
+
+def owning(gpu: Gpu, count: int, home: tuple[Platform, int], electricity_usd_per_kwh: float,
+           busy_hours: float, policy: Policy) -> Owning:
+    """Owning ``count`` × ``gpu`` in its ``home`` (platform, boxes: :func:`platform_for`),
+    busy ``busy_hours`` hours a year: the one place owning's parts are put together."""
+    platform, boxes = home
+    buy = purchase_cost(gpu, count, platform, boxes, policy)
+    fixed = owning_fixed_per_year(buy, gpu, policy)
+    running = running_cost_per_hour(gpu, count, platform, boxes, electricity_usd_per_kwh,
+                                    policy)
+    return Owning(buy, fixed, running, owning_cost(fixed, running, busy_hours), busy_hours)
+
+
+def hourly_rent_usd(usd_per_gpu_hour: float, gpus: int, vm_usd_per_instance_hour: float,
+                    instances: int) -> float:
+    """What a rented configuration costs per hour: its GPUs and the VMs a GPU-only price
+    needs."""
+    return usd_per_gpu_hour * gpus + vm_usd_per_instance_hour * instances
 
 
 def renting_cost(usd_per_gpu_hour: float, gpus: int, instances: int,
@@ -103,7 +170,7 @@ def renting_cost(usd_per_gpu_hour: float, gpus: int, instances: int,
     interruptions); a reserved term is paid for every hour of the year it commits to.
     """
     over = policy.hidden_cloud_overhead.expected
-    hourly = usd_per_gpu_hour * gpus + vm_usd_per_instance_hour * instances
+    hourly = hourly_rent_usd(usd_per_gpu_hour, gpus, vm_usd_per_instance_hour, instances)
     if pricing == "reserved":
         hours = policy.hours_per_year_max.value
         formula = "($/GPU-hour × GPUs + VM $/hour × instances) × every hour of the year × " \
@@ -124,25 +191,41 @@ def renting_cost(usd_per_gpu_hour: float, gpus: int, instances: int,
     )
 
 
-def break_even(own_fixed: float, own_per_unit: float, rent_fixed: float,
-               rent_per_unit: float, *, unit: str, sources: Sequence[str],
+def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],
                own_label: str, rent_label: str) -> Figure | None:
-    """The work (in ``unit``) above which owning costs less than renting, both written as
-    fixed cost a year + cost per unit of work. None when owning never catches up."""
-    saving = rent_per_unit - own_per_unit
+    """The work (in ``unit``) above which owning costs less than renting, both as lines in
+    the work. None when owning never catches up."""
+    saving = rent.usd_per_unit - own.usd_per_unit
     if saving <= 0:
         return None
-    value = (own_fixed - rent_fixed) / saving
+    value = (own.fixed_usd - rent.fixed_usd) / saving
     if value <= 0:
         return None
     return figure(
         value, unit,
         "(owning's fixed cost a year − renting's) ÷ (renting's − owning's cost per unit of "
         "work): above it owning the one costs less than renting the other for the same work",
-        sources, own_fixed_usd=own_fixed, own_usd_per_unit=own_per_unit,
-        rent_fixed_usd=rent_fixed, rent_usd_per_unit=rent_per_unit, own=own_label,
+        sources, own_fixed_usd=own.fixed_usd, own_usd_per_unit=own.usd_per_unit,
+        rent_fixed_usd=rent.fixed_usd, rent_usd_per_unit=rent.usd_per_unit, own=own_label,
         rent=rent_label,
     )
+
+
+def break_even_lines(inputs: Mapping[str, Any]) -> tuple[CostLine, CostLine]:
+    """Owning's and renting's lines back from the inputs of a :func:`break_even` figure (as
+    a decision's trace holds them)."""
+    return (CostLine(float(inputs["own_fixed_usd"]), float(inputs["own_usd_per_unit"])),
+            CostLine(float(inputs["rent_fixed_usd"]), float(inputs["rent_usd_per_unit"])))
+
+
+def payback_years(upfront_usd: float, own_running_usd_year: float,
+                  rent_usd_year: float) -> float | None:
+    """Years until a purchase is paid back by the rent it saves, less what running the
+    owned configuration costs (None: it never is)."""
+    saving = rent_usd_year - own_running_usd_year
+    if saving <= 0:
+        return None
+    return upfront_usd / saving
 
 
 def api_cost_per_month(tokens_m_per_month: float, api: ApiOffer, policy: Policy) -> Figure:

@@ -109,13 +109,12 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
     """Owning ``gpus`` × ``gpu_id`` busy ``hours_per_year`` hours against renting the
     cheapest (or given) offer for the same work (its GPUs' throughput taken into account)."""
     from engine.estimates.cost import (
+        CostLine,
         break_even,
-        owning_cost,
-        owning_fixed_per_year,
+        owning,
+        payback_years,
         platform_for,
-        purchase_cost,
         renting_cost,
-        running_cost_per_hour,
     )
     from engine.estimates.throughput import effective_tflops
     from engine.files.validation import did_you_mean
@@ -134,18 +133,10 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
     offer = min(offers, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.id)) if offers else None
     trace: dict[str, Figure] = {}
     home = platform_for(gpu, gpus, catalog.platforms) if gpu.purchase is not None else None
-    own = fixed = running_year = buy = None
-    running_hour = 0.0
-    if home is not None:
-        platform, boxes = home
-        buy_fig = purchase_cost(gpu, gpus, platform, boxes, policy)
-        fixed_fig = owning_fixed_per_year(buy_fig, gpu, policy)
-        run_fig = running_cost_per_hour(gpu, gpus, platform, boxes, kwh, policy)
-        own_fig = owning_cost(fixed_fig, run_fig, hours_per_year)
-        trace.update(purchase=buy_fig, own_fixed=fixed_fig, running=run_fig, own=own_fig)
-        buy, fixed, own = buy_fig.value, fixed_fig.value, own_fig.value
-        running_hour = run_fig.value
-        running_year = run_fig.value * hours_per_year
+    own = owning(gpu, gpus, home, kwh, hours_per_year, policy) if home is not None else None
+    if own is not None:
+        trace.update(purchase=own.purchase, own_fixed=own.fixed, running=own.running,
+                     own=own.cost)
     rent = rate = rent_hours = be = payback = None
     if offer is not None:
         rented = catalog.gpus[offer.gpu]
@@ -157,19 +148,21 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
                                 sources=offer.sources)
         trace["rent"] = rent_fig
         rent = rent_fig.value
-        if fixed is not None and hours_per_year > 0:
-            line = break_even(fixed, running_hour, 0.0, rent / hours_per_year,
+        if own is not None and hours_per_year > 0:
+            line = break_even(own.line, CostLine(0.0, rent / hours_per_year),
                               unit="busy hours/year", sources=rent_fig.sources,
                               own_label=f"{gpus}× {gpu.label}", rent_label=offer.id)
             if line is not None:
                 trace["break_even"] = line
                 be = round(line.value)
-            saving = rent - (running_year or 0.0)
-            payback = buy / saving if buy is not None and saving > 0 else None
+        if own is not None:
+            payback = payback_years(own.purchase.value, own.running_usd_year, rent)
     return CostReport(gpu=gpu.id, gpus=gpus, hours_per_year=hours_per_year,
                       platform=home[0].id if home else None, offer=offer.id if offer else None,
-                      purchase_usd=buy, own_fixed_usd_year=fixed,
-                      own_running_usd_year=running_year, own_usd_year=own,
+                      purchase_usd=None if own is None else own.purchase.value,
+                      own_fixed_usd_year=None if own is None else own.fixed.value,
+                      own_running_usd_year=None if own is None else own.running_usd_year,
+                      own_usd_year=None if own is None else own.cost.value,
                       rent_gpu_hours=rent_hours, rent_usd_per_gpu_hour=rate,
                       rent_usd_year=rent, break_even_hours_per_year=be,
                       payback_years=payback, trace=trace)

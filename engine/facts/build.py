@@ -13,7 +13,6 @@ Facts come in the order the decision needs them:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +32,7 @@ from engine.estimates.memory import (
 from engine.estimates.shape import Shape, resolve_shape
 from engine.estimates.throughput import effective_tflops
 from engine.estimates.workload import Workload, workload
+from engine.facts.spec import TRAINING_METHODS
 
 
 @dataclass
@@ -120,7 +120,7 @@ def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
         facts.memory[method] = estimate
         facts.put(f"vram_{method}_gib", estimate.total_gib,
                   catalog.derived(("memory_trace", req), _memory_trace, estimate))
-    for method in ("full", "lora", "qlora"):
+    for method in TRAINING_METHODS:
         n = needed_on(catalog, memory_request(answers, shape, method), largest)
         facts.put(f"consumer_gpus_needed_{method}", n)
         facts.put(f"fits_consumer_{method}", n is not None and n <= box)
@@ -261,7 +261,7 @@ def method_sized(approach: str | None, method: str | None) -> MethodGroup:
     decided fine-tuning method."""
     if approach == "train-from-scratch":
         return "pretrain"
-    return method if method in ("full", "lora", "qlora") else "lora"  # type: ignore[return-value]
+    return method if method in TRAINING_METHODS else "lora"  # type: ignore[return-value]
 
 
 def size(facts: Facts, answers: Answers, catalog: Catalog, method: MethodGroup) -> Sizing:
@@ -341,34 +341,3 @@ def _plan_fit_facts(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("planned_vram_ratio", total / vram_needed if vram_needed else None)
     facts.put("planned_fits", needed is not None and needed <= answers.planned_gpu_count)
     facts.put("planned_gpus_needed", needed)
-
-
-# -- the form durable_rules sees -------------------------------------------------------------
-def durable_fact(values: dict[str, Any], names: Iterable[str] | None = None) -> dict[str, Any]:
-    """The scalar, non-null facts durable_rules sees (lists and unknowns left out)."""
-    keys = values if names is None else names
-    out: dict[str, Any] = {}
-    for key in keys:
-        value = values.get(key)
-        if value is None or isinstance(value, (list, tuple, dict)):
-            continue
-        out[key] = _representable(value) if type(value) is float else value
-    return out
-
-
-def _representable(value: float) -> float:
-    """A finite float durable_rules can parse: never in exponent form.
-
-    Answers are only range-checked (a budget of $0.000001 is valid) and ratios of them can be
-    huge, but durable_rules cannot read ``1e-06`` or ``1e+16``. The rule checker admits only
-    literals that are 0 or between 0.0001 and 10^15, so tiny values become 0 (as ``tidy``
-    does for derived facts) and huge ones the largest value below 10^15; comparisons with
-    any literal keep their outcome (except ``gt: 0`` for a tiny positive value).
-    """
-    if not math.isfinite(value) or value == 0:
-        return value  # non-finite: left for the evaluator to refuse loudly
-    if abs(value) < 1e-4:
-        return 0.0
-    if abs(value) >= 1e15:
-        return math.copysign(999_999_999_999_999.0, value)
-    return value

@@ -9,14 +9,21 @@ start; sized facts once the method is decided; summary facts once every candidat
 built and scored; deployment facts once cloud kind and pricing are decided. A rule runs in the
 first phase where everything it reads exists, so a rule that decides the method can only read
 request facts (``engine.rules.load`` checks this when it loads the rules).
+
+The decision axes and their options are declared in ``rules/decisions.yaml`` only: a fact whose
+values are an axis' options names that axis (``options_of``), facts named after options are
+made from the declared ones, and :func:`registry` is given the declared axes to fill them in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, get_args
 
 from engine.catalog.load import Catalog
+from engine.catalog.models import Form
+from engine.estimates.memory import Method
 
 FactType = Literal["number", "bool", "string", "list"]
 Phase = Literal["request", "sized", "summary", "deployment"]
@@ -39,29 +46,43 @@ class FactSpec:
     work_level: bool = False
     """A level of the year's work (in ``work_gpu_hours_per_year`` units) a decision can turn
     on: what-if probes the answers that set the work at it."""
+    options_of: str | None = None
+    """The axis whose declared options are this fact's values (``choices`` then lists the
+    values it takes besides them)."""
+
+    def resolved(self, axes: Axes) -> FactSpec:
+        """This fact with the declared options of its axis first among its choices."""
+        if self.options_of is None:
+            return self
+        return replace(self, choices=(*axes.get(self.options_of, ()), *(self.choices or ())))
+
+
+Axes = Mapping[str, Sequence[str]]
+"""Axis id → its options, as ``rules/decisions.yaml`` declares them (``Rulebook.decisions``)."""
 
 
 def _d(name: str, type_: FactType, description: str, unit: str | None = None,
        choices: tuple[str, ...] | None = None, phase: Phase = "request",
-       scales: bool = False) -> FactSpec:
-    return FactSpec(name, type_, description, choices, unit, "derived", phase, scales)
+       scales: bool = False, options_of: str | None = None) -> FactSpec:
+    return FactSpec(name, type_, description, choices, unit, "derived", phase, scales,
+                    options_of=options_of)
 
 
-_METHODS = ("full", "lora", "qlora")
-_FORMS = ("consumer", "workstation", "datacenter")
-_KINDS = ("local", "hyperscaler", "specialised", "marketplace")
-_PRICINGS = ("on-demand", "spot", "reserved", "purchase")
+TRAINING_METHODS: tuple[Method, ...] = ("full", "lora", "qlora")
+"""The ways of training a model whose memory the request facts give, one fact each (the
+method axis chooses among them)."""
+_FORMS: tuple[str, ...] = get_args(Form)
 
 REQUEST: tuple[FactSpec, ...] = (
     _d("params_b", "number", "model size", "billion parameters"),
     _d("model_name", "string", "the model (catalog id or a scaled shape)"),
     _d("base_model_named", "bool", "the team named a catalog model (not a bare size)"),
     *(_d(f"vram_{m}_gib", "number", f"peak VRAM of {m} training on one GPU", "GiB")
-      for m in (*_METHODS, "pretrain", "inference")),
+      for m in (*TRAINING_METHODS, "pretrain", "inference")),
     *(_d(f"fits_consumer_{m}", "bool", f"{m} fits a consumer box (≤ max cards per box)")
-      for m in _METHODS),
+      for m in TRAINING_METHODS),
     *(_d(f"consumer_gpus_needed_{m}", "number", f"consumer cards needed for {m}", "GPUs")
-      for m in _METHODS),
+      for m in TRAINING_METHODS),
     _d("largest_consumer_vram_gib", "number", "VRAM of the largest consumer card", "GiB"),
     _d("max_consumer_gpus_per_box", "number", "policy: cards one consumer box holds", "GPUs"),
     _d("full_to_lora_vram_ratio", "number", "VRAM of full fine-tuning ÷ LoRA"),
@@ -91,7 +112,7 @@ REQUEST: tuple[FactSpec, ...] = (
 
 SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("method_sized", "string", "what the hardware is sized for: pretrain when training from "
-       "scratch, else the decided method", choices=(*_METHODS, "pretrain")),
+       "scratch, else the decided method", choices=("pretrain",), options_of="method"),
     _d("vram_needed_gib", "number", "peak VRAM on one GPU for the decided method", "GiB"),
     _d("fits_consumer_gpu", "bool", "the decided method fits a consumer box"),
     _d("fits_single_consumer_gpu", "bool", "the decided method fits one consumer card"),
@@ -132,12 +153,6 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
         _d(f"best_{side}_busy_hours_per_year", "number", "hours a year it is busy",
            "hours/year"),
     )),
-    *(item for key in ("on_demand", "spot", "reserved", "specialised", "hyperscaler",
-                       "marketplace") for item in (
-        _d(f"{key}_available", "bool", f"an eligible cloud configuration is {key}"),
-        _d(f"best_{key}_cost_usd_year", "number", f"the best {key} cloud configuration's cost "
-           "for the year's work", "USD/year"),
-    )),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
     _d("reserved_to_on_demand_cost_ratio", "number",
        "the best reservation ÷ the same offer paid on demand, for the work"),
@@ -160,7 +175,7 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_provider_name", "string", "its provider"),
         _d("cloud_gpu_name", "string", "its GPU"),
         _d("cloud_gpu_count", "number", "its GPUs", "GPUs"),
-        _d("cloud_pricing", "string", "its pricing", choices=_PRICINGS[:3]),
+        _d("cloud_pricing", "string", "its pricing", options_of="pricing"),
         _d("cloud_cost_usd_year", "number", "renting it for the year's work", "USD/year"),
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
@@ -173,6 +188,26 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
     ))
 
 DERIVED: tuple[FactSpec, ...] = (*REQUEST, *SIZED, *SUMMARY, *DEPLOYMENT)
+"""The derived facts whatever the axes declare (:func:`option_summary` adds the rest)."""
+
+OPTION_SUMMARY_AXES = ("pricing", "cloud_kind")
+"""The axes with a summary fact per option: is it available, and its best cost."""
+
+
+def option_key(option: str) -> str:
+    """``on_demand`` for the option ``on-demand``: how an option appears in a fact name."""
+    return option.replace("-", "_")
+
+
+def option_summary(axes: Axes) -> tuple[FactSpec, ...]:
+    """Per option of the pricing and cloud-kind axes: whether an eligible cloud configuration
+    offers it, and the best one's cost for the year's work."""
+    return tuple(replace(spec, phase="summary") for axis in OPTION_SUMMARY_AXES
+                 for key in map(option_key, axes.get(axis, ())) for spec in (
+        _d(f"{key}_available", "bool", f"an eligible cloud configuration is {key}"),
+        _d(f"best_{key}_cost_usd_year", "number", f"the best {key} cloud configuration's cost "
+           "for the year's work", "USD/year"),
+    ))
 
 _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | None], ...] = (
         ("candidate_id", "string", "configuration id", None, None),
@@ -188,7 +223,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("provider_label", "string", "cloud provider short name (local: owned)", None, None),
         ("offer", "string", "cloud offer id (local: none)", None, None),
         ("instance", "string", "instance type", None, None),
-        ("provider_kind", "string", "kind of provider", _KINDS, None),
+        ("provider_kind", "string", "kind of provider (a cloud_kind option, or local)",
+         ("local",), None),
         ("provider_ecosystem", "string", "hyperscaler ecosystem", ("none", "aws", "azure", "gcp"),
          None),
         ("regions", "string", "regions, comma-separated", None, None),
@@ -235,7 +271,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("days_per_run", "number", "days one training run takes", None, "days"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
-        ("pricing", "string", "how it is paid for", _PRICINGS, None),
+        ("pricing", "string", "how it is paid for (a pricing option, or purchase)",
+         ("purchase",), None),
         ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
         ("usd_per_gpu_hour", "number", "$/GPU-hour (owned: electricity)", None, "USD/GPU-hour"),
         ("per_hour_usd", "number", "cost per busy hour of the whole configuration", None,
@@ -247,8 +284,11 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("over_budget", "bool", "first-year cost exceeds budget_usd", None, None),
         ("budget_ratio", "number", "first-year cost ÷ budget_usd", None, None),
 )
+_CANDIDATE_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing"}
+"""Candidate facts whose values are an axis' options (besides their own)."""
 CANDIDATE: tuple[FactSpec, ...] = tuple(
-    FactSpec(name, type_, description, choices, unit, "candidate", "sized")
+    FactSpec(name, type_, description, choices, unit, "candidate", "sized",
+             options_of=_CANDIDATE_AXES.get(name))
     for name, type_, description, choices, unit in _CANDIDATE_ROWS
 )
 RANKED: tuple[FactSpec, ...] = (
@@ -263,14 +303,17 @@ RANKED: tuple[FactSpec, ...] = (
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 
+DECIDED_BEFORE_CANDIDATES = ("approach", "method")
+"""The axes the request rules decide before the job is sized (the method sizes it); the
+others are decided from the scored candidates."""
 DECISION_FACTS: tuple[FactSpec, ...] = tuple(
     FactSpec(f"{axis}_choice", "string", f"the decided {axis} option", None, None, "candidate",
-             "sized")
-    for axis in ("approach", "method")
+             "sized", options_of=axis)
+    for axis in DECIDED_BEFORE_CANDIDATES
 )
-"""Decisions made before candidates are built, visible to candidate rules. Deployment, cloud
-kind, pricing and sharing are decided from the scored candidates, so candidate rules cannot
-read them: the pick follows them instead."""
+"""Decisions made before candidates are built, visible to candidate rules. The other axes are
+decided from the scored candidates, so candidate rules cannot read them: the pick follows
+them instead."""
 
 
 def answer_specs(catalog: Catalog) -> tuple[FactSpec, ...]:
@@ -286,14 +329,16 @@ def answer_specs(catalog: Catalog) -> tuple[FactSpec, ...]:
     return tuple(specs)
 
 
-def registry(catalog: Catalog) -> dict[str, FactSpec]:
-    """Every fact a request rule may read (answers and derived)."""
-    return {s.name: s for s in (*answer_specs(catalog), *DERIVED)}
+def registry(catalog: Catalog, axes: Axes) -> dict[str, FactSpec]:
+    """Every fact a request rule may read (answers and derived), for the declared axes."""
+    return {s.name: s.resolved(axes)
+            for s in (*answer_specs(catalog), *DERIVED, *option_summary(axes))}
 
 
-def candidate_registry(catalog: Catalog) -> dict[str, FactSpec]:
+def candidate_registry(catalog: Catalog, axes: Axes) -> dict[str, FactSpec]:
     """Every fact a candidate rule may read: candidate fields, the decisions made before
     candidates exist, and the request facts known by then."""
-    request = {name: spec for name, spec in registry(catalog).items()
+    request = {name: spec for name, spec in registry(catalog, axes).items()
                if spec.phase in ("request", "sized")}
-    return {**request, **{s.name: s for s in (*CANDIDATE, *RANKED, *DECISION_FACTS)}}
+    return {**request, **{s.name: s.resolved(axes)
+                          for s in (*CANDIDATE, *RANKED, *DECISION_FACTS)}}

@@ -7,6 +7,8 @@ always agree: the lines cross exactly at the break-even.
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,18 +16,17 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.errors import InputError
+from engine.estimates.cost import CostLine, break_even_lines
 
 CHART_SUFFIXES = (".svg", ".png")
 
 
 @dataclass(frozen=True)
 class CostCurves:
-    """Cost a year at x units of work: own = fixed + per unit · x, rent likewise."""
+    """Owning's and renting's cost a year by the year's work, as the decision holds them."""
 
-    own_fixed_usd: float
-    own_usd_per_unit: float
-    rent_fixed_usd: float
-    rent_usd_per_unit: float
+    own_line: CostLine
+    rent_line: CostLine
     break_even: float
     planned: float
     unit: str
@@ -34,11 +35,11 @@ class CostCurves:
 
     def own(self, x: float) -> float:
         """Owning's cost a year at ``x`` units of work."""
-        return self.own_fixed_usd + self.own_usd_per_unit * x
+        return self.own_line.at(x)
 
     def rent(self, x: float) -> float:
         """Renting's cost a year for the same work."""
-        return self.rent_fixed_usd + self.rent_usd_per_unit * x
+        return self.rent_line.at(x)
 
     @property
     def max_x(self) -> float:
@@ -52,10 +53,9 @@ def curves_from(estimates: Mapping[str, Any]) -> CostCurves | None:
     if not trace:
         return None
     i = trace["inputs"]
+    own, rent = break_even_lines(i)
     return CostCurves(
-        own_fixed_usd=i["own_fixed_usd"], own_usd_per_unit=i["own_usd_per_unit"],
-        rent_fixed_usd=i["rent_fixed_usd"], rent_usd_per_unit=i["rent_usd_per_unit"],
-        break_even=trace["value"],
+        own_line=own, rent_line=rent, break_even=trace["value"],
         planned=float(estimates["work"]["reference_gpu_hours"]),
         unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
@@ -94,23 +94,31 @@ def ascii_chart(curves: CostCurves, width: int = 60, height: int = 12) -> list[s
 
 
 def check_chart_path(path: Path) -> None:
-    """Refuse a chart target before any work is done: its kind, folder, and for PNG the
-    plotting library."""
+    """Refuse a chart target before any work is done: its kind, its folder, whether it can be
+    written, and for PNG the plotting library."""
+    problem = _chart_problem(path)
+    if problem is not None:
+        raise InputError(problem, path=str(path), field="--chart")
+
+
+def _chart_problem(path: Path) -> str | None:
     suffix = path.suffix.lower()
     if suffix not in CHART_SUFFIXES:
-        raise InputError("expected a .svg or .png file name", path=str(path), field="--chart")
+        return "expected a .svg or .png file name"
+    if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
+        return "needs matplotlib: pip install 'gpu-advisor[chart]'"
     if path.is_dir():
-        raise InputError("is a directory, expected a file name", path=str(path),
-                         field="--chart")
-    folder = path.parent if str(path.parent) else Path()
+        return "is a directory, expected a file name"
+    if path.exists() and not path.is_file():
+        return "is not a regular file"
+    folder = path.parent
     if not folder.is_dir():
-        raise InputError(f"folder {folder} does not exist", path=str(path), field="--chart")
-    if suffix == ".png":
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
-            raise InputError("PNG needs matplotlib: pip install 'gpu-advisor[chart]' (or "
-                             "write .svg, which needs nothing)", field="--chart") from None
+        return f"folder {folder} does not exist"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "permission denied"
+    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        return f"cannot write in folder {folder} (permission denied)"
+    return None
 
 
 def write_chart(curves: CostCurves, path: Path) -> None:

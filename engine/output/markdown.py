@@ -5,9 +5,7 @@ from __future__ import annotations
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
 from engine.output.summary import (
-    AXIS_TITLES,
     SCORE_LEGEND,
-    applies,
     break_even_line,
     cells,
     cheaper_line,
@@ -18,6 +16,7 @@ from engine.output.summary import (
     purchase_line,
     revision_note,
     runner_up,
+    shown_axes,
     table_rows,
     top_reasons,
     with_days,
@@ -38,10 +37,7 @@ def render_markdown(decision: Decision, book: Rulebook) -> str:
     lines += [t for t in (purchase_line(decision), work_line(decision), memory_line(decision),
                           break_even_line(decision)) if t]
     lines += ["", "## Decisions", ""]
-    for axis, title in AXIS_TITLES.items():
-        result = decision.decisions[axis]
-        if not applies(decision, axis):
-            continue
+    for title, result in shown_axes(decision):
         other = runner_up(result)
         lines += [f"### {title}: {result.choice or '—'}" + (f" (next: {other})" if other
                                                              else ""), ""]

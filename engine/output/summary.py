@@ -9,18 +9,22 @@ from __future__ import annotations
 from engine.decide.decision import AxisDecision, Candidate
 from engine.decide.engine import Decision
 
-AXIS_TITLES = {
-    "approach": "Approach",
-    "method": "Method",
-    "deployment": "Deployment",
-    "cloud_kind": "Cloud kind",
-    "pricing": "Pricing",
-    "sharing": "Sharing",
-}
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
               "marketplace": "a GPU marketplace"}
 SCORE_LEGEND = ("Scores: an option's score is the sum of the weights of the rules that prefer "
                 "it, minus those that avoid it; (next: option, score) is the runner-up.")
+
+
+def axis_title(axis: str) -> str:
+    """``Cloud kind`` for the axis ``cloud_kind`` (axes are declared in rules/decisions.yaml)."""
+    return axis.replace("_", " ").capitalize()
+
+
+def shown_axes(decision: Decision) -> list[tuple[str, AxisDecision]]:
+    """(title, decision) of every axis that matters, in the rulebook's declared order (pricing
+    is left out when buying)."""
+    return [(axis_title(axis), result) for axis, result in decision.decisions.items()
+            if result.applies]
 
 
 def usd(value: float) -> str:
@@ -167,11 +171,6 @@ def revision_note(axis: AxisDecision) -> str | None:
     if axis.revised_from is None:
         return None
     return f"revised from {axis.revised_from}: {axis.revision}"
-
-
-def applies(decision: Decision, axis: str) -> bool:
-    """Whether an axis matters given the other choices (pricing does not, if you buy)."""
-    return decision.decisions[axis].applies
 
 
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:

@@ -12,10 +12,8 @@ from typing import Any
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
 from engine.output.summary import (
-    AXIS_TITLES,
     SCORE_LEGEND,
     TABLE_LEGEND,
-    applies,
     break_even_line,
     cells,
     cheaper_line,
@@ -26,6 +24,7 @@ from engine.output.summary import (
     purchase_line,
     revision_note,
     runner_up,
+    shown_axes,
     table_rows,
     top_reasons,
     with_days,
@@ -85,10 +84,7 @@ def _render(out: Any, decision: Decision) -> None:
 def _decisions(out: Any, decision: Decision) -> None:
     from rich.markup import escape
 
-    for axis, title in AXIS_TITLES.items():
-        result = decision.decisions[axis]
-        if not applies(decision, axis):
-            continue
+    for title, result in shown_axes(decision):
         other = runner_up(result)
         tail = f"  [dim](next: {escape(other)})[/dim]" if other else ""
         out.print(f"[bold]{title}: {escape(result.choice or '—')}[/bold]{tail}")

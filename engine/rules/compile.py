@@ -33,10 +33,9 @@ from engine.rules.limits import (
     shape,
 )
 from engine.rules.load import Rule, Rulebook
+from engine.rules.operators import NEGATION
 from engine.rules.signature import Signer, signer_for
 
-_INVERSE = {"eq": "ne", "ne": "eq", "lt": "gte", "gte": "lt", "lte": "gt", "gt": "lte",
-            "in": "not_in", "not_in": "in"}
 _DR_OP = {"ne": "$neq", "lt": "$lt", "lte": "$lte", "gt": "$gt", "gte": "$gte"}
 
 
@@ -293,7 +292,7 @@ def _leaf(leaf: Leaf, negate: bool) -> dict[str, Any]:
             # durable_rules 2.0.28 treats any comparison with a missing ``$m`` field as true.
             return {"$and": [{"$ex": {value.name: 1}}, positive]}
         return positive
-    inverse = _positive(f, _INVERSE[op], value)
+    inverse = _positive(f, NEGATION[op], value)
     missing = [{"$nex": {f: 1}}]
     if isinstance(value, FactRef):
         missing.append({"$nex": {value.name: 1}})

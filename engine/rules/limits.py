@@ -31,8 +31,9 @@ bound, for whatever this table misses.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +58,49 @@ MAX_STRING_BYTES = 4096
 """UTF-8 bytes of a string literal (from 65,535 durable_rules compares strings wrongly)."""
 MAX_PARTS = 16
 """Durable rules one rule may be split into to fit the limits above."""
+PLAIN_MIN = 1e-4
+"""Smallest magnitude of a non-zero float durable_rules reads: Python writes smaller ones in
+exponent form (``1e-05``), which durable_rules cannot parse."""
+PLAIN_LIMIT = 1e15
+"""Numbers (literals and facts) stay below this magnitude: from ``1e16`` Python writes
+exponent form, and 10^15 is the round limit rule authors are told."""
+
+
+def plain_float(value: float) -> bool:
+    """Whether durable_rules reads this float as written: finite, and 0 or between
+    :data:`PLAIN_MIN` and :data:`PLAIN_LIMIT` in magnitude."""
+    return math.isfinite(value) and (value == 0 or PLAIN_MIN <= abs(value) < PLAIN_LIMIT)
+
+
+def durable_fact(values: Mapping[str, Any],
+                 names: Iterable[str] | None = None) -> dict[str, Any]:
+    """The scalar, non-null facts durable_rules sees (lists and unknowns left out)."""
+    keys = values if names is None else names
+    out: dict[str, Any] = {}
+    for key in keys:
+        value = values.get(key)
+        if value is None or isinstance(value, (list, tuple, dict)):
+            continue
+        out[key] = _plain(value) if type(value) is float else value
+    return out
+
+
+def _plain(value: float) -> float:
+    """A finite float durable_rules can parse: never in exponent form.
+
+    Answers are only range-checked (a budget of $0.000001 is valid) and ratios of them can be
+    huge, but durable_rules cannot read ``1e-06`` or ``1e+16``. The rule checker admits only
+    literals that are 0 or plain (:func:`plain_float`), so tiny values become 0 (as ``tidy``
+    does for derived facts) and huge ones the largest value below the limit; comparisons with
+    any literal keep their outcome (except ``gt: 0`` for a tiny positive value).
+    """
+    if not math.isfinite(value) or value == 0:
+        return value  # non-finite: left for the evaluator to refuse loudly
+    if abs(value) < PLAIN_MIN:
+        return 0.0
+    if abs(value) >= PLAIN_LIMIT:
+        return math.copysign(PLAIN_LIMIT - 1, value)
+    return value
 
 Expr = dict[str, Any]
 """A compiled durable_rules expression (``{"$and": [...]}``, ``{"$gt": {"x": 1}}``, …)."""

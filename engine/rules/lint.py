@@ -27,11 +27,10 @@ from engine.resources import bundled_dir
 from engine.rules.compile import compile_condition, fact_width_problems, rule_parts
 from engine.rules.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
 from engine.rules.load import Rule, Rulebook
+from engine.rules.operators import COMPARISONS, NEGATION
 
 Severity = Literal["error", "warning"]
 _MAX_DNF = 256
-_INVERSE = {"eq": "ne", "ne": "eq", "lt": "gte", "gte": "lt", "lte": "gt", "gt": "lte",
-            "in": "not_in", "not_in": "in"}
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,7 @@ def _leaf_dnf(leaf: Leaf, negate: bool) -> list[list[Literal_]]:
         return [[(f, "present", None), (v.name, "present", None)]] if not negate else [[]]
     if not negate:
         return [[(f, op, v)]]
-    return [[(f, _INVERSE[op], v)], [(f, "missing", None)]]
+    return [[(f, NEGATION[op], v)], [(f, "missing", None)]]
 
 
 def satisfiable(cond: Condition) -> bool:
@@ -332,11 +331,11 @@ _UNIT_RANGES = {
 
 
 def _unit_scale(rule: Rule, catalog: Catalog, book: Rulebook) -> list[Finding]:
-    specs: dict[str, FactSpec] = {**registry(catalog), **book.set_facts}
+    specs: dict[str, FactSpec] = {**registry(catalog, book.decisions), **book.set_facts}
     bounds = {q.id: (q.min, q.max, q.unit) for q in catalog.questions}
     found = []
     for leaf in _leaves(rule.condition):
-        if leaf.op not in ("lt", "lte", "gt", "gte", "eq", "ne"):
+        if leaf.op not in COMPARISONS:
             continue
         value = leaf.value
         if isinstance(value, bool) or not isinstance(value, (int, float)):

@@ -13,24 +13,23 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from engine.catalog.load import Catalog, content_hash
 from engine.errors import InputError, RuleError
 from engine.facts.spec import FactSpec, FactType, candidate_registry, registry
 from engine.files.validation import build, did_you_mean, located
 from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.resources import bundled_dir
-from engine.rules.conditions import (
-    Condition,
-    ConditionSyntaxError,
-    FactRef,
-    Leaf,
-    facts_read,
-    leaves,
-    parse_condition,
-    resolve_policy,
-)
+from engine.rules.conditions import Condition, FactRef, Leaf, facts_read, leaves
 from engine.rules.model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
 from engine.rules.templates import TemplateError, check, format_value
+from engine.rules.when import (
+    ConditionSyntaxError,
+    condition_tree,
+    resolve_policy,
+    validate_condition,
+)
 
 DECLARATIONS = "decisions.yaml"
 _POLICY_FIELD = re.compile(r"\{policy\.([a-z][a-z0-9_.\-]*)(:[^{}]*)?\}")
@@ -165,7 +164,7 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         if path == decl_path or path not in raw:
             continue
         with collect, _as_rule_error():
-            rule_file = build(RuleFile, raw[path], path=str(path))
+            rule_file = _rule_file(raw[path], str(path))
             models.extend((m, raw[path]["rules"][i], path, i)
                           for i, m in enumerate(rule_file.rules))
     checker = _Checker(catalog, decl, models, collect)
@@ -221,6 +220,24 @@ class _Collector:
         return self.findings[0]
 
 
+def _rule_file(data: Any, path: str) -> RuleFile:
+    """The rules of one file. When only conditions are wrong, the file is read without them
+    (its rules' ``when`` unset): the checker reports each broken condition in its turn, as
+    ``file:line: rule-id: message``, and still checks the other rules."""
+    try:
+        return RuleFile.model_validate(data)
+    except ValidationError:
+        pass
+    rules = data.get("rules") if isinstance(data, Mapping) else None
+    without = data if not isinstance(rules, list) else {**data, "rules": [
+        {k: v for k, v in rule.items() if k != "when"} if isinstance(rule, Mapping) else rule
+        for rule in rules]}
+    try:
+        return RuleFile.model_validate(without)
+    except ValidationError as exc:  # located in the file as read, lines and all
+        raise located(exc, RuleFile, data, path=path) from None
+
+
 @contextmanager
 def _as_rule_error() -> Iterator[None]:
     """Re-raise an unreadable, unparsable or invalid rule file as a RuleError.
@@ -256,6 +273,7 @@ class _Checker:
         self.models = models
         self.collect = collect or _Collector(None)
         self.set_facts: dict[str, FactSpec] = {}
+        self.axes = {axis: tuple(spec.options) for axis, spec in decl.decisions.items()}
 
     def check(self) -> tuple[Rule, ...]:
         with self.collect:
@@ -268,7 +286,7 @@ class _Checker:
                 if model.id in seen:
                     self._fail(where, f"duplicate rule id (first defined at {seen[model.id]})")
                 seen[model.id] = f"{path.name}:{where[1]}"
-                condition = self._condition(model, raw, where)
+                model, condition = self._condition(model, raw, where)
                 model = self._with_policy_text(model, raw, where)
                 rule = Rule(model, condition, str(path), where[1], order)
                 self._check_rule(rule, raw, where)
@@ -287,11 +305,12 @@ class _Checker:
         raise RuleError(message, path=path, line=line or rule_line, rule_id=rule_id)
 
     def _known(self, match: str) -> dict[str, FactSpec]:
-        base = registry(self.catalog) if match == "request" else candidate_registry(self.catalog)
+        base = (registry(self.catalog, self.axes) if match == "request"
+                else candidate_registry(self.catalog, self.axes))
         return {**base, **self.set_facts}
 
     def _collect_set_facts(self) -> None:
-        answers = registry(self.catalog)
+        answers = registry(self.catalog, self.axes)
         for model, raw, path, _ in self.models:
             for i, effect in enumerate(model.then):
                 if effect.set is None:
@@ -313,11 +332,16 @@ class _Checker:
                                                 choices, None, "set")
 
     def _condition(self, model: RuleModel, raw: Any,
-                   where: tuple[str, int | None, str]) -> Condition:
+                   where: tuple[str, int | None, str]) -> tuple[RuleModel, Condition]:
+        """The rule (with its condition, if the file was read without it) and its tree."""
         line = line_of(raw, ("when",))
+        data = raw.get("when") if isinstance(raw, Mapping) else None
         try:
-            parsed = parse_condition(raw.get("when") if isinstance(raw, Mapping) else None, line)
-            return resolve_policy(parsed, lambda name, at: self._policy_value(name, where, at))
+            if model.when is None and data is not None:  # see _rule_file
+                model = model.model_copy(update={"when": validate_condition(data, line)})
+            tree = condition_tree(model.when, data, line)
+            return model, resolve_policy(
+                tree, lambda name, at: self._policy_value(name, where, at))
         except ConditionSyntaxError as exc:
             self._fail(where, str(exc), exc.line)
             raise  # pragma: no cover
@@ -460,7 +484,8 @@ class _Checker:
         for rule in rules:
             for name in rule.sets:
                 setters.setdefault(name, []).append(rule)
-        known = {**registry(self.catalog), **candidate_registry(self.catalog)}
+        known = {**registry(self.catalog, self.axes),
+                 **candidate_registry(self.catalog, self.axes)}
         placed: dict[str, tuple[int, int]] = {}
         visiting: list[str] = []
 

@@ -7,9 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from engine.rules.when import ConditionSpec
+
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=80)]
-Scalar = str | bool | int | float | None
-OPERATORS = ("eq", "ne", "lt", "lte", "gt", "gte", "in", "not_in", "is", "exists")
 
 
 class _Strict(BaseModel):
@@ -83,13 +83,14 @@ class Effect(_Strict):
 
 
 class RuleModel(_Strict):
-    """One rule as written in YAML; ``when`` is parsed separately into a condition tree."""
+    """One rule as written in YAML (its condition becomes a tree when the rules load)."""
 
     id: RuleId
     description: str = Field(min_length=1)
     match: Literal["request", "candidate"] = "request"
     priority: int = Field(default=0, ge=-100, le=100)
-    when: Any = None
+    when: ConditionSpec | None = Field(default=None,
+                                       description="The condition; none (null) always holds.")
     then: list[Effect] = Field(min_length=1)
     because: str = Field(min_length=1, max_length=600)
     sources: list[str] = Field(min_length=1)
@@ -101,8 +102,8 @@ class RuleFile(_Strict):
     rules: list[RuleModel]
 
 
-class Decision(_Strict):
-    """A decision axis and its options, in tie-break order."""
+class AxisSpec(_Strict):
+    """A decision axis as ``decisions.yaml`` declares it: its options, in tie-break order."""
 
     description: str
     options: list[str] = Field(min_length=2)
@@ -122,6 +123,6 @@ class Declared(_Strict):
 class DeclarationFile(_Strict):
     """``rules/decisions.yaml``: the decision axes, extra warning and strategy ids."""
 
-    decisions: dict[str, Decision]
+    decisions: dict[str, AxisSpec]
     warnings: list[Declared] = Field(default_factory=list)
     strategies: list[Declared] = Field(default_factory=list)

@@ -1,10 +1,10 @@
 """JSON Schemas (draft 2020-12) of every file a user writes: rules, catalog, answers, scenarios,
 and of what ``recommend --format json`` prints (``decision``).
 
-They are generated from the pydantic models with ``model_json_schema()``; only what pydantic
-cannot express is patched in by hand: the condition tree of a rule's ``when`` (parsed by
-:mod:`engine.rules.conditions`), "exactly one key" for an effect, and the answers file, whose fields
-are defined by the questionnaire (``catalog/questions.yaml``) rather than by a model.
+They are generated from the pydantic models with ``model_json_schema()``: the answers file
+from the model the questionnaire (``catalog/questions.yaml``) generates, a rule's ``when``
+from the condition models of :mod:`engine.rules.conditions`. Only "exactly one key" for an
+effect is patched in by hand.
 
 Editors use them through a first line ``# yaml-language-server: $schema=...`` in each file;
 ``gpu-advisor rules schema --out schemas`` regenerates the committed copies.
@@ -12,26 +12,25 @@ Editors use them through a first line ``# yaml-language-server: $schema=...`` in
 
 from __future__ import annotations
 
-import copy
 import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
-from engine.catalog.load import Catalog, _PriceFile, load_catalog
+from engine.answers.model import answers_model
+from engine.catalog.load import Catalog, PriceFile, load_catalog
 from engine.catalog.models import (
     CloudFile,
     GpuFile,
     ModelFile,
     PlatformFile,
     PolicyFile,
-    Question,
     QuestionFile,
     SourceFile,
 )
 from engine.decide.engine import Decision
-from engine.rules.model import OPERATORS, DeclarationFile, RuleFile
+from engine.rules.model import DeclarationFile, RuleFile
 from engine.tools.scenarios import Scenario
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -52,7 +51,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "models": ("gpu-advisor catalog model presets (catalog/models.yaml)", ModelFile),
     "policy": ("gpu-advisor catalog policy constants (catalog/policy.yaml)", PolicyFile),
     "questions": ("gpu-advisor questionnaire (catalog/questions.yaml)", QuestionFile),
-    "prices": ("gpu-advisor price override file (--prices)", _PriceFile),
+    "prices": ("gpu-advisor price override file (--prices)", PriceFile),
     "scenario": ("gpu-advisor scenario (tests/scenarios/*.yaml)", Scenario),
     "decision": ("gpu-advisor recommendation (recommend --format json)", Decision),
 }
@@ -111,86 +110,9 @@ def _header(name: str, title: str, body: Schema) -> Schema:
 
 
 # ---------------------------------------------------------------- rules
-def _condition_defs() -> dict[str, Schema]:
-    """``$defs`` for the recursive condition tree of :mod:`engine.rules.conditions`."""
-    compare = {"anyOf": [{"$ref": "#/$defs/Scalar"}, {"$ref": "#/$defs/FactRef"},
-                         {"$ref": "#/$defs/PolicyRef"}]}
-    members = {"type": "array", "minItems": 1, "items": {"$ref": "#/$defs/Scalar"}}
-    op_schemas: dict[str, Schema] = {
-        **{op: {**compare, "description": f"fact {op} a literal, another fact ({{fact: NAME}}) "
-                                          "or a policy constant ({policy: NAME})"}
-           for op in ("eq", "ne", "lt", "lte", "gt", "gte")},
-        "in": {**members, "description": "fact is one of these values"},
-        "not_in": {**members, "description": "fact is none of these values"},
-        "is": {"type": ["boolean", "null"],
-               "description": "fact is true, false, or null (unknown)"},
-        "exists": {"type": "boolean", "description": "fact is known (true) or unknown (false)"},
-    }
-    assert tuple(op_schemas) == OPERATORS, "keep the leaf schema in step with OPERATORS"
-    return {
-        "Condition": {
-            "description": "all/any of a list of conditions, not of one, or a leaf "
-                           "{fact: NAME, OP: VALUE}.",
-            "oneOf": [{"$ref": "#/$defs/AllCondition"}, {"$ref": "#/$defs/AnyCondition"},
-                      {"$ref": "#/$defs/NotCondition"}, {"$ref": "#/$defs/LeafCondition"}],
-        },
-        "AllCondition": {
-            "description": "Every condition holds (an empty list always holds).",
-            "type": "object",
-            "properties": {"all": {"type": "array", "items": {"$ref": "#/$defs/Condition"}}},
-            "required": ["all"],
-            "additionalProperties": False,
-        },
-        "AnyCondition": {
-            "description": "At least one condition holds.",
-            "type": "object",
-            "properties": {"any": {"type": "array", "items": {"$ref": "#/$defs/Condition"}}},
-            "required": ["any"],
-            "additionalProperties": False,
-        },
-        "NotCondition": {
-            "description": "The condition does not hold.",
-            "type": "object",
-            "properties": {"not": {"$ref": "#/$defs/Condition"}},
-            "required": ["not"],
-            "additionalProperties": False,
-        },
-        "LeafCondition": {
-            "description": "{fact: NAME, OP: VALUE} with exactly one operator of "
-                           + ", ".join(OPERATORS) + ".",
-            "type": "object",
-            "properties": {"fact": {"type": "string", "description": "a fact name"},
-                           **op_schemas},
-            "required": ["fact"],
-            "minProperties": 2,
-            "maxProperties": 2,
-            "additionalProperties": False,
-        },
-        "FactRef": {
-            "description": "Compare with another fact instead of a literal.",
-            "type": "object",
-            "properties": {"fact": {"type": "string"}},
-            "required": ["fact"],
-            "additionalProperties": False,
-        },
-        "PolicyRef": {
-            "description": "Compare with a constant of catalog/policy.yaml (written once there).",
-            "type": "object",
-            "properties": {"policy": {"type": "string"}},
-            "required": ["policy"],
-            "additionalProperties": False,
-        },
-        "Scalar": {"type": ["string", "number", "boolean", "null"]},
-    }
-
-
 def _patch_rules(schema: Schema) -> None:
+    """An effect has exactly one kind, and a kind given is never null."""
     defs = schema["$defs"]
-    defs["RuleModel"]["properties"]["when"] = {
-        "description": "The condition; empty or null always holds.",
-        "anyOf": [{"$ref": "#/$defs/Condition"}, {"type": "null"}],
-        "default": None,
-    }
     effect = defs["Effect"]
     for prop in effect["properties"].values():  # a given effect kind is never null
         prop["anyOf"] = [s for s in prop["anyOf"] if s != {"type": "null"}]
@@ -199,8 +121,6 @@ def _patch_rules(schema: Schema) -> None:
             prop.update(prop.pop("anyOf")[0])
     effect["minProperties"] = 1
     effect["maxProperties"] = 1
-    defs.update(_condition_defs())
-    schema["$defs"] = dict(sorted(defs.items()))
 
 
 def _patch_scenario(schema: Schema) -> None:
@@ -213,64 +133,9 @@ def _patch_scenario(schema: Schema) -> None:
 
 # ---------------------------------------------------------------- answers
 def answers_schema(catalog: Catalog) -> Schema:
-    """The answers file: one optional property per question, typed and bounded by it."""
-    return {
-        "$schema": DRAFT,
-        "$id": schema_id("answers"),
-        "title": "gpu-advisor answers file",
-        "description": "A team's answers (YAML or JSON); every field is optional and takes the "
-                       "questionnaire's default. See catalog/questions.yaml.",
-        "type": "object",
-        "properties": {q.id: _answer(q, catalog) for q in catalog.questions},
-        "additionalProperties": False,
-    }
-
-
-def _answer(question: Question, catalog: Catalog) -> Schema:
-    """The schema of one answer, as :func:`engine.answers.model._check` accepts it."""
-    kind = question.type
-    schema: Schema
-    if kind in ("int", "float"):
-        schema = {"type": "integer" if kind == "int" else "number"}
-        if question.min is not None:
-            schema["minimum"] = _bound(question.min)
-        if question.max is not None:
-            schema["maximum"] = _bound(question.max)
-    elif kind == "bool":
-        schema = {"type": "boolean"}
-    elif kind == "tristate":
-        schema = {"enum": ["auto", True, False]}
-    elif kind == "choice":
-        schema = {"enum": list(question.choices or [])}
-    elif kind == "list":
-        choice = {"enum": list(question.choices or [])}
-        schema = {"anyOf": [{"type": "array", "items": choice}, choice]}
-    elif kind in ("gpu", "model"):
-        ids = catalog.gpus if kind == "gpu" else catalog.models
-        schema = {"type": "string", "enum": sorted(ids)}
-    else:
-        schema = {"type": "string"}
-    if question.nullable:
-        schema = _nullable(schema)
-    unit = f" Unit: {question.unit}." if question.unit else ""
-    return {
-        "title": question.prompt,
-        "description": f"{question.help}{unit}",
-        **schema,
-        "default": copy.deepcopy(question.default if kind != "list" else
-                                 list(question.default or [])),
-    }
-
-
-def _nullable(schema: Schema) -> Schema:
-    if "enum" in schema:
-        return {**schema, "enum": [*schema["enum"], None],
-                **({"type": [schema["type"], "null"]} if "type" in schema else {})}
-    if isinstance(schema.get("type"), str):
-        return {**schema, "type": [schema["type"], "null"]}
-    return {"anyOf": [schema, {"type": "null"}]}
-
-
-def _bound(value: float) -> int | float:
-    """Whole bounds as integers (``64``, not ``64.0``)."""
-    return int(value) if float(value).is_integer() else value
+    """The answers file: the schema of the :class:`Answers` model the questionnaire generates
+    (one optional property per question, typed, bounded and defaulted by it)."""
+    description = ("A team's answers (YAML or JSON); every field is optional and takes the "
+                   "questionnaire's default. See catalog/questions.yaml.")
+    body = {"description": description, **answers_model(catalog).model_json_schema()}
+    return _header("answers", "gpu-advisor answers file", body)

@@ -1,0 +1,40 @@
+"""What ``recommend`` and ``ask`` do with a decision: record it, print it, chart it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from engine.decide.engine import Decision, Engine
+
+
+def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
+    """Append the decision to the audit store (default location unless given)."""
+    from engine.audit.store import AuditStore, default_path
+
+    with AuditStore(audit_db or default_path()) as store:
+        store.append(decision, engine.rulebook.texts, engine.catalog.texts)
+
+
+def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) -> None:
+    """Print the decision in ``fmt`` and write the chart file if asked."""
+    if fmt == "json":
+        click.echo(decision.to_json(), nl=False)
+    elif fmt == "markdown":
+        from engine.output.markdown import render_markdown
+
+        click.echo(render_markdown(decision, engine.rulebook), nl=False)
+    else:
+        from engine.output.text import render_text
+
+        render_text(decision, engine.rulebook)
+    if chart_path is not None:
+        from engine.output.chart import curves_from, write_chart
+
+        curves = curves_from(decision.estimates)
+        if curves is None:
+            click.echo("No chart: owning never costs less than renting for this job.", err=True)
+            return
+        write_chart(curves, chart_path)
+        click.echo(f"Chart written to {chart_path}", err=True)

@@ -1,0 +1,715 @@
+"""The decision steps one at a time, on the real rulebook, catalog and durable_rules engine.
+
+Axis decisions (engine.decide.decision: exclusion, then summed weights, ties by declared
+order), candidate scoring and the hardware section (engine.decide.pick), the cloud side and
+the break-even (engine.decide.sides), and the candidates built for a sizing
+(engine.decide.candidates). Scenario-based tests rebuild each step from what the engine
+recorded (its firings, its facts) and check it against the engine's own decision.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.answers.model import Answers, validate_answers
+from engine.catalog.load import Catalog
+from engine.decide.candidates import PricedCandidate, build_candidates
+from engine.decide.decision import AxisDecision, decide_axes
+from engine.decide.engine import Engine, Evaluation, load_engine
+from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
+from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
+from engine.estimates.memory import usable_gib
+from engine.facts.build import Sizing, build_facts, size
+from engine.resources import bundled_dir
+from engine.rules.load import Rulebook, load_rulebook
+from engine.tools.scenarios import load_scenario, scenario_paths
+
+SCENARIOS = {p.stem: p for p in scenario_paths([Path(__file__).parent / "scenarios"])}
+DECLARED = load_engine().rulebook.decisions
+KINDS = DECLARED["cloud_kind"]
+PRICINGS = DECLARED["pricing"]
+"""The options of the cloud axes, as rules/decisions.yaml declares them."""
+SOURCE = "decide.local"
+"""A real knowledge id, for the test rules' ``sources``."""
+
+
+# -- a rulebook of test rules, one per effect ------------------------------------------------
+def _rule(rule_id: str, effect: str, *, because: str = "Test.", priority: int = 0,
+          when: str | None = None) -> str:
+    lines = [f"  - id: {rule_id}", "    description: A test rule.", f"    priority: {priority}"]
+    if when is not None:
+        lines.append(f"    when: {when}")
+    lines += ["    then:", f"      - {effect}", f"    because: {because}",
+              f"    sources: [{SOURCE}]"]
+    return "\n".join(lines) + "\n"
+
+
+WEIGHTS = {"w1": 1, "w2-5": 2.5, "w100": 100}
+"""Prefer weights (exact in binary, so every order of summing gives the same float)."""
+AVOID_WEIGHT = 3
+
+
+def _axis_rules(decisions: Mapping[str, Sequence[str]]) -> str:
+    """For every option of every axis: prefer it at each weight, avoid it, exclude it."""
+    out = []
+    for axis, options in decisions.items():
+        for option in options:
+            where = f"decision: {axis}, option: {option}"
+            out += [_rule(f"p.{axis}.{option}.{name}", f"prefer: {{{where}, weight: {w}}}")
+                    for name, w in WEIGHTS.items()]
+            out.append(_rule(f"a.{axis}.{option}", f"avoid: {{{where}, weight: {AVOID_WEIGHT}}}"))
+            out.append(_rule(f"x.{axis}.{option}", f"exclude: {{{where}}}"))
+    out += [
+        # the same weight as p.method.qlora.w2-5 but evaluated first
+        _rule("first.method.qlora", "prefer: {decision: method, option: qlora, weight: 2.5}",
+              priority=50),
+        _rule("n.info", "warn: {id: over-budget, severity: info}"),
+        _rule("n.warning", "warn: {id: peft-quality, severity: warning}"),
+        _rule("n.critical", "warn: {id: nothing-fits, severity: critical}"),
+        _rule("n.critical-too", "warn: {id: nothing-fits, severity: critical}"),
+        _rule("s.off-peak", "suggest: {id: strategy.off-peak}"),
+        _rule("s.off-peak-too", "suggest: {id: strategy.off-peak}"),
+        _rule("t.filled", "prefer: {decision: sharing, option: fractional, weight: 1}",
+              because="'{model_name} shares well.'"),
+    ]
+    return "rules:\n" + "".join(out)
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Rulebook:
+    """The bundled decision axes with the test rules above, through the real loader."""
+    path = tmp_path_factory.mktemp("rules") / "steps.yaml"
+    path.write_text(_axis_rules(load_engine().rulebook.decisions), encoding="utf-8")
+    return load_rulebook(path, catalog)
+
+
+def _fired(*rule_ids: str) -> list[tuple[str, str]]:
+    return [(rule_id, "request") for rule_id in rule_ids]
+
+
+def _decide(book: Rulebook, *rule_ids: str) -> dict[str, AxisDecision]:
+    axes, _, _ = decide_axes(book, _fired(*rule_ids), {"model_name": "Llama"})
+    return axes
+
+
+def _ranking(axis: AxisDecision) -> list[tuple[str, float, bool]]:
+    return [(o.option, o.score, o.excluded) for o in axis.ranking]
+
+
+# -- axis decisions -------------------------------------------------------------------------
+def test_with_no_rule_fired_each_axis_takes_its_first_declared_option(book: Rulebook) -> None:
+    axes = _decide(book)
+    assert set(axes) == set(book.decisions)
+    for axis, options in book.decisions.items():
+        assert axes[axis].choice == options[0]
+        assert _ranking(axes[axis]) == [(o, 0.0, False) for o in options]
+
+
+def test_an_excluded_option_never_wins_even_with_the_highest_weight(book: Rulebook) -> None:
+    deployment = _decide(book, "p.deployment.local.w100", "x.deployment.local")["deployment"]
+    assert deployment.choice == "cloud"
+    assert _ranking(deployment) == [("cloud", 0.0, False), ("hybrid", 0.0, False),
+                                    ("local", 100.0, True)]
+    local = deployment.ranking[-1]
+    assert [(r.rule, r.effect, r.weight) for r in local.reasons] == [
+        ("p.deployment.local.w100", "prefer", 100.0), ("x.deployment.local", "exclude", 0.0)]
+
+
+def test_a_tie_goes_to_the_first_declared_option(book: Rulebook) -> None:
+    method = _decide(book, "p.method.qlora.w2-5", "p.method.lora.w2-5")["method"]
+    assert method.choice == "lora"
+    assert _ranking(method) == [("lora", 2.5, False), ("qlora", 2.5, False),
+                                ("full", 0.0, False)]
+
+
+def test_a_tie_ignores_which_rule_ran_first(book: Rulebook) -> None:
+    """Priority orders the reasons, never the options: qlora's rule runs first, lora wins."""
+    assert book.precedence["first.method.qlora"] < book.precedence["p.method.lora.w2-5"]
+    method = _decide(book, "first.method.qlora", "p.method.lora.w2-5")["method"]
+    assert method.choice == "lora"
+
+
+def test_weights_of_different_rules_add_up(book: Rulebook) -> None:
+    deployment = _decide(book, "p.deployment.hybrid.w1", "p.deployment.hybrid.w2-5",
+                         "p.deployment.local.w2-5")["deployment"]
+    assert deployment.choice == "hybrid"
+    assert _ranking(deployment)[:2] == [("hybrid", 3.5, False), ("local", 2.5, False)]
+
+
+def test_avoid_puts_an_option_below_the_untouched_ones(book: Rulebook) -> None:
+    deployment = _decide(book, "a.deployment.cloud")["deployment"]
+    assert deployment.choice == "local"
+    assert _ranking(deployment) == [("local", 0.0, False), ("hybrid", 0.0, False),
+                                    ("cloud", -3.0, False)]
+
+
+def test_every_option_excluded_leaves_the_axis_undecided(book: Rulebook) -> None:
+    sharing = _decide(book, "x.sharing.dedicated", "x.sharing.fractional",
+                      "p.sharing.fractional.w100")["sharing"]
+    assert sharing.choice is None
+    assert _ranking(sharing) == [("fractional", 100.0, True), ("dedicated", 0.0, True)]
+
+
+def test_a_reason_carries_the_because_text_filled_from_the_facts(book: Rulebook) -> None:
+    sharing = _decide(book, "t.filled")["sharing"]
+    assert sharing.choice == "fractional"
+    (reason,) = sharing.ranking[0].reasons
+    assert (reason.rule, reason.text, reason.sources) == ("t.filled", "Llama shares well.",
+                                                          [SOURCE])
+
+
+def test_warnings_critical_first_each_once_per_rule_strategies_once(book: Rulebook) -> None:
+    firings = _fired("n.info", "n.warning", "n.critical", "n.critical-too", "n.critical",
+                     "s.off-peak", "s.off-peak-too")
+    _, warnings, strategies = decide_axes(book, firings, {})
+    assert [(w.severity, w.id, w.rule) for w in warnings] == [
+        ("critical", "nothing-fits", "n.critical"), ("critical", "nothing-fits", "n.critical-too"),
+        ("warning", "peft-quality", "n.warning"), ("info", "over-budget", "n.info")]
+    assert [(s.id, s.rule) for s in strategies] == [("strategy.off-peak", "s.off-peak")]
+
+
+def _expected_choice(book: Rulebook, fired: Iterable[str], axis: str) -> str | None:
+    """What the decision must be, computed from the rules' effects directly."""
+    options = book.decisions[axis]
+    score = dict.fromkeys(options, 0.0)
+    closed: set[str] = set()
+    for rule_id in set(fired):
+        for effect in book.rule(rule_id).model.then:
+            if getattr(effect.body, "decision", None) != axis:
+                continue
+            if effect.kind == "exclude":
+                closed.add(effect.body.option)
+            else:
+                sign = 1 if effect.kind == "prefer" else -1
+                score[effect.body.option] += sign * effect.body.weight
+    open_options = [o for o in options if o not in closed]
+    if not open_options:
+        return None
+    top = max(score[o] for o in open_options)
+    return next(o for o in open_options if score[o] == top)
+
+
+@pytest.mark.slow
+def test_every_axis_follows_exclusion_then_weights_then_declared_order(book: Rulebook) -> None:
+    rule_ids = [r.id for r in book.rules]
+
+    @settings(max_examples=150, deadline=None)
+    @given(fired=st.lists(st.sampled_from(rule_ids), max_size=40), data=st.data())
+    def check(fired: list[str], data: st.DataObject) -> None:
+        axes = _decide(book, *fired)
+        shuffled = _decide(book, *data.draw(st.permutations(fired)), *fired[:3])
+        for axis, options in book.decisions.items():
+            decided = axes[axis]
+            assert decided.choice == _expected_choice(book, fired, axis), axis
+            assert decided == shuffled[axis]  # firing order and repeats change nothing
+            ranking = decided.ranking
+            assert sorted(o.option for o in ranking) == sorted(options)
+            flags = [o.excluded for o in ranking]
+            assert flags == sorted(flags)  # every excluded option after every open one
+            open_ = [(-o.score, options.index(o.option)) for o in ranking if not o.excluded]
+            assert open_ == sorted(open_)
+
+    check()
+
+
+# -- through durable_rules ------------------------------------------------------------------
+ENGINE_RULES = (
+    "rules:\n"
+    + _rule("t.own", "prefer: {decision: deployment, option: local, weight: 100}",
+            when="{all: [{fact: workload, eq: fine-tune}]}", because="Owning wins.")
+    + _rule("t.no-owning", "exclude: {decision: deployment, option: local}",
+            when="{all: [{fact: upfront_capex, is: false}]}", because="No money up front.")
+)
+
+
+@pytest.fixture(scope="module")
+def small_engine(tmp_path_factory: pytest.TempPathFactory, catalog: Catalog) -> Engine:
+    """The bundled hardware rules and two deployment rules, compiled to durable_rules."""
+    directory = tmp_path_factory.mktemp("engine-rules")
+    shutil.copy(bundled_dir("rules") / "hardware.yaml", directory)
+    (directory / "steps.yaml").write_text(ENGINE_RULES, encoding="utf-8")
+    return Engine.build(catalog, load_rulebook(directory, catalog))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("upfront_capex", "deployment", "where"),
+                         [(True, "local", "local"), (False, "cloud", "cloud")])
+def test_through_durable_rules_an_exclusion_outweighs_any_preference(
+        small_engine: Engine, catalog: Catalog, upfront_capex: bool, deployment: str,
+        where: str) -> None:
+    answers = validate_answers({"model": "llama-3.1-8b", "hours_per_year": 2000,
+                                "upfront_capex": upfront_capex}, catalog)
+    decision = small_engine.recommend(answers)
+    fired = {f.rule for f in decision.fired if f.fact == "request"}
+    assert fired == ({"t.own"} if upfront_capex else {"t.own", "t.no-owning"})
+    assert decision.decisions["deployment"].choice == deployment
+    local = next(o for o in decision.decisions["deployment"].ranking if o.option == "local")
+    assert (local.score, local.excluded) == (100.0, not upfront_capex)
+    assert decision.hardware.choice is not None
+    assert decision.hardware.choice.where == where
+
+
+# -- the steps of a real recommendation -----------------------------------------------------
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A scenario's recommendation and its steps rebuilt from what the engine recorded."""
+
+    answers: Answers
+    evaluation: Evaluation
+    sizing: Sizing
+    candidates: list[PricedCandidate]
+    scored: list[Scored]
+
+    @property
+    def decisions(self) -> dict[str, AxisDecision]:
+        return self.evaluation.decision.decisions
+
+    def ranked(self, axis: str) -> list[str]:
+        """The open options of an axis, best first (what the engine resolves the cloud by)."""
+        return [o.option for o in self.decisions[axis].ranking if not o.excluded]
+
+    def scored_by_id(self, candidate_id: str) -> Scored:
+        return next(s for s in self.scored if s.id == candidate_id)
+
+
+def candidates_for(engine: Engine, answers: Answers, method: Any) -> tuple[Sizing,
+                                                                          list[PricedCandidate]]:
+    facts = build_facts(answers, engine.catalog)
+    sizing = size(facts, answers, engine.catalog, method)
+    return sizing, build_candidates(engine.catalog, sizing)
+
+
+@cache
+def steps_of(stem: str) -> Steps:
+    engine = load_engine()
+    answers = validate_answers(load_scenario(SCENARIOS[stem]).answers, engine.catalog)
+    evaluation = engine.evaluate(answers)
+    decision = evaluation.decision
+    sizing, candidates = candidates_for(engine, answers, decision.estimates["memory"]["method"])
+    seen = {f["candidate_id"]: f for f in evaluation.candidate_facts}
+    assert [c.id for c in candidates] == list(seen)  # the same configurations, in order
+    for cand in candidates:
+        cand.facts.update(seen[cand.id])  # shared request values and cost ratios
+    fired = [(f.rule, f.fact) for f in decision.fired if f.fact != "request"]
+    scored = score_candidates(engine.rulebook, fired, candidates)
+    return Steps(answers, evaluation, sizing, candidates, scored)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", sorted(SCENARIOS))
+def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> None:
+    """decide_axes on the engine's request firings gives its decisions (before revision);
+    hardware() on its candidate firings gives its hardware section exactly."""
+    steps = steps_of(stem)
+    decision = steps.evaluation.decision
+    request = [(f.rule, f.fact) for f in decision.fired if f.fact == "request"]
+    axes, warnings, _ = decide_axes(engine.rulebook, request, decision.facts)
+    for name, axis in decision.decisions.items():
+        assert axes[name].choice == (axis.revised_from or axis.choice), name
+        assert axes[name].ranking == axis.ranking, name
+    assert all(w in decision.warnings for w in warnings)
+    choice = decision.hardware.choice
+    pick = steps.scored_by_id(choice.id) if choice else None
+    assert hardware(pick, steps.scored, decision.decisions) == decision.hardware
+
+
+# -- candidate scoring ----------------------------------------------------------------------
+def _candidate_rules(engine: Engine) -> list[str]:
+    return [r.id for r in engine.rulebook.rules if r.match == "candidate"]
+
+
+def test_a_candidate_score_sums_each_fired_rule_once(engine: Engine) -> None:
+    book = engine.rulebook
+    candidates = steps_of("03-intermittent-70b").candidates
+    pair = st.tuples(st.sampled_from(_candidate_rules(engine)),
+                     st.sampled_from([c.id for c in candidates[:12]]))
+
+    @settings(max_examples=60, deadline=None)
+    @given(pairs=st.lists(pair, max_size=40))
+    def check(pairs: list[tuple[str, str]]) -> None:
+        scored = score_candidates(book, [*pairs, *pairs[:5]], candidates)
+        assert [s.id for s in scored] == [c.id for c in candidates]
+        for entry in scored:
+            on_it = sorted({r for r, c in pairs if c == entry.id},
+                           key=book.precedence.__getitem__)
+            assert [r.id for r in entry.rules] == on_it
+            assert entry.excluded == any(book.rule(r).scoring[0] for r in on_it)
+            expected = sum(d for r in on_it for d in book.rule(r).scoring[1])
+            assert entry.score == pytest.approx(expected, abs=1e-9)
+        again = score_candidates(book, list(reversed(pairs)), candidates)
+        assert [(s.score, s.excluded) for s in again] == [(s.score, s.excluded)
+                                                          for s in scored]
+
+    check()
+
+
+def test_an_excluding_rule_excludes_whatever_the_score(engine: Engine) -> None:
+    book = engine.rulebook
+    steps = steps_of("03-intermittent-70b")
+    target = steps.candidates[0].id
+    gains = [r.id for r in book.rules if r.match == "candidate" and not r.scoring[0]
+             and sum(r.scoring[1]) > 0]
+    fired = [(r, target) for r in [*gains, "hardware.does-not-fit"]]
+    (entry, *_) = score_candidates(book, fired, steps.candidates)
+    assert entry.score > 0 and entry.excluded
+    assert best(score_candidates(book, fired, steps.candidates[:1])) is None
+
+
+# -- the hardware section -------------------------------------------------------------------
+def _group(entry: Scored) -> tuple[str, str]:
+    return entry.facts["gpu"], entry.facts["where"]
+
+
+def _cost(entry: Scored) -> float:
+    return float(entry.facts["cost_usd_year"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", sorted(SCENARIOS))
+def test_alternatives_one_per_gpu_and_place_with_the_cheapest_and_the_other_side(
+        stem: str) -> None:
+    steps = steps_of(stem)
+    decision = steps.evaluation.decision
+    pick = steps.scored_by_id(decision.hardware.choice.id) if decision.hardware.choice else None
+    shown = alternatives(pick, steps.scored)
+    eligible = [s for s in steps.scored if not s.excluded and s is not pick]
+    groups = {_group(s) for s in eligible} - ({_group(pick)} if pick else set())
+    assert len(shown) == min(4, len(groups))
+    assert all(not s.excluded and s is not pick for s in shown)
+    assert len({_group(s) for s in shown}) == len(shown)
+    assert pick is None or all(_group(s) != _group(pick) for s in shown)
+    assert [s.sort_key for s in shown] == sorted(s.sort_key for s in shown)
+    if eligible:
+        cheapest = min(eligible, key=lambda s: (_cost(s), s.id))
+        assert (pick is not None and _group(cheapest) == _group(pick)) or cheapest in shown
+    if pick is not None:
+        other = [s for s in eligible if s.facts["where"] != pick.facts["where"]]
+        if other:
+            assert min(other, key=lambda s: s.sort_key) in shown
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stem", sorted(SCENARIOS))
+def test_cheaper_names_the_cheapest_rival_and_the_decision_that_set_it_aside(
+        stem: str) -> None:
+    steps = steps_of(stem)
+    decision = steps.evaluation.decision
+    if decision.hardware.choice is None:
+        return
+    pick = steps.scored_by_id(decision.hardware.choice.id)
+    found = cheaper(pick, steps.scored, decision.decisions)
+    rivals = [s for s in steps.scored if not s.excluded and _cost(s) < _cost(pick)]
+    if not rivals:
+        assert found is None
+        return
+    rival = min(rivals, key=lambda s: (_cost(s), s.id))
+    assert found is not None
+    assert (found.id, found.per_year_usd) == (rival.id, _cost(rival))
+    rented = rival.facts["where"] == "cloud"
+    for axis, differs in (("cloud_kind", rented and rival.facts["provider_kind"]
+                           != decision.decisions["cloud_kind"].choice),
+                          ("pricing", rented and rival.facts["pricing"]
+                           != decision.decisions["pricing"].choice),
+                          ("deployment", rival.facts["where"] != pick.facts["where"])):
+        if differs:
+            decided = decision.decisions[axis]
+            assert found.reason.startswith(f"{axis.replace('_', ' ')} is {decided.choice}")
+            chosen = next(o for o in decided.ranking if o.option == decided.choice)
+            assert found.rule in {axis, f"{axis}.revised", *(r.rule for r in chosen.reasons)}
+            return
+    assert found.rule == "hardware.rank" or any(
+        r.id == found.rule for r in [*pick.rules, *rival.rules])
+
+
+def test_no_cheaper_row_when_the_pick_is_the_cheapest() -> None:
+    steps = steps_of("03-intermittent-70b")
+    eligible = [s for s in steps.scored if not s.excluded]
+    cheapest = min(eligible, key=lambda s: (_cost(s), s.id))
+    assert cheaper(cheapest, steps.scored, steps.decisions) is None
+
+
+def test_excluded_lists_each_excluded_configuration_once_with_a_rule_that_excluded_it(
+        engine: Engine) -> None:
+    steps = steps_of("16-eu-residency")
+    section = hardware(None, steps.scored, steps.decisions)
+    assert section.choice is None and section.cheaper is None
+    assert section.considered == len(steps.candidates)
+    excluded = [s for s in steps.scored if s.excluded]
+    assert [e.id for e in section.excluded] == sorted(s.id for s in excluded)
+    for row in section.excluded:
+        rule = engine.rulebook.rule(row.rule)
+        assert rule.scoring[0] and rule in steps.scored_by_id(row.id).rules
+
+
+# -- the cloud side -------------------------------------------------------------------------
+def _with_excluded(scored: Sequence[Scored], closed: set[str]) -> list[Scored]:
+    return [Scored(s.candidate, s.score, s.excluded or s.id in closed, s.rules)
+            for s in scored]
+
+
+@pytest.mark.slow
+@settings(max_examples=120, deadline=None)
+@given(data=st.data())
+def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
+        data: st.DataObject) -> None:
+    steps = steps_of(data.draw(st.sampled_from(["03-intermittent-70b", "06-low-volume-api",
+                                                "16-eu-residency"])))
+    cloud = [s for s in steps.scored if s.facts["where"] == "cloud"]
+    # close whole kinds and pricings (so that decisions must be revised), and single offers
+    groups = data.draw(st.sets(st.sampled_from([(k, p) for k in KINDS for p in PRICINGS])))
+    closed = {s.id for s in cloud if (s.facts["provider_kind"], s.facts["pricing"]) in groups}
+    closed |= set(data.draw(st.lists(st.sampled_from([s.id for s in cloud]), max_size=20)))
+    scored = _with_excluded(steps.scored, closed)
+    kinds = data.draw(st.permutations(KINDS))[:data.draw(st.integers(1, 3))]
+    pricings = data.draw(st.permutations(PRICINGS))[:data.draw(st.integers(1, 3))]
+    found, revisions = resolve_cloud(scored, kinds, pricings)
+
+    def open_(kind: str, pricing: str | None = None) -> bool:
+        return best(scored, where="cloud", kind=kind, pricing=pricing) is not None
+
+    if found is None:
+        assert revisions == []
+        assert not any(open_(k, p) for k in kinds for p in pricings)
+        return
+    f = found.facts
+    assert not found.excluded and f["where"] == "cloud"
+    assert found is best(scored, where="cloud", kind=f["provider_kind"], pricing=f["pricing"])
+    revised = {r.axis: r for r in revisions}
+    assert set(revised) <= {"cloud_kind", "pricing"}
+    for axis, wanted, got in (("cloud_kind", kinds, f["provider_kind"]),
+                              ("pricing", pricings, f["pricing"])):
+        assert got in wanted
+        if got == wanted[0]:
+            assert axis not in revised
+        else:
+            assert (revised[axis].before, revised[axis].after) == (wanted[0], got)
+    if "cloud_kind" in revised:  # no decided pricing of the decided kind holds the job
+        assert not any(open_(kinds[0], p) for p in pricings)
+    if "pricing" in revised:  # the kind taken lists no better-ranked pricing
+        better = pricings[:pricings.index(f["pricing"])]
+        assert not any(open_(f["provider_kind"], p) for p in better)
+
+
+def test_the_decided_kind_and_pricing_are_taken_when_offered() -> None:
+    steps = steps_of("03-intermittent-70b")
+    found, revisions = resolve_cloud(steps.scored, ["hyperscaler", "specialised"],
+                                     ["on-demand", "spot"])
+    assert revisions == []
+    assert found is not None
+    assert (found.facts["provider_kind"], found.facts["pricing"]) == ("hyperscaler",
+                                                                      "on-demand")
+
+
+def test_a_pricing_no_offer_lists_becomes_the_next_ranked_and_says_so() -> None:
+    steps = steps_of("06-low-volume-api")
+    found, revisions = resolve_cloud(steps.scored, ["marketplace"], ["spot", "on-demand"])
+    assert found is not None and found.facts["pricing"] == "on-demand"
+    assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
+        ("pricing", "spot", "on-demand",
+         "no offer on a marketplace cloud that holds this job lists a spot price: on-demand")]
+
+
+def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:
+    steps = steps_of("03-intermittent-70b")
+    specialised = {s.id for s in steps.scored if s.facts["provider_kind"] == "specialised"}
+    scored = _with_excluded(steps.scored, specialised)
+    found, revisions = resolve_cloud(scored, ["specialised", "hyperscaler"], ["on-demand"])
+    assert found is not None and found.facts["provider_kind"] == "hyperscaler"
+    assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
+        ("cloud_kind", "specialised", "hyperscaler",
+         "no specialised cloud offers hold this job: hyperscaler")]
+
+
+def test_no_cloud_side_without_an_eligible_offer_or_a_decided_option() -> None:
+    steps = steps_of("03-intermittent-70b")
+    all_cloud = {s.id for s in steps.scored if s.facts["where"] == "cloud"}
+    assert resolve_cloud(_with_excluded(steps.scored, all_cloud), KINDS, PRICINGS) == (None, [])
+    assert resolve_cloud(steps.scored, [], PRICINGS) == (None, [])
+    assert resolve_cloud(steps.scored, KINDS, []) == (None, [])
+
+
+def _best_id(scored: Iterable[Scored]) -> str | None:
+    found = best(scored)
+    return found.id if found else None
+
+
+def test_best_ranks_by_score_then_cost_and_never_returns_an_excluded_one() -> None:
+    steps = steps_of("03-intermittent-70b")
+    eligible = sorted((s for s in steps.scored if not s.excluded),
+                      key=lambda s: (_cost(s), s.facts["upfront_usd"], s.id))
+    cheap, dear = eligible[0], eligible[-1]
+    flat = [Scored(s.candidate, 0.0, s.excluded, s.rules) for s in steps.scored]
+    assert _best_id(flat) == cheap.id
+    raised = [Scored(s.candidate, 5.0 if s.id == dear.id else 0.0, s.excluded, s.rules)
+              for s in flat]
+    assert _best_id(raised) == dear.id
+    closed = [Scored(s.candidate, s.score, s.excluded or s.id == dear.id, s.rules)
+              for s in raised]
+    assert _best_id(closed) == cheap.id
+
+
+# -- break-even -----------------------------------------------------------------------------
+def _sides(steps: Steps) -> tuple[Scored, Scored]:
+    local = best(steps.scored, where="local")
+    cloud, _ = resolve_cloud(steps.scored, steps.ranked("cloud_kind"), steps.ranked("pricing"))
+    assert local is not None and cloud is not None
+    return local, cloud
+
+
+def _costs_at(engine: Engine, steps: Steps, hours: float,
+              ids: Sequence[str]) -> list[float]:
+    """The cost for the year's work of these configurations when the team's work is
+    ``hours`` GPU-hours on its reference GPU (the same configurations, rebuilt)."""
+    raw = {**steps.answers.model_dump(mode="json"), "hours_per_year": hours}
+    answers = validate_answers(raw, engine.catalog)
+    sizing, candidates = candidates_for(engine, answers, steps.sizing.method)
+    assert sizing.work.reference_gpu_hours == pytest.approx(hours)
+    by_id = {c.id: c for c in candidates}
+    return [float(by_id[i].facts["cost_usd_year"]) for i in ids]
+
+
+@pytest.mark.parametrize("stem", ["01-continuous-8b-fits-consumer", "03-intermittent-70b",
+                                  "17-latest-hardware"])
+def test_break_even_is_where_owning_and_renting_cost_the_same(engine: Engine,
+                                                              stem: str) -> None:
+    steps = steps_of(stem)
+    local, cloud = _sides(steps)
+    line = break_even_line(local, cloud, steps.sizing.work, engine.catalog.policy)
+    assert line is not None
+    assert round(line.value) == steps.evaluation.decision.facts["break_even_hours"]
+    ids = [local.id, cloud.id]
+    own, rent = _costs_at(engine, steps, line.value, ids)
+    assert own == pytest.approx(rent, rel=2e-3)
+    own, rent = _costs_at(engine, steps, line.value * 0.8, ids)
+    assert own > rent  # less work: renting costs less
+    own, rent = _costs_at(engine, steps, line.value * 1.25, ids)
+    assert own < rent  # more work: owning costs less
+
+
+def test_no_break_even_against_a_reservation_or_without_work(engine: Engine) -> None:
+    """A reserved term costs the same whatever the work, so owning never catches up."""
+    steps = steps_of("03-intermittent-70b")
+    local, _ = _sides(steps)
+    reserved = best(steps.scored, where="cloud", pricing="reserved")
+    assert reserved is not None
+    policy = engine.catalog.policy
+    assert break_even_line(local, reserved, steps.sizing.work, policy) is None
+    _, cloud = _sides(steps)
+    idle = steps.sizing.work.model_copy(update={"reference_gpu_hours": 0.0})
+    assert break_even_line(local, cloud, idle, policy) is None
+
+
+# -- candidates for a sizing ----------------------------------------------------------------
+def _built(engine: Engine, method: Any = "lora", **answers: Any) -> tuple[Sizing,
+                                                                          list[PricedCandidate]]:
+    return candidates_for(engine, validate_answers(answers, engine.catalog), method)
+
+
+def _placement(candidate: PricedCandidate) -> str:
+    """The id without its count: one owned GPU, or one offer at one price."""
+    return candidate.id.rsplit("x", 1)[0]
+
+
+def _counts(candidates: Iterable[PricedCandidate], *, ok_only: bool = False) -> dict[str, int]:
+    """Each placement's count; with ``ok_only``, only those that hold and do the job in time."""
+    return {_placement(c): int(c.facts["count"]) for c in candidates
+            if not ok_only or all(c.facts[k] for k in ("fits", "within_year", "meets_deadline"))}
+
+
+def test_candidates_owned_first_then_every_offer_at_each_of_its_prices(engine: Engine) -> None:
+    catalog = engine.catalog
+    _, candidates = _built(engine, model="llama-3.1-8b", hours_per_year=2000)
+    ids = [c.id for c in candidates]
+    assert len(ids) == len(set(ids))
+    places = [c.facts["where"] for c in candidates]
+    assert places == sorted(places, key=["local", "cloud"].index)
+    owned = [c.facts["gpu"] for c in candidates if c.facts["where"] == "local"]
+    buyable = [g.id for g in catalog.gpus.values() if g.buyable]
+    assert owned == [g for g in buyable if g in owned] and owned
+    for offer in catalog.offers:
+        rows = [c for c in candidates if c.facts["where"] == "cloud"
+                and c.facts["offer"] == offer.id]
+        prices = ["on-demand", *(["spot"] if offer.spot_usd_per_gpu_hour is not None else []),
+                  *(f"reserved-{t.term_months}m" for t in offer.reserved_terms)]
+        assert [c.id.split(":")[2].rsplit("x", 1)[0] for c in rows] == prices, offer.id
+        assert len({c.facts["count"] for c in rows}) == 1, offer.id
+
+
+def test_a_candidate_cost_is_its_hourly_rate_for_its_busy_hours(engine: Engine) -> None:
+    policy = engine.catalog.policy
+    overhead = 1 + policy.hidden_cloud_overhead.expected
+    rework = 1 + policy.spot_rework_fraction.value
+    _, candidates = _built(engine, model="llama-3.1-8b", hours_per_year=2000)
+    for cand in candidates:
+        f = cand.facts
+        hourly, busy = f["per_hour_usd"], f["busy_hours_per_year"]
+        expected = {
+            "purchase": f["fixed_usd_year"] + hourly * busy,
+            "on-demand": hourly * busy * overhead,
+            "spot": hourly * busy * rework * overhead,
+            "reserved": hourly * policy.hours_per_year_max.value * overhead,
+        }[f["pricing"]]
+        assert f["cost_usd_year"] == pytest.approx(expected, rel=2e-3, abs=1), cand.id
+        if f["pricing"] == "reserved":
+            assert f["fixed_usd_year"] == f["cost_usd_year"]
+
+
+def test_a_candidate_does_the_years_work_and_says_if_it_fits(engine: Engine) -> None:
+    catalog = engine.catalog
+    sizing, candidates = _built(engine, "full", model="llama-3.1-8b", training_tokens_b=2,
+                                runs_per_year=4, max_days_per_run=1)
+    work = sizing.work
+    assert work.flops_per_run is not None and sizing.deadline_days == 1
+    for cand in candidates:
+        f = cand.facts
+        gpu = catalog.gpus[f["gpu"]]
+        assert f["fits"] == (f["vram_needed_gib"] <= usable_gib(gpu, catalog.policy)), cand.id
+        busy = work.flops_per_year / (cand.speed.value * 1e12 * 3600)
+        assert f["busy_hours_per_year"] == pytest.approx(busy, rel=1e-3, abs=0.05), cand.id
+        assert f["within_year"] == (busy <= catalog.policy.hours_per_year_max.value)
+        days = work.flops_per_run / (cand.speed.value * 1e12 * 3600) / 24
+        assert f["days_per_run"] == pytest.approx(days, rel=1e-3, abs=0.005), cand.id
+        assert f["meets_deadline"] == (days <= 1), cand.id
+        assert f["vram_total_gib"] == pytest.approx(gpu.vram_gib * f["count"], abs=0.01)
+
+
+def test_work_in_hours_has_no_run_length_to_miss(engine: Engine) -> None:
+    sizing, candidates = _built(engine, model="llama-3.1-8b", hours_per_year=2000)
+    assert sizing.deadline_days is None
+    assert all(c.facts["days_per_run"] is None and c.facts["meets_deadline"]
+               for c in candidates)
+
+
+def test_a_tighter_deadline_never_gives_fewer_gpus(engine: Engine) -> None:
+    """Where a configuration meets the tight deadline, the loose one needed no more GPUs."""
+    job = {"model": "llama-3.1-8b", "training_tokens_b": 2, "runs_per_year": 4}
+    loose = _counts(_built(engine, "full", **job, max_days_per_run=30)[1])
+    tight = _counts(_built(engine, "full", **job, max_days_per_run=0.5)[1], ok_only=True)
+    assert tight and tight.keys() <= loose.keys()
+    assert all(tight[p] >= loose[p] for p in tight)
+    assert any(tight[p] > loose[p] for p in tight)
+
+
+def test_a_bigger_model_never_gives_fewer_gpus(engine: Engine) -> None:
+    """Where a configuration holds and does the bigger job, the smaller needed no more GPUs
+    (more memory and more work never make fewer GPUs enough)."""
+    job = {"training_tokens_b": 1, "runs_per_year": 2, "max_days_per_run": 10}
+    small = _counts(_built(engine, "full", model="llama-3.1-8b", **job)[1])
+    big = _counts(_built(engine, "full", model="llama-3.1-70b", **job)[1], ok_only=True)
+    assert big and big.keys() <= small.keys()
+    assert all(big[p] >= small[p] for p in big)
+    assert any(big[p] > small[p] for p in big)
