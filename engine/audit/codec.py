@@ -82,8 +82,11 @@ class Codec:
         return self._decompressors[key]
 
     def _dictionary(self, dictionary: int) -> bytes:
-        row = self.conn.execute("SELECT content FROM dictionaries WHERE id = ?",
-                                (dictionary,)).fetchone()
+        try:
+            row = self.conn.execute("SELECT content FROM dictionaries WHERE id = ?",
+                                    (dictionary,)).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise BodyError(f"its dictionary {dictionary} cannot be read ({exc})") from None
         if row is None:
             raise BodyError(f"its dictionary {dictionary} is missing")
         return _bounded(zstandard.ZstdDecompressor(), row[0], "dictionary")

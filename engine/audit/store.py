@@ -37,7 +37,8 @@ from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
 
-__all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "PolicyMismatch", "Record", "Stored",
+__all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "Entry", "PolicyMismatch", "Record",
+           "Stored",
            "default_path", "index_columns", "policy_hash"]
 
 SCHEMA_VERSION = schema.VERSION
@@ -46,6 +47,9 @@ ENV_VAR = "GPU_ADVISOR_AUDIT_DB"
 FROM_ENVIRONMENT: Literal["environment"] = "environment"
 _COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, choices, "
             "rules_fired, prev_hash, hash, hash_kind, key_id")
+_ENTRY_COLUMNS = "seq, id, created_at, engine_version, rules_hash, catalog_hash, choices"
+_SHOWN_MATCHES = 3
+"""How many of the decisions an ambiguous id prefix matches are named."""
 
 
 class PolicyMismatch(AuditError):
@@ -80,6 +84,25 @@ class Record:
 
     def summary(self) -> dict[str, Any]:
         """What ``audit list`` shows."""
+        return {"id": self.id, "created_at": self.created_at,
+                "engine_version": self.engine_version, "choices": json.loads(self.choices),
+                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record as ``audit list`` shows it: its columns, not its body."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list --format json`` shows."""
         return {"id": self.id, "created_at": self.created_at,
                 "engine_version": self.engine_version, "choices": json.loads(self.choices),
                 "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
@@ -154,6 +177,8 @@ class AuditStore:
         self._codec = Codec(self._conn)
         try:
             self._version = self._check_schema()
+            # this writer makes the store: it had no tables when opened
+            self.created = create and self._version == 0
             if create:
                 enable_wal(self._conn, path)
                 self._version = self._migrate()
@@ -318,14 +343,27 @@ class AuditStore:
     # -- reading ---------------------------------------------------------------------------
     def get(self, decision_id: str) -> Record:
         """The record with this id (a unique prefix is enough)."""
-        rows = self._select("WHERE id LIKE ? ORDER BY seq LIMIT 2",
-                            (decision_id.replace("%", "").replace("_", "") + "%",))
-        if not rows:
+        exact = self._select("WHERE id = ?", (decision_id,))
+        if exact:
+            return exact[0]
+        ids = self._ids_starting(decision_id, _SHOWN_MATCHES + 1)
+        if not ids:
             raise InputError(f"no decision '{decision_id}' in {self.path}", field="ID")
-        if len(rows) > 1 and rows[0].id != decision_id:
-            raise InputError(f"'{decision_id}' matches several decisions; give more of the id",
+        if len(ids) > 1:
+            more = ", …" if len(ids) > _SHOWN_MATCHES else ""
+            raise InputError(f"'{decision_id}' matches several decisions "
+                             f"({', '.join(ids[:_SHOWN_MATCHES])}{more}); give more of the id",
                              field="ID")
-        return rows[0]
+        return self._select("WHERE id = ?", (ids[0],))[0]
+
+    def _ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``prefix``, oldest first."""
+        if not self._version:
+            return []
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._fetch("SELECT id FROM decisions WHERE id LIKE ? ESCAPE '\\' ORDER BY seq"
+                           " LIMIT ?", (pattern, limit))
+        return [str(row[0]) for row in rows]
 
     def policy(self, digest: str) -> dict[str, str]:
         """The exact texts stored under a policy hash, checked against it: a stored policy
@@ -349,24 +387,18 @@ class AuditStore:
                 choice: tuple[str, str] | None = None, rule: str | None = None,
                 limit: int | None = None) -> list[Record]:
         """Records in chain order, filtered."""
-        where, params = [], []
-        if since:
-            where.append("created_at >= ?")
-            params.append(since)
-        if until:
-            where.append("created_at < ?")
-            params.append(until)
-        if choice:
-            where.append("json_extract(choices, ?) = ?")
-            params += [f"$.{choice[0]}", choice[1]]
-        if rule:
-            where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
-            params.append(rule)
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
-        clause += " ORDER BY seq"
-        if limit is not None:
-            clause += f" LIMIT {int(limit)}"
-        return self._select(clause, tuple(params))
+        return self._select(*_filters(since, until, choice, rule, limit))
+
+    def entries(self, *, since: str | None = None, until: str | None = None,
+                choice: tuple[str, str] | None = None, rule: str | None = None,
+                limit: int | None = None) -> list[Entry]:
+        """What ``audit list`` shows of the records, filtered, in chain order (their bodies
+        are not read)."""
+        clause, params = _filters(since, until, choice, rule, limit)
+        if not self._version:
+            return []
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM decisions {clause}"
+        return [Entry(*row) for row in self._fetch(sql, params)]
 
     def iter_all(self, batch: int = 1000) -> Iterator[Record]:
         """Every record in chain order, fetched in batches."""
@@ -424,3 +456,27 @@ class AuditStore:
         except sqlite3.DatabaseError as exc:
             raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
 
+
+
+def _filters(since: str | None, until: str | None, choice: tuple[str, str] | None,
+             rule: str | None, limit: int | None) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE/ORDER/LIMIT clause and its parameters for ``audit list``'s filters."""
+    where: list[str] = []
+    params: list[Any] = []
+    if since:
+        where.append("created_at >= ?")
+        params.append(since)
+    if until:
+        where.append("created_at < ?")
+        params.append(until)
+    if choice:
+        where.append("json_extract(choices, ?) = ?")
+        params += [f"$.{choice[0]}", choice[1]]
+    if rule:
+        where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
+        params.append(rule)
+    clause = ("WHERE " + " AND ".join(where)) if where else ""
+    clause += " ORDER BY seq"
+    if limit is not None:
+        clause += f" LIMIT {int(limit)}"
+    return clause, tuple(params)

@@ -56,7 +56,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
         data["trace"] = [line.as_json() for line in trace(engine, evaluation)]
         click.echo(dumps(data), nl=False)
         return
-    emit(decision, engine, fmt, chart_path)
+    emit(decision, engine, fmt, chart_path, recorded=not no_audit)
     if show_trace:
         from engine.tools.rule_trace import trace
 
