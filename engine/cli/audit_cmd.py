@@ -56,9 +56,11 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
     Example:
       gpu-advisor audit list --since 2026-11-01 --choice deployment=local
     """
+    from engine.audit.sqlite import store_exists
+
     path = _path(audit_db)
     wanted = _choice(choice)
-    if not path.exists():
+    if not store_exists(path):
         _say_nothing_recorded(path, fmt)
         return
     with _store(path) as store:
