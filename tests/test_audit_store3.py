@@ -26,7 +26,7 @@ from engine.answers.model import validate_answers
 from engine.audit.chain import verify
 from engine.audit.key import AuditKey
 from engine.audit.record import digest
-from engine.audit.store import AuditStore
+from engine.audit.store import AuditError, AuditStore
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine, new_decision_id
 
@@ -153,6 +153,22 @@ def test_migrated_records_are_stored_compressed(engine: Engine, results: list[st
     assert stored * 8 < size, (stored, size)
     with AuditStore(db, create=False) as store:
         assert verify(store).ok
+
+
+def test_a_migration_that_cannot_keep_a_record_changes_nothing(
+        engine: Engine, results: list[str], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "old.sqlite3"
+    old = Schema2Store(db, schema=2)
+    old.append(results[0], engine.rulebook.texts, engine.catalog.texts)
+    old.close()
+    monkeypatch.setattr("engine.audit.codec.MAX_CONTENT_BYTES", 1000)
+    with pytest.raises(AuditError) as caught:
+        AuditStore(db)
+    assert re.fullmatch(
+        rf"{re.escape(str(db))}: cannot bring the audit store to schema 3 \(the record is "
+        r"[\d,]+ bytes; at most 1,000 can be recorded\); it was not modified", str(caught.value))
+    assert user_version(db) == 2 and "result" in columns(db)
 
 
 # -- verify hashes what is stored ----------------------------------------------------------------

@@ -227,7 +227,11 @@ class AuditStore:
             # Re-read under the write lock: another process may have migrated meanwhile.
             version = self._schema_version()
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                schema.step(self._conn, target)
+                try:
+                    schema.step(self._conn, target)
+                except BodyError as exc:  # a record too large to keep: nothing changes
+                    raise AuditError(f"{self.path}: cannot bring the audit store to schema "
+                                     f"{target} ({exc}); it was not modified") from None
         if 0 < version < 3:
             # the uncompressed records' pages are free now: give them back to the disk
             # (if this fails, e.g. for want of space, SQLite reuses them for new records)
