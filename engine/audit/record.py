@@ -1,4 +1,5 @@
-"""The bytes an audit record's hash is made over, and reading them back.
+"""The bytes an audit record's hash is made over, reading them back, and a record as the
+store gives it (:class:`Record` to show, :class:`Entry` to list, :class:`Stored` to verify).
 
 Two forms, told apart by their first bytes:
 
@@ -18,9 +19,11 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from engine.audit.key import AuditKey
+from engine.audit.sqlite import AuditError
 
 PLAIN, KEYED = "sha256", "hmac-sha256"
 FORMAT = 3
@@ -119,3 +122,88 @@ def parse(content: bytes) -> Parsed:
     second = content.index(b"\n", first + 1)
     return Parsed(header, content[first + 1:second].decode(), content[second + 1:].decode(),
                   framed=True)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One recorded decision, as ``audit show``/``export`` give it."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    answers: str
+    result: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str = PLAIN
+    key_id: str | None = None
+
+    @property
+    def result_data(self) -> dict[str, Any]:
+        """The stored result as data."""
+        return json.loads(self.result)  # type: ignore[no-any-return]
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list`` shows."""
+        return Entry(self.seq, self.id, self.created_at, self.engine_version, self.rules_hash,
+                     self.catalog_hash, self.choices).summary()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record as ``audit list`` shows it: its columns, not its body."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list --format json`` shows."""
+        return {"id": self.id, "created_at": self.created_at,
+                "engine_version": self.engine_version, "choices": json.loads(self.choices),
+                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One record as stored: its columns and the bytes its hash is made over (``content``;
+    None when they cannot be read back, ``unreadable`` says why)."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str
+    key_id: str | None
+    content: bytes | None
+    unreadable: str | None = None
+
+    def record(self, path: Path) -> Record:
+        """The record these bytes hold (an :class:`AuditError` naming it if they cannot be
+        read back: ``audit verify`` says more)."""
+        try:
+            if self.content is None:
+                raise ValueError(self.unreadable)
+            parsed = parse(self.content)
+        except ValueError as exc:
+            raise AuditError(f"{path}: record {self.id} cannot be read ({exc}); run "
+                             "`gpu-advisor audit verify`") from None
+        return Record(self.seq, self.id, self.created_at, self.engine_version,
+                      self.rules_hash, self.catalog_hash, parsed.answers, parsed.result,
+                      self.choices, self.rules_fired, self.prev_hash, self.hash,
+                      self.hash_kind, self.key_id)

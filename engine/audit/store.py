@@ -19,7 +19,6 @@ import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,17 +28,18 @@ from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
 from engine.audit.record import (
     KEYED,
     PLAIN,
+    Entry,
+    Record,
+    Stored,
     framed_content,
     index_columns,
-    parse,
 )
 from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
 
 __all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "Entry", "PolicyMismatch", "Record",
-           "Stored",
-           "default_path", "index_columns", "policy_hash"]
+           "Stored", "default_path", "index_columns", "policy_hash"]
 
 SCHEMA_VERSION = schema.VERSION
 GENESIS = "0" * 64
@@ -56,92 +56,6 @@ class PolicyMismatch(AuditError):
     """A stored policy's texts no longer hash to the hash it is stored (and recorded) under."""
 
     exit_code = 1
-
-
-@dataclass(frozen=True)
-class Record:
-    """One recorded decision, as ``audit show``/``export`` give it."""
-
-    seq: int
-    id: str
-    created_at: str
-    engine_version: str
-    rules_hash: str
-    catalog_hash: str
-    answers: str
-    result: str
-    choices: str
-    rules_fired: str
-    prev_hash: str
-    hash: str
-    hash_kind: str = PLAIN
-    key_id: str | None = None
-
-    @property
-    def result_data(self) -> dict[str, Any]:
-        """The stored result as data."""
-        return json.loads(self.result)  # type: ignore[no-any-return]
-
-    def summary(self) -> dict[str, Any]:
-        """What ``audit list`` shows."""
-        return {"id": self.id, "created_at": self.created_at,
-                "engine_version": self.engine_version, "choices": json.loads(self.choices),
-                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A record as ``audit list`` shows it: its columns, not its body."""
-
-    seq: int
-    id: str
-    created_at: str
-    engine_version: str
-    rules_hash: str
-    catalog_hash: str
-    choices: str
-
-    def summary(self) -> dict[str, Any]:
-        """What ``audit list --format json`` shows."""
-        return {"id": self.id, "created_at": self.created_at,
-                "engine_version": self.engine_version, "choices": json.loads(self.choices),
-                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
-
-
-@dataclass(frozen=True)
-class Stored:
-    """One record as stored: its columns and the bytes its hash is made over (``content``;
-    None when they cannot be read back, ``unreadable`` says why)."""
-
-    seq: int
-    id: str
-    created_at: str
-    engine_version: str
-    rules_hash: str
-    catalog_hash: str
-    choices: str
-    rules_fired: str
-    prev_hash: str
-    hash: str
-    hash_kind: str
-    key_id: str | None
-    content: bytes | None
-    unreadable: str | None = None
-
-    def record(self, path: Path) -> Record:
-        """The record these bytes hold (an :class:`AuditError` naming it if they cannot be
-        read back: ``audit verify`` says more)."""
-        try:
-            if self.content is None:
-                raise ValueError(self.unreadable)
-            parsed = parse(self.content)
-        except ValueError as exc:
-            raise AuditError(f"{path}: record {self.id} cannot be read ({exc}); run "
-                             "`gpu-advisor audit verify`") from None
-        return Record(self.seq, self.id, self.created_at, self.engine_version,
-                      self.rules_hash, self.catalog_hash, parsed.answers, parsed.result,
-                      self.choices, self.rules_fired, self.prev_hash, self.hash,
-                      self.hash_kind, self.key_id)
 
 
 def default_path() -> Path:
