@@ -50,6 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
     Set before collection: some test modules load the engine when they are imported.
     """
     path = Path(tempfile.mkdtemp(prefix="gpu-advisor-policy-cache-"))
+    (path / "cache").mkdir(mode=0o700)  # made before any run: none says it created it
     os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path / "cache")
     os.environ["GPU_ADVISOR_CACHE_KEY_FILE"] = str(path / "key" / "policy-cache.key")
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))

@@ -11,16 +11,19 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import raw_audit
+from helpers.schema2_writer import Schema2Store
 
 from engine.answers.model import validate_answers
 from engine.audit.chain import Head, Verification, verify
 from engine.audit.key import AuditKey
+from engine.audit.record import digest
 from engine.audit.store import (
     GENESIS,
     KEYED,
@@ -28,7 +31,6 @@ from engine.audit.store import (
     AuditStore,
     PolicyMismatch,
     policy_hash,
-    record_hash,
 )
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine
@@ -127,13 +129,12 @@ def failed(result: Result | subprocess.CompletedProcess[str], code: int = 1) -> 
     return lines[0]
 
 
-# -- the attacker: plain sqlite3 on the file, and the public hash recipe --------------------------
+# -- the attacker: plain sqlite3 and zstd on the file, and the public record recipe --------------
 class Attacker:
     """Edits a store the way anyone with write access to the file can."""
 
     def __init__(self, path: Path) -> None:
         self.conn = sqlite3.connect(path, isolation_level=None)
-        self.conn.row_factory = sqlite3.Row
         self.conn.execute("BEGIN IMMEDIATE")
 
     def __enter__(self) -> Attacker:
@@ -144,7 +145,7 @@ class Attacker:
         self.conn.close()
 
     def rows(self) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.conn.execute("SELECT * FROM decisions ORDER BY seq")]
+        return raw_audit.rows(self.conn)
 
     def delete_last(self, count: int) -> None:
         self.conn.execute("DELETE FROM decisions WHERE seq > (SELECT max(seq) FROM decisions)"
@@ -152,9 +153,13 @@ class Attacker:
 
     def edit(self, position: int, old: str, new: str) -> None:
         row = self.rows()[position - 1]
-        assert old in row["answers"]
-        self.conn.execute("UPDATE decisions SET answers = ? WHERE seq = ?",
-                          (row["answers"].replace(old, new), row["seq"]))
+        data = raw_audit.content(self.conn, row)
+        assert old.encode() in data
+        self._set_body(row, data.replace(old.encode(), new.encode()))
+
+    def _set_body(self, row: dict[str, Any], data: bytes) -> None:
+        self.conn.execute("UPDATE decisions SET body = ? WHERE seq = ?",
+                          (raw_audit.packed(self.conn, row, data), row["seq"]))
 
     def rechain(self, position: int, key: AuditKey | None = None,
                 keep_kind: bool = False) -> None:
@@ -169,11 +174,15 @@ class Attacker:
                 row.update(hash_kind=KEYED, key_id=key.id)
             elif not keep_kind:
                 row.update(hash_kind=PLAIN, key_id=None)
-            row["hash"] = record_hash(row, AuditKey(b"x" * 32, "attacker") if keep_kind else key)
+            data = raw_audit.reframed(raw_audit.content(self.conn, row),
+                                      prev_hash=previous, hash_kind=row["hash_kind"],
+                                      key_id=row["key_id"])
+            row["hash"] = digest(data, row["hash_kind"],
+                                 AuditKey(b"x" * 32, "attacker") if keep_kind else key)
             self.conn.execute("UPDATE decisions SET prev_hash = ?, hash = ?, hash_kind = ?,"
-                              " key_id = ? WHERE seq = ?", (row["prev_hash"], row["hash"],
-                                                           row["hash_kind"], row["key_id"],
-                                                           row["seq"]))
+                              " key_id = ?, body = ? WHERE seq = ?",
+                              (row["prev_hash"], row["hash"], row["hash_kind"], row["key_id"],
+                               raw_audit.packed(self.conn, row, data), row["seq"]))
             previous = row["hash"]
 
     def forge_append(self, key: AuditKey | None = None) -> None:
@@ -183,11 +192,14 @@ class Attacker:
         row.update(id="forged-" + row["id"], prev_hash=row["hash"])
         if key is not None:
             row.update(hash_kind=KEYED, key_id=key.id)
-        elif row["hash_kind"] == KEYED:  # no key: a plain record, or a keyed one with junk
+        data = raw_audit.reframed(raw_audit.content(self.conn, row), id=row["id"],
+                                  prev_hash=row["prev_hash"], hash_kind=row["hash_kind"],
+                                  key_id=row["key_id"])
+        row["body"] = raw_audit.packed(self.conn, row, data)
+        if key is None and row["hash_kind"] == KEYED:  # no key: a keyed one with junk
             row["hash"] = "f" * 64
-            self._insert(row)
-            return
-        row["hash"] = record_hash(row, key)
+        else:
+            row["hash"] = digest(data, row["hash_kind"], key)
         self._insert(row)
 
     def _insert(self, row: dict[str, Any]) -> None:
@@ -205,8 +217,10 @@ class Attacker:
         assert swapped != original
         self.conn.execute("INSERT INTO policies VALUES (?, 'rules', ?)",
                           (swapped, json.dumps(texts, sort_keys=True)))
-        self.conn.execute("UPDATE decisions SET rules_hash = ?, result = replace(result, ?, ?)",
-                          (swapped, original, swapped))
+        for row in self.rows():
+            data = raw_audit.content(self.conn, row)
+            self._set_body(row, data.replace(original.encode(), swapped.encode()))
+        self.conn.execute("UPDATE decisions SET rules_hash = ?", (swapped,))
         self.conn.execute("DELETE FROM policies WHERE hash = ?", (original,))
         self.rechain(1)
 
@@ -559,23 +573,18 @@ def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db:
 
 # -- a schema-1 store: readable as is, migrated by the next writer, its chain unchanged ----------
 @pytest.fixture
-def schema_1_store(db: Path, tmp_path: Path) -> Iterator[Path]:
-    """The same records in a store laid out exactly as schema 1 (before keyed hashes)."""
-    from engine.audit.store import _MIGRATIONS
-
-    old = tmp_path / "schema1.sqlite3"
-    conn = sqlite3.connect(old)
-    conn.executescript(_MIGRATIONS[1] + "; PRAGMA user_version = 1;")
-    conn.execute("ATTACH DATABASE ? AS new", (str(db),))
-    conn.execute("INSERT INTO policies SELECT * FROM new.policies")
-    conn.execute("INSERT INTO decisions SELECT seq, id, created_at, engine_version, rules_hash,"
-                 " catalog_hash, answers, result, choices, rules_fired, prev_hash, hash"
-                 " FROM new.decisions ORDER BY seq")
-    conn.commit()
-    conn.execute("DETACH DATABASE new")
-    conn.execute("PRAGMA journal_mode = WAL")
-    conn.close()
-    yield old
+def schema_1_store(engine: Engine, tmp_path: Path) -> Path:
+    """The same records as ``plain_store``, written as gpu-advisor 0.2.0 wrote a schema-1
+    store (before keyed hashes)."""
+    path = tmp_path / "schema1.sqlite3"
+    answers = validate_answers({"hours_per_year": 4321}, engine.catalog)
+    data = json.loads(engine.recommend(answers).to_json())
+    old = Schema2Store(path, schema=1)
+    for i in range(RECORDS):
+        text = _Result({**data, "decision_id": f"r{i:05d}"}).to_json()
+        old.append(text, engine.rulebook.texts, engine.catalog.texts)
+    old.close()
+    return path
 
 
 def user_version(path: Path) -> int:
@@ -594,7 +603,7 @@ def test_schema_1_store_verifies_unmigrated_then_migrates_keeping_its_chain(
     key_env(monkeypatch)
     assert run(runner, "recommend", "--answers", str(EXAMPLE), "--audit-db",
                str(schema_1_store)).exit_code == 0
-    assert user_version(schema_1_store) == 2
+    assert user_version(schema_1_store) == 3
     result = run(runner, "audit", "verify", "--audit-db", str(schema_1_store), "--since", head)
     assert result.exit_code == 0, result.output
     assert (f"1 keyed MAC(s) checked after {RECORDS} plain record(s) from before the key, head "

@@ -82,10 +82,12 @@ def test_no_command_imports_another() -> None:
 def test_every_audit_db_option_reads_the_environment(runner: CliRunner, tmp_path: Path) -> None:
     """One definition: `audit list` and `rules diff --from-audit` take the same store."""
     missing = tmp_path / "none.sqlite3"
-    for args in (["audit", "list"], ["rules", "diff", "rules/", "rules/", "--from-audit"]):
+    for args in (["audit", "verify"], ["rules", "diff", "rules/", "rules/", "--from-audit"]):
         result = runner.invoke(cli, args, env={"GPU_ADVISOR_AUDIT_DB": str(missing)})
         assert result.exit_code == 2, (args, result.output)
         assert str(missing) in result.stderr
+    listed = runner.invoke(cli, ["audit", "list"], env={"GPU_ADVISOR_AUDIT_DB": str(missing)})
+    assert listed.output == f"no decisions recorded yet (store: {missing})\n"
 
 
 # -- the axes --------------------------------------------------------------------------------

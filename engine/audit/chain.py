@@ -16,17 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey
-from engine.audit.store import (
-    GENESIS,
+from engine.audit.record import (
+    HEADER_FIELDS,
     KEYED,
     PLAIN,
-    AuditError,
-    AuditStore,
-    PolicyMismatch,
-    Record,
+    digest,
     index_columns,
-    record_hash,
+    index_text,
+    is_json_form,
+    parse_header,
 )
+from engine.audit.store import GENESIS, AuditError, AuditStore, PolicyMismatch, Stored
 from engine.errors import InputError
 
 _HEAD = re.compile(r"(\d{1,15}):([0-9a-f]{16,64})")
@@ -119,7 +119,7 @@ def verify(store: AuditStore, *, key: AuditKey | None = None,
     """Walk the whole chain; with ``since``, also check that head is still in it; with
     ``key``, check every keyed record's MAC and refuse plain records after keyed ones."""
     walk = _Walk(store, key, since)
-    for record in store.iter_all():
+    for record in store.iter_stored():
         reason = walk.fault(record)
         if reason:
             return walk.result("BROKEN", reason, record.id)
@@ -140,15 +140,18 @@ class _Walk:
         self.head = Head(0, GENESIS)
         self.policies: dict[str, str | None] = {}
 
-    def fault(self, record: Record) -> str | None:
+    def fault(self, record: Stored) -> str | None:
         """Why this record fails, or None."""
         if record.prev_hash != self.head.hash:
             return "its link to the previous record is broken"
-        return (self._hash_fault(record) or self._columns_fault(record)
+        if record.content is None:
+            return record.unreadable
+        return (self._hash_fault(record, record.content)
+                or _content_fault(record, record.content)
                 or self._policy_fault(record.rules_hash)
                 or self._policy_fault(record.catalog_hash))
 
-    def accept(self, record: Record) -> None:
+    def accept(self, record: Stored) -> None:
         if record.hash_kind == PLAIN:
             self.plain += 1
         elif self.key is None:
@@ -176,13 +179,12 @@ class _Walk:
                 "before the key was set up, or rewritten without it"))
         return self.result()
 
-    def _hash_fault(self, record: Record) -> str | None:
-        fields = record.__dict__
+    def _hash_fault(self, record: Stored, content: bytes) -> str | None:
         if record.hash_kind == PLAIN:
             if self.keyed or self.unchecked:
                 return ("it is a plain sha256 record after keyed ones (a writer with the key "
                         "never writes one): written without the key")
-            return None if record_hash(fields) == record.hash else (
+            return None if digest(content, PLAIN) == record.hash else (
                 "its content does not match its hash")
         if record.hash_kind != KEYED:
             return f"its hash kind {record.hash_kind!r} is unknown"
@@ -190,18 +192,8 @@ class _Walk:
             return None  # counted as unchecked
         if record.key_id != self.key.id:
             return f"it is keyed with key {record.key_id}, not with the key given ({self.key.id})"
-        return None if record_hash(fields, self.key) == record.hash else (
+        return None if digest(content, KEYED, self.key) == record.hash else (
             "its MAC does not match its content: rewritten without the key")
-
-    @staticmethod
-    def _columns_fault(record: Record) -> str | None:
-        try:
-            derived: dict[str, Any] = index_columns(json.loads(record.result))
-        except (ValueError, KeyError, TypeError, AttributeError):
-            derived = {}
-        if derived != {"choices": record.choices, "rules_fired": record.rules_fired}:
-            return "its choices/rules_fired columns do not match its result"
-        return None
 
     def _policy_fault(self, digest: str) -> str | None:
         if digest not in self.policies:
@@ -214,3 +206,53 @@ class _Walk:
             except AuditError:
                 self.policies[digest] = f"its stored policy {digest[:12]} is missing"
         return self.policies[digest]
+
+
+_INDEX_FAULT = "its choices/rules_fired columns do not match its result"
+_JSON_COLUMNS = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "prev_hash")
+
+
+def _content_fault(record: Stored, content: bytes) -> str | None:
+    """Whether the record's columns say what its (hashed) bytes say: a framed record's
+    header line, else (schema 1 and 2) its JSON and the choices and rules of its result."""
+    if is_json_form(content):
+        return _json_fault(record, content)
+    try:
+        header = parse_header(content)
+        index = index_text(header)
+    except (ValueError, KeyError, TypeError):
+        return "its content is not a record"
+    wrong = [name for name in HEADER_FIELDS if header.get(name) != getattr(record, name)]
+    if wrong:
+        return _columns_fault(wrong)
+    if index != {"choices": record.choices, "rules_fired": record.rules_fired}:
+        return _INDEX_FAULT
+    return None
+
+
+def _json_fault(record: Stored, content: bytes) -> str | None:
+    try:
+        fields: dict[str, Any] = json.loads(content)
+        result = json.loads(fields["result"])
+    except (ValueError, KeyError, TypeError):
+        return "its content is not a record"
+    expected = {name: getattr(record, name) for name in _JSON_COLUMNS}
+    if record.hash_kind != PLAIN:
+        expected.update(hash_kind=record.hash_kind, key_id=record.key_id)
+    stated = {k: v for k, v in fields.items() if k not in ("answers", "result")}
+    wrong = sorted(k for k in set(expected) | set(stated) if expected.get(k) != stated.get(k))
+    if wrong:
+        return _columns_fault(wrong)
+    try:
+        derived: dict[str, Any] = index_columns(result)
+    except (KeyError, TypeError, AttributeError):
+        derived = {}
+    if derived != {"choices": record.choices, "rules_fired": record.rules_fired}:
+        return _INDEX_FAULT
+    return None
+
+
+def _columns_fault(names: list[str]) -> str:
+    if len(names) == 1:
+        return f"its {names[0]} column does not match its content"
+    return f"its {', '.join(names)} columns do not match its content"

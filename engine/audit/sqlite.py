@@ -89,14 +89,19 @@ def _wal_size(path: Path) -> int:
         return 0
 
 
-def _check_path(path: Path, *, create: bool) -> None:
-    """Refuse what is not (and must not become) an audit store file; create a new one 0600."""
+def store_exists(path: Path) -> bool:
+    """Whether there is a file at ``path`` (what cannot be an audit store file is refused)."""
     if path == MEMORY:  # SQLite's name for a database that vanishes on close
         raise AuditError("':memory:' is not an audit store (SQLite would keep the records in "
                          "memory and lose them); give a file path, or use --no-audit")
     if path.is_dir():
         raise AuditError(f"{path}: is a directory, expected an audit store file")
-    if not path.exists():
+    return path.exists()
+
+
+def _check_path(path: Path, *, create: bool) -> None:
+    """Refuse what is not (and must not become) an audit store file; create a new one 0600."""
+    if not store_exists(path):
         if not create:
             raise AuditError(f"{path}: no audit store here")
         try:

@@ -1,111 +1,61 @@
 """The audit store: every recommendation, hash-chained, with the exact policy that made it.
 
 SQLite (WAL, file mode 0600). Each record holds the answers, the full result (facts and
-traces included), the engine version and the rule-set and catalog hashes; the rules and
-catalog texts are stored once per hash, so any record can be replayed on its own policy.
-``prev_hash``/``hash`` chain the records: editing one breaks the chain at that record.
-A record's ``hash_kind`` says how its hash was made: ``sha256`` over its canonical JSON, or
+traces included), the engine version and the rule-set and catalog hashes, as the bytes its
+hash is made over (:mod:`engine.audit.record`), compressed (:mod:`engine.audit.codec`);
+the rules and catalog texts are stored once per hash, so any record can be replayed on its
+own policy. ``prev_hash``/``hash`` chain the records: editing one breaks the chain at that
+record. A record's ``hash_kind`` says how its hash was made: ``sha256`` over its bytes, or
 ``hmac-sha256`` under the audit key (:mod:`engine.audit.key`), which only the key's holder
-can compute. :mod:`engine.audit.chain` walks and checks the chain.
+can compute. :mod:`engine.audit.chain` walks and checks the chain; :mod:`engine.audit.schema`
+holds the tables of each schema version and the steps between them.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import hashlib
 import json
 import os
 import sqlite3
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from engine.audit import schema
+from engine.audit.codec import BodyError, Codec
 from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
+from engine.audit.record import (
+    KEYED,
+    PLAIN,
+    Entry,
+    Record,
+    Stored,
+    framed_content,
+    index_columns,
+)
+from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
 
-__all__ = ["AuditError", "AuditStore", "PolicyMismatch", "Record", "canonical_bytes",
-           "default_path", "index_columns", "policy_hash", "record_hash"]
+__all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "Entry", "PolicyMismatch", "Record",
+           "Stored", "default_path", "index_columns", "policy_hash"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = schema.VERSION
 GENESIS = "0" * 64
 ENV_VAR = "GPU_ADVISOR_AUDIT_DB"
-PLAIN, KEYED = "sha256", "hmac-sha256"
 FROM_ENVIRONMENT: Literal["environment"] = "environment"
-_HASHED = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
-           "result", "prev_hash")
-_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, answers, result,"
-            " choices, rules_fired, prev_hash, hash")
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-    CREATE TABLE policies (
-        hash    TEXT PRIMARY KEY,
-        kind    TEXT NOT NULL CHECK (kind IN ('rules', 'catalog')),
-        content TEXT NOT NULL
-    );
-    CREATE TABLE decisions (
-        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
-        id             TEXT NOT NULL UNIQUE,
-        created_at     TEXT NOT NULL,
-        engine_version TEXT NOT NULL,
-        rules_hash     TEXT NOT NULL REFERENCES policies (hash),
-        catalog_hash   TEXT NOT NULL REFERENCES policies (hash),
-        answers        TEXT NOT NULL,
-        result         TEXT NOT NULL,
-        choices        TEXT NOT NULL,
-        rules_fired    TEXT NOT NULL,
-        prev_hash      TEXT NOT NULL,
-        hash           TEXT NOT NULL UNIQUE
-    );
-    CREATE INDEX decisions_created ON decisions (created_at);
-    """,
-    # Keyed hashes. Every schema-1 record is a plain sha256 one and stays verifiable as is.
-    2: f"""
-    ALTER TABLE decisions ADD COLUMN hash_kind TEXT NOT NULL DEFAULT '{PLAIN}'
-        CHECK (hash_kind IN ('{PLAIN}', '{KEYED}'));
-    ALTER TABLE decisions ADD COLUMN key_id TEXT;
-    """,
-}
+_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, choices, "
+            "rules_fired, prev_hash, hash, hash_kind, key_id")
+_ENTRY_COLUMNS = "seq, id, created_at, engine_version, rules_hash, catalog_hash, choices"
+_SHOWN_MATCHES = 3
+"""How many of the decisions an ambiguous id prefix matches are named."""
 
 
 class PolicyMismatch(AuditError):
     """A stored policy's texts no longer hash to the hash it is stored (and recorded) under."""
 
     exit_code = 1
-
-
-@dataclass(frozen=True)
-class Record:
-    """One recorded decision."""
-
-    seq: int
-    id: str
-    created_at: str
-    engine_version: str
-    rules_hash: str
-    catalog_hash: str
-    answers: str
-    result: str
-    choices: str
-    rules_fired: str
-    prev_hash: str
-    hash: str
-    hash_kind: str = PLAIN
-    key_id: str | None = None
-
-    @property
-    def result_data(self) -> dict[str, Any]:
-        """The stored result as data."""
-        return json.loads(self.result)  # type: ignore[no-any-return]
-
-    def summary(self) -> dict[str, Any]:
-        """What ``audit list`` shows."""
-        return {"id": self.id, "created_at": self.created_at,
-                "engine_version": self.engine_version, "choices": json.loads(self.choices),
-                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
 
 
 def default_path() -> Path:
@@ -116,27 +66,6 @@ def default_path() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("gpu-advisor")) / "audit.sqlite3"
-
-
-def canonical_bytes(fields: Mapping[str, Any]) -> bytes:
-    """The canonical JSON a record's hash is made over: its content and its link, and for a
-    keyed record also how it is keyed (a plain record's form is the one of schema 1)."""
-    content = {k: fields[k] for k in _HASHED}
-    if fields.get("hash_kind", PLAIN) != PLAIN:
-        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
-    return json.dumps(content, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode()
-
-
-def record_hash(fields: Mapping[str, Any], key: AuditKey | None = None) -> str:
-    """sha256 over the canonical JSON of a record, or HMAC-SHA256 under ``key`` for a keyed
-    record (its ``hash_kind``)."""
-    data = canonical_bytes(fields)
-    if fields.get("hash_kind", PLAIN) == PLAIN:
-        return hashlib.sha256(data).hexdigest()
-    if key is None:
-        raise ValueError("a keyed record's hash needs the key")
-    return key.mac(data)
 
 
 def policy_hash(texts: Mapping[str, str]) -> str:
@@ -159,8 +88,11 @@ class AuditStore:
         self.path = path
         self._key = key
         self._conn = connect(path, create=True) if create else connect_reader(path)
+        self._codec = Codec(self._conn)
         try:
             self._version = self._check_schema()
+            # this writer makes the store: it had no tables when opened
+            self.created = create and self._version == 0
             if create:
                 enable_wal(self._conn, path)
                 self._version = self._migrate()
@@ -209,9 +141,16 @@ class AuditStore:
             # Re-read under the write lock: another process may have migrated meanwhile.
             version = self._schema_version()
             for target in range(version + 1, SCHEMA_VERSION + 1):
-                for statement in _statements(_MIGRATIONS[target]):
-                    self._conn.execute(statement)
-                self._conn.execute(f"PRAGMA user_version = {target}")
+                try:
+                    schema.step(self._conn, target)
+                except BodyError as exc:  # a record too large to keep: nothing changes
+                    raise AuditError(f"{self.path}: cannot bring the audit store to schema "
+                                     f"{target} ({exc}); it was not modified") from None
+        if 0 < version < 3:
+            # the uncompressed records' pages are free now: give them back to the disk
+            # (if this fails, e.g. for want of space, SQLite reuses them for new records)
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.execute("VACUUM")
         return SCHEMA_VERSION
 
     def _has_foreign_tables(self) -> bool:
@@ -274,15 +213,26 @@ class AuditStore:
             self._check_key_continues(last, key)
             fields["prev_hash"] = last[0] if last else GENESIS
             fields["hash_kind"], fields["key_id"] = (KEYED, key.id) if key else (PLAIN, None)
-            fields["hash"] = record_hash(fields, key)
+            content = framed_content(fields)
+            fields["hash"] = record_digest(content, fields["hash_kind"], key)
+            fields["body"], fields["dictionary"] = self._pack(content, fields)
             cursor = self._conn.execute(
                 "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
-                " answers, result, choices, rules_fired, prev_hash, hash, hash_kind, key_id)"
+                " choices, rules_fired, prev_hash, hash, hash_kind, key_id, dictionary, body)"
                 " VALUES (:id, :created_at, :engine_version, :rules_hash, :catalog_hash,"
-                " :answers, :result, :choices, :rules_fired, :prev_hash, :hash, :hash_kind,"
-                " :key_id)", fields)
+                " :choices, :rules_fired, :prev_hash, :hash, :hash_kind, :key_id, :dictionary,"
+                " :body)", fields)
             seq = int(cursor.lastrowid or 0)
+        del fields["body"], fields["dictionary"]
         return Record(seq=seq, **fields)
+
+    def _pack(self, content: bytes, fields: Mapping[str, Any]) -> tuple[bytes, int]:
+        try:
+            return self._codec.pack(content, schema.scope(
+                "framed", fields["engine_version"], fields["rules_hash"],
+                fields["catalog_hash"]))
+        except BodyError as exc:
+            raise AuditError(f"{self.path}: {exc}; nothing was recorded") from None
 
     def _check_key_continues(self, last: tuple[str, str, str | None] | None,
                              key: AuditKey | None) -> None:
@@ -311,14 +261,27 @@ class AuditStore:
     # -- reading ---------------------------------------------------------------------------
     def get(self, decision_id: str) -> Record:
         """The record with this id (a unique prefix is enough)."""
-        rows = self._select("WHERE id LIKE ? ORDER BY seq LIMIT 2",
-                            (decision_id.replace("%", "").replace("_", "") + "%",))
-        if not rows:
+        exact = self._select("WHERE id = ?", (decision_id,))
+        if exact:
+            return exact[0]
+        ids = self._ids_starting(decision_id, _SHOWN_MATCHES + 1)
+        if not ids:
             raise InputError(f"no decision '{decision_id}' in {self.path}", field="ID")
-        if len(rows) > 1 and rows[0].id != decision_id:
-            raise InputError(f"'{decision_id}' matches several decisions; give more of the id",
+        if len(ids) > 1:
+            more = ", …" if len(ids) > _SHOWN_MATCHES else ""
+            raise InputError(f"'{decision_id}' matches several decisions "
+                             f"({', '.join(ids[:_SHOWN_MATCHES])}{more}); give more of the id",
                              field="ID")
-        return rows[0]
+        return self._select("WHERE id = ?", (ids[0],))[0]
+
+    def _ids_starting(self, prefix: str, limit: int) -> list[str]:
+        """Up to ``limit`` ids that start with ``prefix``, oldest first."""
+        if not self._version:
+            return []
+        pattern = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._fetch("SELECT id FROM decisions WHERE id LIKE ? ESCAPE '\\' ORDER BY seq"
+                           " LIMIT ?", (pattern, limit))
+        return [str(row[0]) for row in rows]
 
     def policy(self, digest: str) -> dict[str, str]:
         """The exact texts stored under a policy hash, checked against it: a stored policy
@@ -342,30 +305,29 @@ class AuditStore:
                 choice: tuple[str, str] | None = None, rule: str | None = None,
                 limit: int | None = None) -> list[Record]:
         """Records in chain order, filtered."""
-        where, params = [], []
-        if since:
-            where.append("created_at >= ?")
-            params.append(since)
-        if until:
-            where.append("created_at < ?")
-            params.append(until)
-        if choice:
-            where.append("json_extract(choices, ?) = ?")
-            params += [f"$.{choice[0]}", choice[1]]
-        if rule:
-            where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
-            params.append(rule)
-        clause = ("WHERE " + " AND ".join(where)) if where else ""
-        clause += " ORDER BY seq"
-        if limit is not None:
-            clause += f" LIMIT {int(limit)}"
-        return self._select(clause, tuple(params))
+        return self._select(*_filters(since, until, choice, rule, limit))
+
+    def entries(self, *, since: str | None = None, until: str | None = None,
+                choice: tuple[str, str] | None = None, rule: str | None = None,
+                limit: int | None = None) -> list[Entry]:
+        """What ``audit list`` shows of the records, filtered, in chain order (their bodies
+        are not read)."""
+        clause, params = _filters(since, until, choice, rule, limit)
+        if not self._version:
+            return []
+        sql = f"SELECT {_ENTRY_COLUMNS} FROM decisions {clause}"
+        return [Entry(*row) for row in self._fetch(sql, params)]
 
     def iter_all(self, batch: int = 1000) -> Iterator[Record]:
         """Every record in chain order, fetched in batches."""
+        for stored in self.iter_stored(batch):
+            yield stored.record(self.path)
+
+    def iter_stored(self, batch: int = 1000) -> Iterator[Stored]:
+        """Every record as stored, in chain order, fetched in batches (for the chain walk)."""
         last = 0
         while True:
-            rows = self._select("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
+            rows = self._stored("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
             if not rows:
                 return
             yield from rows
@@ -378,29 +340,61 @@ class AuditStore:
         return int(self._query_one("SELECT count(*) FROM decisions")[0])
 
     def _select(self, clause: str, params: tuple[Any, ...]) -> list[Record]:
+        return [stored.record(self.path) for stored in self._stored(clause, params)]
+
+    def _stored(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
         if not self._version:
             return []
-        # A schema-1 store (read, not migrated) has plain records only.
-        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
-        sql = f"SELECT {_COLUMNS}{how} FROM decisions {clause}"
+        if self._version < 3:  # read, not migrated: answers and result are text columns
+            return self._legacy(clause, params)
+        sql = f"SELECT {_COLUMNS}, dictionary, body FROM decisions {clause}"
+        return [self._unpacked(row) for row in self._fetch(sql, params)]
+
+    def _unpacked(self, row: tuple[Any, ...]) -> Stored:
+        columns = dict(zip(_COLUMNS.split(", "), row[:-2], strict=True))
         try:
-            return [Record(*row) for row in self._conn.execute(sql, params).fetchall()]
+            return Stored(**columns, content=self._codec.unpack(row[-1], row[-2]))
+        except BodyError as exc:
+            return Stored(**columns, content=None, unreadable=str(exc))
+
+    def _legacy(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
+        """Rows of a schema-1/2 store, with the bytes those schemas hashed."""
+        # A schema-1 store has plain records only.
+        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
+        sql = f"SELECT {schema.LEGACY_COLUMNS}{how} FROM decisions {clause}"
+        out = []
+        for row in self._fetch(sql, params):
+            columns, content = schema.legacy_row(row)
+            out.append(Stored(**columns, content=content))
+        return out
+
+    def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        try:
+            return self._conn.execute(sql, params).fetchall()
         except sqlite3.DatabaseError as exc:
             raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
 
 
-def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
-    """The columns ``audit list`` filters on, derived from the result (not hashed on their
-    own, so :func:`engine.audit.chain.verify` re-derives them)."""
-    return {"choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
-                                  sort_keys=True),
-            "rules_fired": json.dumps(sorted(_rules_fired(data["fired"])))}
 
-
-def _rules_fired(fired: Any) -> set[str]:
-    """The rules of ``fired``: rule → facts (schema 3), or a list of {rule, fact} before."""
-    return set(fired) if isinstance(fired, dict) else {f["rule"] for f in fired}
-
-
-def _statements(script: str) -> list[str]:
-    return [s.strip() for s in script.split(";") if s.strip()]
+def _filters(since: str | None, until: str | None, choice: tuple[str, str] | None,
+             rule: str | None, limit: int | None) -> tuple[str, tuple[Any, ...]]:
+    """The WHERE/ORDER/LIMIT clause and its parameters for ``audit list``'s filters."""
+    where: list[str] = []
+    params: list[Any] = []
+    if since:
+        where.append("created_at >= ?")
+        params.append(since)
+    if until:
+        where.append("created_at < ?")
+        params.append(until)
+    if choice:
+        where.append("json_extract(choices, ?) = ?")
+        params += [f"$.{choice[0]}", choice[1]]
+    if rule:
+        where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
+        params.append(rule)
+    clause = ("WHERE " + " AND ".join(where)) if where else ""
+    clause += " ORDER BY seq"
+    if limit is not None:
+        clause += f" LIMIT {int(limit)}"
+    return clause, tuple(params)

@@ -62,8 +62,18 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
     Example:
       gpu-advisor audit list --since 2026-11-01 --choice deployment=local
     """
-    with _store(audit_db) as store:
-        records = store.records(since=since, until=until, choice=_choice(choice), rule=rule,
+    from engine.audit.sqlite import store_exists
+
+    path = _path(audit_db)
+    wanted = _choice(choice)
+    if not store_exists(path):
+        _say_nothing_recorded(path, fmt)
+        return
+    with _store(path) as store:
+        if not store.count():
+            _say_nothing_recorded(path, fmt)
+            return
+        records = store.entries(since=since, until=until, choice=wanted, rule=rule,
                                 limit=limit)
     if fmt == "json":
         click.echo(json.dumps([r.summary() for r in records], indent=2))
@@ -75,6 +85,14 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
     rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices, shown))
             for r in records]
     print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
+
+
+def _say_nothing_recorded(path: Path, fmt: str) -> None:
+    """An empty list: ``[]`` for JSON, a sentence naming the store for a person."""
+    if fmt == "json":
+        click.echo("[]")
+    else:
+        click.echo(f"no decisions recorded yet (store: {path})")
 
 
 def _choices_text(choices_json: str, axes: list[str]) -> str:
@@ -97,8 +115,8 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
 
     \b
     Example:
-      gpu-advisor audit show 01a22a485fa0
-      gpu-advisor audit show 01a22a485fa0 --trace --format json
+      gpu-advisor audit show 3f9c2a
+      gpu-advisor audit show 3f9c2a --trace --format json
     """
     from engine.audit.replay import stored_engine
     from engine.decide.engine import Decision
@@ -161,8 +179,8 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
 
     \b
     Example:
-      gpu-advisor audit replay 01a22a485fa0
-      gpu-advisor audit replay 01a22a485fa0 --current
+      gpu-advisor audit replay 3f9c2a
+      gpu-advisor audit replay 3f9c2a --current
     """
     from engine.audit.replay import replay_current, replay_stored
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from engine.cli.notices import say_new_store
 from engine.decide.engine import Decision, Engine, Evaluation
 
 
@@ -15,10 +16,21 @@ def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -
 
     with AuditStore(audit_db or default_path()) as store:
         store.append(decision, engine.rulebook.texts, engine.catalog.texts)
+    if store.created:
+        say_new_store(store.path)
 
 
-def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None) -> None:
-    """Print the decision in ``fmt`` and write the chart file if asked."""
+NOT_RECORDED = "not recorded (--no-audit)"
+"""What text and Markdown show in place of the id of a decision that was not recorded."""
+
+
+def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
+         recorded: bool = True) -> None:
+    """Print the decision in ``fmt`` and write the chart file if asked. A decision that was
+    not ``recorded`` shows no id a person could look for in the audit store (JSON keeps its
+    ``decision_id``: the contract's field)."""
+    if not recorded and fmt != "json":
+        decision = decision.model_copy(update={"decision_id": NOT_RECORDED})
     if fmt == "json":
         click.echo(decision.to_json(), nl=False)
     elif fmt == "markdown":
@@ -47,7 +59,7 @@ def _platform_names(engine: Engine) -> dict[str, str]:
 
 
 def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
-                chart_path: Path | None = None) -> None:
+                chart_path: Path | None = None, recorded: bool = True) -> None:
     """Print a decision made with ``trace`` and every rule's outcome: under ``"trace"`` in
     JSON, after the decision otherwise."""
     from engine.tools.rule_trace import trace
@@ -62,7 +74,7 @@ def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
         data["trace"] = [line.as_json() for line in lines]
         click.echo(dumps(data), nl=False)
         return
-    emit(evaluation.decision, engine, fmt, chart_path)
+    emit(evaluation.decision, engine, fmt, chart_path, recorded)
     click.echo("\nTrace (every rule):")
     for line in lines:
         click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")

@@ -50,6 +50,6 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     if not no_audit:
         record_decision(engine, decision.untraced() if show_trace else decision, audit_db)
     if show_trace:
-        emit_traced(evaluation, engine, fmt, chart_path)
+        emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit)
     else:
-        emit(decision, engine, fmt, chart_path)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 import threading
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -456,8 +455,9 @@ def _training(facts: Facts, choice: Scored | None) -> dict[str, Any] | None:
 
 
 def new_decision_id() -> str:
-    """A sortable id: 12 hex digits of milliseconds since the epoch, then 8 random ones."""
-    return f"{int(time.time() * 1000):012x}{secrets.token_hex(4)}"
+    """16 random hex digits: ids differ from their first digits, so a few are enough to name
+    one (`audit show 3f9c2a`). Records are ordered by the store, not by id."""
+    return secrets.token_hex(8)
 
 
 _ENGINES: dict[str, Engine] = {}

@@ -33,7 +33,20 @@ def open_dir(path: Path) -> int:
         return os.open(path, _DIR_FLAGS)
     except FileNotFoundError:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _created.add(path)
         return os.open(path, _DIR_FLAGS)
+
+
+_created: set[Path] = set()
+
+
+def created_here(path: Path) -> bool:
+    """Whether :func:`open_dir` created this directory in this process (asked once: later
+    calls say False), so that the command line can say where it is the first time."""
+    if path in _created:
+        _created.discard(path)
+        return True
+    return False
 
 
 def open_no_follow(name: str, dir_fd: int) -> int:

@@ -1,0 +1,214 @@
+"""The bytes an audit record's hash is made over, reading them back, and a record as the
+store gives it (:class:`Record` to show, :class:`Entry` to list, :class:`Stored` to verify).
+
+Two forms, told apart by their first bytes:
+
+- **framed** (records written since schema 3): a header line (compact JSON: the record's
+  id, time, engine version, policy hashes, link, hash kind and key, and its index: the
+  choices and the rules that fired), then the answers (JSON) on one line, then the result
+  exactly as ``recommend --format json`` printed it. Verifying one hashes these bytes and
+  reads the header line; the result is neither re-serialised nor parsed.
+- **json** (schema 1 and 2): the canonical JSON of the record's fields, as those schemas
+  hashed it (``{"answers": …, "result": …}`` with sorted keys), kept byte for byte so every
+  chain and head made before stays valid. Its index is checked against its result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from engine.audit.key import AuditKey
+from engine.audit.sqlite import AuditError
+
+PLAIN, KEYED = "sha256", "hmac-sha256"
+FORMAT = 3
+"""The ``format`` of a framed record's header (the schema that introduced it)."""
+
+HEADER_FIELDS = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash",
+                 "prev_hash", "hash_kind", "key_id")
+"""The columns a framed record's header repeats (and ``audit verify`` compares)."""
+
+_JSON_FIELDS = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
+                "result", "prev_hash")
+_JSON_START = b'{"answers":'
+
+
+def index_of(data: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``audit list`` filters on, taken from a result: each axis's choice and the
+    rules that fired."""
+    return {"choices": {a: d["choice"] for a, d in data["decisions"].items()},
+            "rules_fired": sorted(_rules_fired(data["fired"]))}
+
+
+def _rules_fired(fired: Any) -> set[str]:
+    """The rules of ``fired``: rule → facts (schema 3), or a list of {rule, fact} before."""
+    return set(fired) if isinstance(fired, dict) else {f["rule"] for f in fired}
+
+
+def index_text(index: Mapping[str, Any]) -> dict[str, str]:
+    """The ``choices`` and ``rules_fired`` columns for an index."""
+    return {"choices": json.dumps(index["choices"], sort_keys=True),
+            "rules_fired": json.dumps(index["rules_fired"])}
+
+
+def index_columns(data: Mapping[str, Any]) -> dict[str, str]:
+    """The ``choices`` and ``rules_fired`` columns for a result."""
+    return index_text(index_of(data))
+
+
+def framed_content(fields: Mapping[str, Any]) -> bytes:
+    """A new record's bytes: header line, answers line, result."""
+    header = {name: fields[name] for name in HEADER_FIELDS}
+    header.update(format=FORMAT, choices=json.loads(fields["choices"]),
+                  rules_fired=json.loads(fields["rules_fired"]))
+    line = json.dumps(header, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return b"\n".join((line.encode(), fields["answers"].encode(), fields["result"].encode()))
+
+
+def json_content(fields: Mapping[str, Any]) -> bytes:
+    """A schema-1/2 record's bytes: the canonical JSON of its content and link, and for a
+    keyed record also how it is keyed."""
+    content = {k: fields[k] for k in _JSON_FIELDS}
+    if fields.get("hash_kind", PLAIN) != PLAIN:
+        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
+    return json.dumps(content, sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":")).encode()
+
+
+def digest(content: bytes, hash_kind: str, key: AuditKey | None = None) -> str:
+    """A record's hash: sha256 of its bytes, or for a keyed record their HMAC-SHA256 under
+    ``key``."""
+    if hash_kind == PLAIN:
+        return hashlib.sha256(content).hexdigest()
+    if key is None:
+        raise ValueError("a keyed record's hash needs the key")
+    return key.mac(content)
+
+
+def is_json_form(content: bytes) -> bool:
+    """Whether these are a schema-1/2 record's bytes (else a framed record's)."""
+    return content.startswith(_JSON_START)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A record's bytes read back: the fields they hold, its answers and result texts."""
+
+    fields: dict[str, Any]
+    answers: str
+    result: str
+    framed: bool
+
+
+def parse_header(content: bytes) -> dict[str, Any]:
+    """A framed record's header (its first line); ``ValueError`` if it has none."""
+    end = content.find(b"\n")
+    header = json.loads(content[:end]) if end > 0 else None
+    if not isinstance(header, dict) or header.get("format") != FORMAT:
+        raise ValueError("no record header")
+    return header
+
+
+def parse(content: bytes) -> Parsed:
+    """Read either form back (``ValueError`` if the bytes are neither)."""
+    if is_json_form(content):
+        fields = json.loads(content)
+        if not isinstance(fields, dict) or not all(
+                isinstance(fields.get(k), str) for k in ("answers", "result")):
+            raise ValueError("not a record's JSON")
+        return Parsed(fields, fields["answers"], fields["result"], framed=False)
+    header = parse_header(content)
+    first = content.index(b"\n")
+    second = content.index(b"\n", first + 1)
+    return Parsed(header, content[first + 1:second].decode(), content[second + 1:].decode(),
+                  framed=True)
+
+
+@dataclass(frozen=True)
+class Record:
+    """One recorded decision, as ``audit show``/``export`` give it."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    answers: str
+    result: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str = PLAIN
+    key_id: str | None = None
+
+    @property
+    def result_data(self) -> dict[str, Any]:
+        """The stored result as data."""
+        return json.loads(self.result)  # type: ignore[no-any-return]
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list`` shows."""
+        return Entry(self.seq, self.id, self.created_at, self.engine_version, self.rules_hash,
+                     self.catalog_hash, self.choices).summary()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record as ``audit list`` shows it: its columns, not its body."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+
+    def summary(self) -> dict[str, Any]:
+        """What ``audit list --format json`` shows."""
+        return {"id": self.id, "created_at": self.created_at,
+                "engine_version": self.engine_version, "choices": json.loads(self.choices),
+                "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One record as stored: its columns and the bytes its hash is made over (``content``;
+    None when they cannot be read back, ``unreadable`` says why)."""
+
+    seq: int
+    id: str
+    created_at: str
+    engine_version: str
+    rules_hash: str
+    catalog_hash: str
+    choices: str
+    rules_fired: str
+    prev_hash: str
+    hash: str
+    hash_kind: str
+    key_id: str | None
+    content: bytes | None
+    unreadable: str | None = None
+
+    def record(self, path: Path) -> Record:
+        """The record these bytes hold (an :class:`AuditError` naming it if they cannot be
+        read back: ``audit verify`` says more)."""
+        try:
+            if self.content is None:
+                raise ValueError(self.unreadable)
+            parsed = parse(self.content)
+        except ValueError as exc:
+            raise AuditError(f"{path}: record {self.id} cannot be read ({exc}); run "
+                             "`gpu-advisor audit verify`") from None
+        return Record(self.seq, self.id, self.created_at, self.engine_version,
+                      self.rules_hash, self.catalog_hash, parsed.answers, parsed.result,
+                      self.choices, self.rules_fired, self.prev_hash, self.hash,
+                      self.hash_kind, self.key_id)
