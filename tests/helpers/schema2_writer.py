@@ -108,7 +108,9 @@ class Schema2Store:
             "result": result,
             "choices": json.dumps({a: d["choice"] for a, d in data["decisions"].items()},
                                   sort_keys=True),
-            "rules_fired": json.dumps(sorted({f["rule"] for f in data["fired"]})),
+            # the release saw fired as a list of {rule, fact}; today's results map rule → facts
+            "rules_fired": json.dumps(sorted(set(data["fired"]) if isinstance(data["fired"], dict)
+                                             else {f["rule"] for f in data["fired"]})),
         }
         self.conn.execute("BEGIN IMMEDIATE")
         for digest, kind, texts in ((fields["rules_hash"], "rules", rules),
