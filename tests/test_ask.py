@@ -464,3 +464,14 @@ def test_set_out_of_range_names_the_range(runner: CliRunner) -> None:
     result = runner.invoke(cli, ["ask", "--no-audit", "--defaults", "--set", "budget_usd=-1"])
     assert result.exit_code == 2
     assert "from 0 to 10,000,000,000 USD" in result.stderr
+
+
+def test_ask_no_audit_shows_no_decision_id(tmp_path: Path) -> None:
+    """``--no-audit`` prints no id a person could look for in the audit store."""
+    result = CliRunner().invoke(cli, [
+        "ask", "--answers", str(Path(__file__).parent.parent / "examples" /
+                                "startup-7b-continuous.yaml"),
+        "--defaults", "--no-audit", "--audit-db", str(tmp_path / "a.sqlite3")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[-1].startswith("decision not recorded (--no-audit) · ")
+    assert not (tmp_path / "a.sqlite3").exists()

@@ -181,7 +181,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
 
             record_decision(engine, decision, audit_db)
             session.recorded = (decision.decision_id, audit_db or default_path())
-        emit(decision, engine, fmt, chart_path)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit)
         session.say_saved()
     except KeyboardInterrupt:
         click.echo(f"\n{session.cancelled()}", err=True)
