@@ -388,7 +388,7 @@ def test_ctrl_c_before_any_answer_leaves_nothing(runner: CliRunner, terminal: An
 def test_ctrl_c_after_the_decision_says_what_was_recorded(
         runner: CliRunner, terminal: Any, monkeypatch: pytest.MonkeyPatch,
         isolated_audit_store: Path) -> None:
-    def interrupted(*args: Any) -> None:
+    def interrupted(*args: Any, **kwargs: Any) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr("engine.cli.ask_cmd.emit", interrupted)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import zstandard
 from click.testing import CliRunner
 
 from engine.answers.model import validate_answers
@@ -336,6 +337,9 @@ def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engi
         for name in ("__init__.py", "errors.py", *(f"audit/{m.name}" for m in
                                                     (ROOT / "engine" / "audit").glob("*.py"))):
             shutil.copyfile(ROOT / "engine" / name, package / name)
+        # the store reads compressed records: its one dependency goes along
+        shutil.copytree(Path(zstandard.__file__).parent, base / "src" / "zstandard",
+                        ignore=shutil.ignore_patterns("__pycache__"))
         for path in (base / "src", *(base / "src").rglob("*")):
             path.chmod(0o755 if path.is_dir() else 0o644)
         db = store / "audit.sqlite3"
