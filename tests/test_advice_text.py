@@ -234,3 +234,18 @@ def test_the_advice_as_a_subprocess() -> None:
     assert "Hardware, best first (→ the pick; costs for your year's work)" in lines
     assert "Deployment: local  (score 8, ahead of cloud at 0)" in lines
     assert all(len(line) <= 80 for line in lines)
+
+
+def test_audit_show_names_the_platform_as_recommend_did(tmp_path: Path) -> None:
+    """The purchase line of a recorded owned pick reads the same in ``audit show``."""
+    db = str(tmp_path / "audit.sqlite3")
+    runner = CliRunner()
+    example = str(Path(__file__).parent.parent / "examples" / "startup-7b-continuous.yaml")
+    shown = runner.invoke(cli, ["recommend", "--answers", example, "--audit-db", db])
+    assert shown.exit_code == 0, shown.output
+    purchase = next(line for line in shown.stdout.splitlines() if " up front = " in line)
+    decision_id = shown.stdout.splitlines()[-1].split()[1]
+    again = runner.invoke(cli, ["audit", "show", decision_id, "--audit-db", db])
+    assert again.exit_code == 0, again.output
+    assert purchase in again.stdout.splitlines()
+    assert "desktop for 1-2 GeForce cards" in purchase

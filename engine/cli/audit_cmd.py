@@ -119,6 +119,7 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
       gpu-advisor audit show 3f9c2a --trace --format json
     """
     from engine.audit.replay import stored_engine
+    from engine.cli.emit import platform_names
     from engine.decide.engine import Decision
 
     with _store(audit_db) as store:
@@ -130,16 +131,18 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
             click.echo(record.result, nl=False)
             return
         decision = Decision.model_validate_json(record.result)
-        book = stored_engine(store, record).rulebook
+        engine = stored_engine(store, record)
+    book, platforms = engine.rulebook, platform_names(engine)
     header = _header(record)
     if fmt == "markdown":
         from engine.output.markdown import render_markdown
 
-        click.echo(f"<!-- {header} -->\n" + render_markdown(decision, book), nl=False)
+        click.echo(f"<!-- {header} -->\n" + render_markdown(decision, book, platforms),
+                   nl=False)
         return
     from engine.output.text import render_text
 
-    render_text(decision, book)
+    render_text(decision, book, platforms)
     click.echo(header)
 
 

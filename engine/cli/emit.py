@@ -36,12 +36,12 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
     elif fmt == "markdown":
         from engine.output.markdown import render_markdown
 
-        click.echo(render_markdown(decision, engine.rulebook, _platform_names(engine)),
+        click.echo(render_markdown(decision, engine.rulebook, platform_names(engine)),
                    nl=False)
     else:
         from engine.output.text import render_text
 
-        render_text(decision, engine.rulebook, _platform_names(engine))
+        render_text(decision, engine.rulebook, platform_names(engine))
     if chart_path is not None:
         from engine.output.chart import curves_from, write_chart
 
@@ -53,7 +53,7 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         click.echo(f"Chart written to {chart_path}", err=True)
 
 
-def _platform_names(engine: Engine) -> dict[str, str]:
+def platform_names(engine: Engine) -> dict[str, str]:
     """Platform id → name, so that an owned pick's purchase names what holds the cards."""
     return {p.id: p.name for p in engine.catalog.platforms}
 
