@@ -176,21 +176,22 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
                 sources=list(rule.model.sources))
 
 
-def fired_by_rule(pairs: Iterable[tuple[str, str]], *,
-                  candidates: bool) -> dict[str, list[str]]:
-    """Rule → the facts it fired on, rules in order of first firing, facts in firing order;
-    a candidate fact only when ``candidates`` (a rule that fired on candidates alone then
-    maps to an empty list)."""
+def fired_by_rule(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Rule → the facts it fired on, rules in order of first firing, facts in firing order."""
     out: dict[str, list[str]] = {}
     seen: set[tuple[str, str]] = set()
     for pair in pairs:
         if pair in seen:
             continue
         seen.add(pair)
-        facts = out.setdefault(pair[0], [])
-        if candidates or pair[1] == "request":
-            facts.append(pair[1])
+        out.setdefault(pair[0], []).append(pair[1])
     return out
+
+
+def request_firings(fired: Mapping[str, list[str]]) -> dict[str, list[str]]:
+    """``fired`` without candidate facts, as a decision made without trace holds it (a rule
+    that fired on candidates alone maps to an empty list)."""
+    return {rule: [f for f in facts if f == "request"] for rule, facts in fired.items()}
 
 
 def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rule, str]]:

@@ -21,6 +21,7 @@ from engine.decide.decision import (
     Note,
     decide_axes,
     fired_by_rule,
+    request_firings,
     sort_warnings,
 )
 from engine.decide.pick import candidate_notes, hardware, score_candidates
@@ -89,15 +90,14 @@ class Decision(BaseModel):
         traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
         return self.model_copy(update={
             "hardware": lean, "estimates": {**self.estimates, "traces": traces},
-            "fired": {rule: [f for f in facts if f == "request"]
-                      for rule, facts in self.fired.items()}})
+            "fired": request_firings(self.fired)})
 
     @field_validator("fired", mode="before")
     @classmethod
     def _fired_of_schema_2(cls, value: Any) -> Any:
         """Read a record of schema 2 or before: a list of ``{rule, fact}``."""
         if isinstance(value, list):
-            return fired_by_rule(((f["rule"], f["fact"]) for f in value), candidates=True)
+            return fired_by_rule((f["rule"], f["fact"]) for f in value)
         return value
 
 
@@ -213,6 +213,7 @@ class Engine:
                 n for n in notes if n.severity is None
                 and n.id not in {s.id for s in strategies})]
         values = run.values
+        fired = fired_by_rule(run.fired)
         decision = Decision(
             schema_version=SCHEMA_VERSION,
             decision_id=decision_id or new_decision_id(),
@@ -226,10 +227,9 @@ class Engine:
             warnings=warnings,
             strategies=strategies,
             estimates=_estimates(run.facts, method, choice, local, cloud, trace=trace),
-            fired=fired_by_rule(run.fired, candidates=trace),
+            fired=fired if trace else request_firings(fired),
         )
-        return Evaluation(decision, values, [c.facts for c in candidates],
-                          fired_by_rule(run.fired, candidates=True))
+        return Evaluation(decision, values, [c.facts for c in candidates], fired)
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made
