@@ -115,11 +115,9 @@ def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
 def _trial(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
            network: Any) -> _Trial:
     policy = catalog.policy
-    memory = memory_model(catalog)
-    peak = catalog.derived(("peak_on", sizing.request, gpu.id, count), memory.peak_on,
-                           sizing.request, gpu, count)
-    ckpt = memory.checkpointing_on(sizing.request, gpu, count)
-    speed = effective_tflops(gpu, count, nodes, network, sizing.method, ckpt, policy)
+    peak, ckpt, speed = catalog.derived(
+        ("placement", sizing.request, sizing.method, gpu.id, count, nodes, network),
+        _placement, catalog, sizing, gpu, count, nodes, network)
     work = sizing.work
     busy = hours_for(work.flops_per_year, speed.value)
     days = None if work.flops_per_run is None else hours_for(work.flops_per_run,
@@ -131,6 +129,17 @@ def _trial(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
         meets_deadline=(days is None or sizing.deadline_days is None
                         or days <= sizing.deadline_days),
     )
+
+
+def _placement(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
+               network: Any) -> tuple[float, bool, Figure]:
+    """What a placement holds and how fast it trains, whatever the work: the per-GPU peak,
+    whether checkpointing is on, the effective speed (remembered per catalog)."""
+    memory = memory_model(catalog)
+    peak = memory.peak_on(sizing.request, gpu, count)
+    ckpt = memory.checkpointing_on(sizing.request, gpu, count)
+    speed = effective_tflops(gpu, count, nodes, network, sizing.method, ckpt, catalog.policy)
+    return peak, ckpt, speed
 
 
 def _best_trial(trials: Iterator[_Trial]) -> _Trial | None:

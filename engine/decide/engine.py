@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 from engine import __version__
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, load_catalog, split_prices
+from engine.catalog.models import MethodGroup
 from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
     AxisDecision,
@@ -147,6 +148,20 @@ class _Run:
 
 
 @dataclass(frozen=True)
+class _Made:
+    """A request with its axes decided: what the rules saw and what the pick is."""
+
+    run: _Run
+    axes: dict[str, AxisDecision]
+    method: MethodGroup
+    candidates: list[PricedCandidate]
+    scored: list[Scored]
+    local: Scored | None
+    cloud: Scored | None
+    choice: Scored | None
+
+
+@dataclass(frozen=True)
 class Engine:
     """A loaded, compiled policy (rules + catalog) ready to evaluate many requests."""
 
@@ -171,11 +186,50 @@ class Engine:
                  trace: bool = False) -> Evaluation:
         """The decision plus the facts it was made on (request and candidates), for tracing.
 
+        The axes are decided as :meth:`choices` describes; the pick follows the decisions.
+        """
+        made = self._made(answers)
+        run, axes, choice = made.run, made.axes, made.choice
+        hw = hardware(choice, made.scored, axes, trace=trace)
+        warnings, strategies = self._notes(run)
+        if choice is not None:
+            notes = candidate_notes(choice)
+            warnings = sort_warnings([*warnings, *(n for n in notes if n.severity is not None)])
+            strategies = [*strategies, *(
+                n for n in notes if n.severity is None
+                and n.id not in {s.id for s in strategies})]
+        values = run.values
+        fired = fired_by_rule(run.fired)
+        decision = Decision(
+            schema_version=SCHEMA_VERSION,
+            decision_id=decision_id or new_decision_id(),
+            engine_version=__version__,
+            ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
+            catalog={"hash": self.catalog.hash},
+            answers=answers.model_dump(mode="json"),
+            facts=values,
+            decisions=axes,
+            hardware=hw,
+            warnings=warnings,
+            strategies=strategies,
+            estimates=_estimates(run.facts, made.method, choice, made.local, made.cloud,
+                                 trace=trace),
+            fired=fired if trace else request_firings(fired),
+        )
+        return Evaluation(decision, values, [c.facts for c in made.candidates], fired)
+
+    def choices(self, answers: Answers) -> dict[str, AxisDecision]:
+        """The decided axes of ``answers`` alone (what :meth:`recommend` decides, without
+        the pick's figures, notes and output): what-if's full run.
+
         Phase 1: request rules decide approach and method. The job is sized for them and every
         candidate built and scored. Phase 2: rules decide cloud kind, pricing and sharing from
         how the candidates compare; the cloud side is resolved. Phase 3: rules decide
-        deployment from owning vs renting the same work. The pick follows the decisions.
+        deployment from owning vs renting the same work.
         """
+        return self._made(answers).axes
+
+    def _made(self, answers: Answers) -> _Made:
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])
         self._phase(run, 1)
         axes = self._decide(run)
@@ -204,32 +258,7 @@ class Engine:
             for name in ("break_even_hours", "payback_years"):
                 run.facts.values.pop(name, None)
         axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
-        hw = hardware(choice, scored, axes, trace=trace)
-        warnings, strategies = self._notes(run)
-        if choice is not None:
-            notes = candidate_notes(choice)
-            warnings = sort_warnings([*warnings, *(n for n in notes if n.severity is not None)])
-            strategies = [*strategies, *(
-                n for n in notes if n.severity is None
-                and n.id not in {s.id for s in strategies})]
-        values = run.values
-        fired = fired_by_rule(run.fired)
-        decision = Decision(
-            schema_version=SCHEMA_VERSION,
-            decision_id=decision_id or new_decision_id(),
-            engine_version=__version__,
-            ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
-            catalog={"hash": self.catalog.hash},
-            answers=answers.model_dump(mode="json"),
-            facts=values,
-            decisions=axes,
-            hardware=hw,
-            warnings=warnings,
-            strategies=strategies,
-            estimates=_estimates(run.facts, method, choice, local, cloud, trace=trace),
-            fired=fired if trace else request_firings(fired),
-        )
-        return Evaluation(decision, values, [c.facts for c in candidates], fired)
+        return _Made(run, axes, method, candidates, scored, local, cloud, choice)
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made

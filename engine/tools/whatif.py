@@ -14,6 +14,7 @@ from typing import Any
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.models import Question
+from engine.decide.decision import AxisDecision
 from engine.decide.engine import Decision, Engine, RequestProbe
 from engine.errors import InputError
 from engine.facts.spec import DERIVED, registry
@@ -134,7 +135,7 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
             continue
         decision = probe.full(trial.answer, trial.value, trial.answers)
         for axis in choices:
-            after = decision.decisions[axis].choice
+            after = decision[axis].choice
             if axis not in best and after != choices[axis]:
                 best[axis] = Flip(axis, choices[axis], after, trial.answer, _plain(trial.value),
                                   trial.current, trial.distance)
@@ -195,7 +196,8 @@ class Probe:
         # owning or renting closed: the decision dropped break-even facts phase 3 read
         self.exact = deployment is None or not any(
             o.excluded and o.option in ("local", "cloud") for o in deployment.ranking)
-        self._full: dict[tuple[str, str], Decision] = {}
+        self._full: dict[tuple[str, str], dict[str, AxisDecision]] = {}
+        self._numbers: dict[str, list[tuple[float, dict[str, AxisDecision]]]] = {}
 
     def same_choices(self, trial: Answers) -> bool:
         """Whether the full recommendation of ``trial`` is sure to make every base choice:
@@ -213,12 +215,31 @@ class Probe:
         quick = self.engine.request_probe(trial, self.held)
         return quick.choices[axis] != self.quick_base.choices[axis]
 
-    def full(self, answer: str, value: Any, trial: Answers) -> Decision:
-        """The full recommendation of ``trial`` (``answer`` changed to ``value``)."""
+    def full(self, answer: str, value: Any, trial: Answers) -> dict[str, AxisDecision]:
+        """The axes the full recommendation of ``trial`` (``answer`` changed to ``value``)
+        decides."""
         key = (answer, repr(_plain(value)))
         if key not in self._full:
-            self._full[key] = self.engine.recommend(trial, decision_id="whatif")
+            self._full[key] = self.engine.choices(trial)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                self._numbers.setdefault(answer, []).append((float(value), self._full[key]))
         return self._full[key]
+
+    def bracket(self, flip: Flip) -> tuple[float, float]:
+        """The narrowest pair of values, between the current one and ``flip.value``, that
+        full recommendations already made show not flipping and flipping ``flip.axis``: the
+        nearest known flip to the current value, and the known value just before it."""
+        assert isinstance(flip.current, (int, float))
+        current, target = float(flip.current), float(flip.value)
+        inside, outside = current, target
+        low, high = sorted((current, target))
+        known = sorted((abs(v - current), v, axes[flip.axis].choice)
+                       for v, axes in self._numbers.get(flip.answer, ()) if low < v < high)
+        for _, value, choice in known:
+            if choice is not None and choice != flip.before:
+                return inside, value
+            inside = value
+        return inside, outside
 
     def flips(self, flip: Flip, value: float, *, quick: bool = False) -> bool:
         """Whether ``flip.answer`` at ``value`` changes ``flip.axis``' choice: by the full
@@ -230,7 +251,7 @@ class Probe:
             return False
         if quick:
             return self.quick_flips(trial, flip.axis)
-        choice = self.full(flip.answer, value_as, trial).decisions[flip.axis].choice
+        choice = self.full(flip.answer, value_as, trial)[flip.axis].choice
         return choice is not None and choice != flip.before
 
 
@@ -251,7 +272,8 @@ def _refine(probe: Probe, flip: Flip) -> Flip:
         ends = _bisect(probe, flip, whole, quick=True)
         if not _ends_hold(probe, flip, *ends):
             ends = None
-    inside, outside = ends or _bisect(probe, flip, whole, quick=False)
+    inside, outside = ends or _bisect(probe, flip, whole, quick=False,
+                                      start=probe.bracket(flip))
     del inside
     if outside == float(flip.value):
         return flip
@@ -267,11 +289,12 @@ def _refine(probe: Probe, flip: Flip) -> Flip:
                 _distance(float(flip.current), outside))
 
 
-def _bisect(probe: Probe, flip: Flip, whole: bool, *, quick: bool) -> tuple[float, float]:
+def _bisect(probe: Probe, flip: Flip, whole: bool, *, quick: bool,
+            start: tuple[float, float] | None = None) -> tuple[float, float]:
     """The last value that does not flip and the first that does, between the current value
-    and the flipping one."""
+    and the flipping one (or within ``start``, a narrower pair known to end that way)."""
     assert isinstance(flip.current, (int, float))
-    inside, outside = float(flip.current), float(flip.value)
+    inside, outside = start or (float(flip.current), float(flip.value))
     for _ in range(40):
         if whole and abs(outside - inside) <= 1:
             break
@@ -301,7 +324,7 @@ def _ends_hold(probe: Probe, flip: Flip, inside: float, outside: float) -> bool:
 def _flips_to(probe: Probe, flip: Flip, value: float) -> bool:
     trial = _with(probe.engine, probe.answers, flip.answer, value)
     return trial is not None and probe.full(
-        flip.answer, value, trial).decisions[flip.axis].choice == flip.after
+        flip.answer, value, trial)[flip.axis].choice == flip.after
 
 
 def _candidates(engine: Engine, question: Question, current: Any,
