@@ -436,7 +436,7 @@ def test_defaults_with_set_gives_json(runner: CliRunner, tmp_path: Path,
     data = json.loads(result.stdout)
     assert data["answers"]["model"] == "mistral-7b"
     assert data["answers"]["hours_per_year"] is None     # no work given: none invented
-    assert data["facts"]["work_assumed"] is True          # the policy's hours, said so
+    assert data["estimates"]["work"]["hours_assumed"] is True  # the policy's hours, said so
 
 
 def test_answers_file_defaults_and_save_round_trip(runner: CliRunner, tmp_path: Path,

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
 from engine.decide.candidates import PricedCandidate, build_candidates
-from engine.decide.decision import AxisDecision, decide_axes, text_of
+from engine.decide.decision import AxisDecision, decide_axes, first_exclusions, text_of
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
@@ -318,7 +318,7 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
     steps = steps_of(stem)
     decision = steps.evaluation.decision
     request = [(rule, "request") for rule, facts in decision.fired.items() if "request" in facts]
-    axes, warnings, _ = decide_axes(engine.rulebook, request, decision.facts)
+    axes, warnings, _ = decide_axes(engine.rulebook, request, steps.evaluation.request_facts)
     for name, axis in decision.decisions.items():
         assert axes[name].choice == (axis.revised_from or axis.choice), name
         assert axes[name].ranking == axis.ranking, name
@@ -448,7 +448,7 @@ def test_excluded_lists_each_excluded_configuration_under_every_rule_that_exclud
     """One entry per rule and reason, with the ids it excluded: the (id, rule, reason) rows
     are exactly every excluding rule on every excluded configuration, in rule order."""
     steps = steps_of("16-eu-residency")
-    section = hardware(None, steps.scored, steps.decisions)
+    section = hardware(None, steps.scored, steps.decisions, trace=True)
     assert section.choice is None and section.cheaper is None
     assert section.considered == len(steps.candidates)
     expected = {(s.id, r.id, text_of(r, s.facts)) for s in steps.scored if s.excluded
@@ -461,6 +461,28 @@ def test_excluded_lists_each_excluded_configuration_under_every_rule_that_exclud
     order = [engine.rulebook.rule(g.rule).order for g in section.excluded]
     assert order == sorted(order)
     assert len(set(order)) < len(section.excluded) < len(rows)  # grouped, and shared
+
+
+def test_a_lean_decision_lists_each_excluded_configuration_under_its_first_rule(
+        engine: Engine) -> None:
+    """Without trace each excluded configuration appears once, under the first rule (in
+    policy order) that excluded it, with that rule's reason; the traced groups give the same
+    (first_exclusions, which Decision.untraced uses)."""
+    steps = steps_of("16-eu-residency")
+    lean = hardware(None, steps.scored, steps.decisions)
+    traced = hardware(None, steps.scored, steps.decisions, trace=True)
+    rows = [(i, g.rule, g.reason) for g in lean.excluded for i in g.ids]
+    by_id = {s.id: s for s in steps.scored}
+    expected = set()
+    for s in steps.scored:
+        if s.excluded:
+            rule = min((r for r in s.rules if r.scoring[0]), key=lambda r: r.order)
+            expected.add((s.id, rule.id, text_of(rule, s.facts)))
+    assert sorted(rows) == sorted(expected) and len(rows) == len(by_id.keys() & {
+        r[0] for r in rows})
+    assert first_exclusions(traced.excluded) == lean.excluded
+    assert len({i for g in traced.excluded for i in g.ids}) == len(rows) < sum(
+        len(g.ids) for g in traced.excluded)            # some configuration had two rules
 
 
 # -- the cloud side -------------------------------------------------------------------------
@@ -598,7 +620,7 @@ def test_break_even_is_where_owning_and_renting_cost_the_same(engine: Engine,
     local, cloud = _sides(steps)
     line = break_even_line(local, cloud, steps.sizing.work, engine.catalog.policy)
     assert line is not None
-    assert round(line.value) == steps.evaluation.decision.facts["break_even_hours"]
+    assert round(line.value) == steps.evaluation.request_facts["break_even_hours"]
     ids = [local.id, cloud.id]
     own, rent = _costs_at(engine, steps, line.value, ids)
     assert own == pytest.approx(rent, rel=2e-3)

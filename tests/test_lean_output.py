@@ -1,6 +1,7 @@
 """The lean decision JSON (schema_version 3) and the full trace on request.
 
-Default: excluded configurations as one entry per rule and reason with the ids it excluded,
+Default: facts the rules read beyond the answers (and those the advice prints), excluded
+configurations as one entry per rule and reason with the ids it excluded (first rule only),
 ``fired`` as rule → facts (request facts only), only the formula traces the advice prints,
 no per-configuration notes. ``trace`` (``recommend --trace``, ``recommend(..., trace=True)``,
 ``audit show --trace`` by replay) adds the rest; without its traces a traced decision is the
@@ -107,11 +108,16 @@ def test_trace_adds_the_traces_and_untraced_is_the_lean_decision_byte_for_byte(
     data = json.loads(traced.to_json())
     assert set(data["estimates"]["traces"]) >= MEMORY_TRACES
     assert all(isinstance(c["warnings"], list) for c in candidates(data))
-    assert traced.untraced().to_json() == lean.to_json()
+    assert engine.untraced(traced).to_json() == lean.to_json()
     assert len(traced.to_json()) > len(lean.to_json())
     # the advice is the same either way
-    for key in ("answers", "facts", "decisions", "warnings", "strategies"):
+    for key in ("answers", "decisions", "warnings", "strategies"):
         assert data[key] == json.loads(lean.to_json())[key], key
+    # facts: the lean ones (what the rules read beyond the answers, what the advice prints)
+    lean_facts = json.loads(lean.to_json())["facts"]
+    assert lean_facts == {k: v for k, v in data["facts"].items() if k in engine.lean_facts
+                          and k not in data["answers"]}
+    assert len(data["facts"]) > len(lean_facts)
 
 
 def test_the_python_api_takes_trace() -> None:
@@ -138,7 +144,7 @@ def test_recommend_trace_json_has_traces_rule_lines_and_records_the_lean_form(
     assert set(stored["estimates"]["traces"]) <= set(SHOWN_TRACES)
     assert stored["fired"]["hardware.does-not-fit"] == []
     del data["trace"]
-    assert Decision.model_validate(data).untraced().to_json() == record.result
+    assert engine.untraced(Decision.model_validate(data)).to_json() == record.result
     replay = run(runner, "audit", "replay", data["decision_id"], "--audit-db", str(db))
     assert replay.stdout.endswith(": identical\n")
 

@@ -248,7 +248,7 @@ def test_the_chart_draws_the_decisions_figures() -> None:
     engine = load_engine(None, None, None)
     from engine.answers.model import load_answers
 
-    decision = engine.recommend(load_answers(LOCAL, (), engine.catalog))
+    decision = engine.recommend(load_answers(LOCAL, (), engine.catalog), trace=True)
     curves = curves_from(decision.estimates)
     assert curves is not None
     facts = decision.facts

@@ -198,8 +198,8 @@ def test_more_work_never_moves_deployment_from_local_to_cloud(raw: dict[str, Any
     relatively cheaper (its fixed cost is spread further): never local → cloud."""
     raw = {k: v for k, v in raw.items() if k not in ("training_tokens_b", "runs_per_year")}
     low, high = sorted(hours)
-    before = decide({**raw, "hours_per_year": low})
-    after = decide({**raw, "hours_per_year": high})
+    before = decide({**raw, "hours_per_year": low}, trace=True)
+    after = decide({**raw, "hours_per_year": high}, trace=True)
     assume(all(before.facts.get(k) == after.facts.get(k)
                for k in ("local_candidate", "cloud_candidate", "budget_tier")))
     assume(before.facts.get("local_purchase_usd") == after.facts.get("local_purchase_usd"))
@@ -288,8 +288,9 @@ def test_a_prices_file_with_dearer_offers_never_raises_break_even(
         offers.append(data)
     path.write_text(yaml.safe_dump({"offers": offers}), encoding="utf-8")
     dearer = load_engine(prices=path)
-    base = ENGINE.recommend(answers_of(raw), decision_id="x").facts
-    other = dearer.recommend(validate_answers(raw, dearer.catalog), decision_id="x").facts
+    base = ENGINE.recommend(answers_of(raw), decision_id="x", trace=True).facts
+    other = dearer.recommend(validate_answers(raw, dearer.catalog), decision_id="x",
+                             trace=True).facts
     assume(base.get("local_candidate") == other.get("local_candidate")
            and base.get("cloud_candidate") == other.get("cloud_candidate"))
     before, after = base.get("break_even_hours"), other.get("break_even_hours")

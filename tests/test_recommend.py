@@ -36,6 +36,12 @@ def decision_of(path: Path) -> Decision:
     return engine.recommend(answers_of(engine, path))
 
 
+@cache
+def traced_of(path: Path) -> Decision:
+    engine = load_engine()
+    return engine.recommend(answers_of(engine, path), trace=True)
+
+
 def json_of(path: Path) -> dict[str, Any]:
     return json.loads(decision_of(path).to_json())  # type: ignore[no-any-return]
 
@@ -130,7 +136,7 @@ def test_hardware_choice_fits_usable_vram(engine: Engine, path: Path) -> None:
 def test_request_firings_agree_with_python_holds(engine: Engine, path: Path) -> None:
     """The explanations' evaluator (conditions.holds) agrees with durable_rules on every
     request rule of every scenario (e.g. a {fact: other} leaf with `other` unknown)."""
-    decision = decision_of(path)
+    decision = traced_of(path)
     fired = set(decision.fired)
     facts = {k: v for k, v in decision.facts.items() if not isinstance(v, list)}
     for rule in engine.rulebook.rules:
@@ -142,7 +148,7 @@ def test_rule_comparing_with_unknown_fact_does_not_fire(engine: Engine) -> None:
     """A rule comparing with a fact that is unknown does not fire: on premises there is no
     rented side, so neither 'cheaper to own' nor 'cheaper to rent' can be said."""
     path = next(p for p in SCENARIOS if p.stem == "02-regulated-on-premises")
-    decision = decision_of(path)
+    decision = traced_of(path)
     assert decision.facts.get("own_to_rent_cost_ratio") is None
     fired = set(decision.fired)
     assert not {"usage.cheaper-to-own", "usage.cheaper-to-rent"} & fired
@@ -204,7 +210,11 @@ def test_json_contract(engine: Engine, path: Path) -> None:
                                "rule_count": len(engine.rulebook.rules)}
     assert set(data["catalog"]) == {"hash"} and data["catalog"]["hash"] == engine.catalog.hash
     assert isinstance(data["answers"], dict) and isinstance(data["facts"], dict)
-    assert data["answers"]["hours_per_year"] == data["facts"]["hours_per_year"]
+    # facts: what the rules read beyond the answers, and what the advice prints
+    assert set(data["facts"]) <= engine.lean_facts
+    assert not set(data["facts"]) & set(data["answers"])
+    traced = traced_of(path)
+    assert data["facts"] == {k: v for k, v in traced.facts.items() if k in data["facts"]}
     assert set(data["decisions"]) == set(engine.rulebook.decisions)
     for axis, decision in data["decisions"].items():
         assert set(decision) == {"choice", "ranking", "applies", "revised_from", "revision"}
@@ -227,7 +237,7 @@ def test_json_contract(engine: Engine, path: Path) -> None:
         assert {"id", "rule", "text", "sources"} <= set(strategy)
     assert {"memory", "work", "break_even", "training", "traces"} <= set(data["estimates"])
     be = data["estimates"]["break_even"]
-    assert (be and be["hours_per_year"]) == data["facts"].get("break_even_hours")
+    assert (be and be["hours_per_year"]) == traced.facts.get("break_even_hours")
     assert data["estimates"]["memory"]["total_gib"] > 0
 
 

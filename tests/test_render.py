@@ -96,12 +96,12 @@ def test_warnings_ordered_by_severity() -> None:
 
 
 def test_ascii_chart_marks_the_break_even_fact() -> None:
-    facts = data(str(LOCAL))["facts"]
+    break_even = data(str(LOCAL))["estimates"]["break_even"]
     out = run(str(LOCAL)).stdout
     assert "Owning vs renting" in out
     marked = re.search(r"^\* break-even at ([\d,]+)", out, re.MULTILINE)
     assert marked is not None, out
-    assert float(marked.group(1).replace(",", "")) == facts["break_even_hours"]
+    assert float(marked.group(1).replace(",", "")) == break_even["hours_per_year"]
     chart = out[out.index("Owning vs renting"):].splitlines()
     assert sum(line.count("*") for line in chart if "┤" in line) == 1     # one crossing mark
     assert any(line.lstrip().startswith("o own ") for line in chart)
@@ -109,7 +109,7 @@ def test_ascii_chart_marks_the_break_even_fact() -> None:
 
 def test_no_chart_without_break_even() -> None:
     regulated = EXAMPLES / "regulated-on-premises.yaml"
-    assert data(str(regulated))["facts"].get("break_even_hours") is None
+    assert data(str(regulated))["estimates"]["break_even"] is None
     assert "break-even at" not in run(str(regulated)).stdout
 
 
@@ -159,7 +159,7 @@ def test_curves_cross_at_break_even() -> None:
     decision = data(str(LOCAL))
     curves = curves_from(decision["estimates"])
     assert isinstance(curves, CostCurves)
-    be = decision["facts"]["break_even_hours"]
+    be = decision["estimates"]["break_even"]["hours_per_year"]
     assert round(curves.break_even) == be
     assert curves.own(be) == pytest.approx(curves.rent(be), rel=5e-3)
     assert curves.own(be * 0.5) > curves.rent(be * 0.5)       # below: renting is cheaper

@@ -13,7 +13,7 @@ from engine.answers.model import load_answers
 from engine.catalog.load import Catalog
 from engine.cli import cli
 from engine.decide.engine import load_engine
-from engine.tools.whatif import thresholds, what_if
+from engine.tools.whatif import Probe, thresholds, what_if
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"
@@ -38,8 +38,8 @@ def whatif(fmt: str, *sets: str) -> str:
 @pytest.fixture(scope="module")
 def below_break_even() -> tuple[float, list[str]]:
     """The break-even hours of the intermittent team, and --set values just below them."""
-    facts = recommend_json("usage_pattern=intermittent")["facts"]
-    break_even = float(facts["break_even_hours"])
+    estimates = recommend_json("usage_pattern=intermittent")["estimates"]
+    break_even = float(estimates["break_even"]["hours_per_year"])
     hours = int(break_even) - 20
     sets = ["usage_pattern=intermittent", f"hours_per_year={hours}"]
     assert recommend_json(*sets)["decisions"]["deployment"]["choice"] != "local"
@@ -125,4 +125,4 @@ def test_library_flip_is_smallest_change(catalog: Catalog) -> None:
     assert deployment.answer == "hours_per_year"
     assert isinstance(deployment.value, (int, float)) and deployment.value < 8000
     assert "hours_per_year" in {q.id for q in engine.catalog.questions}
-    assert thresholds(engine, "hours_per_year", base.facts)
+    assert thresholds(engine, "hours_per_year", Probe(engine, answers).facts)

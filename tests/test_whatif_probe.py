@@ -38,10 +38,10 @@ def _full_choice(engine: Engine, answers: Answers, answer: str, value: Any,
 
 def _reference(engine: Engine, answers: Answers) -> list[dict[str, Any]]:
     """Every change recommended in full; per axis the nearest flip, bisected in full."""
-    base = engine.recommend(answers, decision_id="ref")
-    choices = {axis: d.choice for axis, d in base.decisions.items()}
+    evaluation = engine.evaluate(answers, decision_id="ref")
+    choices = {axis: d.choice for axis, d in evaluation.decision.decisions.items()}
     best: dict[str, wi.Flip] = {}
-    for trial in wi._trials(engine, answers, base.facts):
+    for trial in wi._trials(engine, answers, evaluation.request_facts):
         decision = engine.recommend(trial.answers, decision_id="ref")
         for axis, before in choices.items():
             after = decision.decisions[axis].choice
@@ -105,7 +105,7 @@ def test_a_change_the_probe_rules_out_decides_as_the_base(engine: Engine) -> Non
     answers = _answers(engine, STARTUP)
     probe = wi.Probe(engine, answers)
     base = {axis: d.choice for axis, d in probe.base.decisions.items()}
-    ruled_out = [t for t in wi._trials(engine, answers, probe.base.facts)
+    ruled_out = [t for t in wi._trials(engine, answers, probe.facts)
                  if probe.same_choices(t.answers)]
     assert {t.answer for t in ruled_out} >= {"competitive_moat", "specialised_domain"}
     for trial in ruled_out:

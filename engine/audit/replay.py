@@ -136,7 +136,7 @@ def traced_replay(store: AuditStore, record: Record) -> TracedReplay:
     if _schema_of(record.result) == 2:
         again = schema_2_json(engine, evaluation)
     else:
-        again = evaluation.decision.untraced().to_json()
+        again = engine.untraced(evaluation.decision).to_json()
     return TracedReplay(engine, evaluation, again == record.result)
 
 

@@ -48,7 +48,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     evaluation = engine.evaluate(answers, trace=show_trace)
     decision = evaluation.decision
     if not no_audit:
-        record_decision(engine, decision.untraced() if show_trace else decision, audit_db)
+        record_decision(engine, engine.untraced(decision) if show_trace else decision, audit_db)
     if show_trace:
         emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit)
     else:

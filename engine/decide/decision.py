@@ -188,6 +188,21 @@ def fired_by_rule(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     return out
 
 
+def first_exclusions(groups: Sequence[Excluded]) -> list[Excluded]:
+    """``groups`` (as :func:`excluded` orders them) with each configuration under the first
+    rule that excluded it only: the lean decision's form, made the same way from a traced
+    decision's groups."""
+    seen: set[str] = set()
+    by_rule: dict[str, list[Excluded]] = {}
+    for group in groups:
+        ids = [i for i in group.ids if i not in seen]
+        seen.update(ids)
+        if ids:
+            by_rule.setdefault(group.rule, []).append(group.model_copy(update={"ids": ids}))
+    return [g for rule_groups in by_rule.values()
+            for g in sorted(rule_groups, key=lambda g: g.ids[0])]
+
+
 def request_firings(fired: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """``fired`` without candidate facts, as a decision made without trace holds it (a rule
     that fired on candidates alone maps to an empty list)."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from engine.decide.decision import (
     Note,
     decide_axes,
     fired_by_rule,
+    first_exclusions,
     request_firings,
     sort_warnings,
 )
@@ -48,6 +50,10 @@ SCHEMA_VERSION = 3
 SHOWN_TRACES = ("break_even_hours", "pick_cost_usd_year", "pick_purchase_usd")
 """The formula traces of figures the advice itself prints (the break-even chart, the pick's
 cost and purchase): in every decision. The others come with ``trace``."""
+SHOWN_FACTS = frozenset({"model_name", "params_b", "hours_gpu_name", "dev_gpu_name",
+                         "dev_gpu_count", "dev_purchase_usd"})
+"""Facts the advice prints (its summary lines), in every decision beside the facts the
+request rules read; the other facts come with ``trace``."""
 _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
 
 
@@ -82,14 +88,17 @@ class Decision(BaseModel):
 
         return dumps(self)
 
-    def untraced(self) -> Decision:
-        """This decision as made without ``trace``: the same bytes a lean run gives."""
+    def untraced(self, facts: Collection[str]) -> Decision:
+        """This decision as made without ``trace``, keeping ``facts`` (the engine's
+        :attr:`Engine.lean_facts`): the same bytes a lean run gives."""
         hw = self.hardware
         lean = hw.model_copy(update={
             "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
-            "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives]})
+            "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives],
+            "excluded": first_exclusions(hw.excluded)})
         traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
         return self.model_copy(update={
+            "facts": {k: v for k, v in self.facts.items() if k in facts},
             "hardware": lean, "estimates": {**self.estimates, "traces": traces},
             "fired": request_firings(self.fired)})
 
@@ -177,6 +186,18 @@ class Engine:
         compiled = compiled if compiled is not None else compile_policy(rulebook)
         return cls(catalog, rulebook, compiled, Evaluator(compiled))
 
+    @cached_property
+    def lean_facts(self) -> frozenset[str]:
+        """The facts a decision made without ``trace`` holds: those the request rules read
+        (what they decided on) beyond the answers, which the decision holds already, and
+        those the advice prints."""
+        answers = {question.id for question in self.catalog.questions}
+        return (self.compiled.reads["request"] - answers) | SHOWN_FACTS
+
+    def untraced(self, decision: Decision) -> Decision:
+        """``decision`` as this engine makes it without ``trace``."""
+        return decision.untraced(self.lean_facts)
+
     def recommend(self, answers: Answers, *, decision_id: str | None = None,
                   trace: bool = False) -> Decision:
         """Evaluate one team's answers (with every trace when ``trace``)."""
@@ -207,7 +228,8 @@ class Engine:
             ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
             catalog={"hash": self.catalog.hash},
             answers=answers.model_dump(mode="json"),
-            facts=values,
+            facts=values if trace else {k: v for k, v in values.items()
+                                        if k in self.lean_facts},
             decisions=axes,
             hardware=hw,
             warnings=warnings,

@@ -20,6 +20,7 @@ from engine.decide.decision import (
     Hardware,
     Note,
     Reason,
+    first_exclusions,
     note,
     reason,
     text_of,
@@ -53,13 +54,14 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision], *, trace: bool = False) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat;
-    each configuration's own warnings and strategies only with ``trace``."""
+    with ``trace``, each configuration's own warnings and strategies, and every rule that
+    excluded a configuration (else the first only)."""
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
                       for s in alternatives(choice, scored)],
         considered=len(scored),
-        excluded=excluded(scored),
+        excluded=excluded(scored) if trace else first_exclusions(excluded(scored)),
         cheaper=cheaper(choice, scored, axes) if choice else None,
     )
 

@@ -72,7 +72,7 @@ def row_label(c: Candidate) -> str:
 
 def excluded_line(decision: Decision) -> str | None:
     """How many configurations rules excluded, with the rule that excluded the most and one of
-    its reasons (a reason names its configuration)."""
+    its reasons."""
     hw = decision.hardware
     if not hw.excluded:
         return None

@@ -128,7 +128,7 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
     probe = Probe(engine, answers)
     choices = {axis: d.choice for axis, d in probe.base.decisions.items()}
     best: dict[str, Flip] = {}
-    for trial in _trials(engine, answers, probe.base.facts):
+    for trial in _trials(engine, answers, probe.facts):
         if len(best) == len(choices):
             break
         if probe.same_choices(trial.answers):
@@ -187,9 +187,12 @@ class Probe:
     def __init__(self, engine: Engine, answers: Answers) -> None:
         self.engine = engine
         self.answers = answers
-        self.base = engine.recommend(answers, decision_id="whatif")
+        evaluation = engine.evaluate(answers, decision_id="whatif")
+        self.base = evaluation.decision
+        self.facts = evaluation.request_facts
+        """Every request fact of the base decision (with trace or not)."""
         specs = registry(engine.catalog, engine.rulebook.decisions)
-        self.held = {name: value for name, value in self.base.facts.items()
+        self.held = {name: value for name, value in self.facts.items()
                      if name in specs and specs[name].phase in CANDIDATE_PHASES}
         self.quick_base = engine.request_probe(answers, self.held)
         deployment = self.base.decisions.get("deployment")
