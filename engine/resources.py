@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from importlib import resources
 from pathlib import Path
 
 
@@ -11,11 +10,14 @@ def bundled_dir(name: str) -> Path:
 
     In an installed wheel they are package data under ``engine/_data/``; in an editable
     install or a source checkout they are the top-level directories of the repository.
+    (The package is always a directory on disk: ``importlib.resources`` is not needed, and
+    not imported, to find them.)
     """
-    packaged = resources.files("engine") / "_data" / name
+    here = Path(__file__).resolve().parent
+    packaged = here / "_data" / name
     if packaged.is_dir():
-        return Path(str(packaged))
-    source = Path(__file__).resolve().parent.parent / name
+        return packaged
+    source = here.parent / name
     if source.is_dir():
         return source
     raise FileNotFoundError(f"bundled {name}/ directory not found in the installed package")

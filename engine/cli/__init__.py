@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.util
 import os
@@ -141,3 +142,7 @@ def main() -> None:
         cli.main(prog_name="gpu-advisor")
     except KeyboardInterrupt:  # pragma: no cover - click turns it into Abort first
         sys.exit(130)
+    finally:
+        # The process ends here: what it built (catalog, rulesets, decisions) need not be
+        # walked by the collector once more on the way out (~40 ms of a one-shot command).
+        gc.freeze()

@@ -93,7 +93,9 @@ def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
     counts = list(range(step, single + 1, step))
     if any(p.multi_node for p in homes):
         counts += range(2 * single, limit + 1, single)
-    return tuple(n for n in counts if _home(catalog, gpu, n) is not None)
+    # every count has a home (``platform_for``): up to ``single`` a box that large, beyond it
+    # nodes of a multi-node platform
+    return tuple(counts)
 
 
 def _home(catalog: Catalog, gpu: Gpu, count: int) -> tuple[Platform, int] | None:
