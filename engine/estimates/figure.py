@@ -28,13 +28,9 @@ def figure(
     sources: Iterable[str],
     **inputs: Scalar,
 ) -> Figure:
-    """Build a :class:`Figure`, rounding the value so it never serialises in exponent form.
-
-    Built without validation (the hot path of every candidate): the arguments are typed,
-    and the value is made a float as validation would make it.
-    """
-    return Figure.model_construct(
-        value=float(tidy(value)),
+    """Build a :class:`Figure`, rounding the value so it never serialises in exponent form."""
+    return Figure(
+        value=tidy(value),
         unit=unit,
         formula=formula,
         inputs={k: tidy(v) if isinstance(v, float) else v for k, v in inputs.items()},
