@@ -449,13 +449,20 @@ def _scenarios(count: int) -> list[str]:
                         "budget_usd": 1000 + 10 * i}) for i in range(count)]
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class _Running:
-    """A real ``gpu-advisor batch`` in its own process group, stderr read as it comes."""
+    """A real ``gpu-advisor batch`` in its own process group, stderr read as it comes, with
+    Ctrl-C as a terminal gives it (when the tests run as a background job, SIGINT would be
+    inherited ignored, and batch keeps an ignored SIGINT ignored)."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.proc = subprocess.Popen([sys.executable, "-m", "engine", "batch", *args], env=env,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, start_new_session=True)
+                                     text=True, start_new_session=True,
+                                     preexec_fn=_default_sigint)
         self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
