@@ -21,12 +21,15 @@ from click.testing import CliRunner, Result
 from helpers.raw_audit import replace_in_record
 
 import engine as engine_api
-from engine.answers.model import load_answers
+from engine.answers.model import load_answers, validate_answers
 from engine.audit.replay import replay_stored, schema_2_json
 from engine.audit.store import AuditStore, index_columns
 from engine.cli import cli
 from engine.decide.engine import SCHEMA_VERSION, SHOWN_TRACES, Decision, Engine, load_engine
 from engine.files.jsonout import compact
+from engine.output.hardware_rows import excluded_line
+from engine.output.markdown import render_markdown
+from engine.tools.scenarios import load_scenario, scenario_paths
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.*"))
@@ -118,6 +121,21 @@ def test_trace_adds_the_traces_and_untraced_is_the_lean_decision_byte_for_byte(
     assert lean_facts == {k: v for k, v in data["facts"].items() if k in engine.lean_facts
                           and k not in data["answers"]}
     assert len(data["facts"]) > len(lean_facts)
+
+
+SCENARIOS = scenario_paths([REPO / "tests" / "scenarios"])
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
+def test_the_advice_reads_the_same_with_and_without_trace(engine: Engine, path: Path) -> None:
+    """What a person reads (here the Markdown page, whose lines the text shares) does not
+    depend on the trace: e.g. the excluded line counts each configuration under its first
+    rule either way (an on-premises cluster: 54 by the on-premises rule, not 97 with trace)."""
+    answers = validate_answers(load_scenario(path).answers, engine.catalog)
+    lean = engine.recommend(answers, decision_id="same")
+    traced = engine.recommend(answers, decision_id="same", trace=True)
+    assert render_markdown(traced, engine.rulebook) == render_markdown(lean, engine.rulebook)
+    assert excluded_line(traced) == excluded_line(lean)
 
 
 def test_the_python_api_takes_trace() -> None:

@@ -3,7 +3,7 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from engine.decide.decision import Candidate
+from engine.decide.decision import Candidate, first_exclusions
 from engine.decide.engine import Decision
 from engine.output.summary import axis_title, config_name, hours, usd
 
@@ -71,17 +71,19 @@ def row_label(c: Candidate) -> str:
 
 
 def excluded_line(decision: Decision) -> str | None:
-    """How many configurations rules excluded, with the rule that excluded the most and one of
-    its reasons."""
+    """How many configurations rules excluded, with the rule that excluded the most first and
+    one of its reasons: counted on each configuration's first rule, as a decision without
+    trace lists them, so a traced decision reads the same."""
     hw = decision.hardware
     if not hw.excluded:
         return None
+    groups = first_exclusions(hw.excluded)
     counts: dict[str, int] = {}
-    for x in hw.excluded:
+    for x in groups:
         counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
     rule = max(counts, key=lambda r: (counts[r], r))
-    example = min((x for x in hw.excluded if x.rule == rule), key=lambda x: x.ids[0])
-    total = len({i for x in hw.excluded for i in x.ids})
+    example = min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0])
+    total = sum(counts.values())
     return (f"{total} of {hw.considered} configurations excluded; {counts[rule]} by {rule}, "
             f"e.g.: {example.reason}")
 
