@@ -199,8 +199,8 @@ class Probe:
         # owning or renting closed: the decision dropped break-even facts phase 3 read
         self.exact = deployment is None or not any(
             o.excluded and o.option in ("local", "cloud") for o in deployment.ranking)
-        self._full: dict[tuple[str, str], dict[str, AxisDecision]] = {}
-        self._numbers: dict[str, list[tuple[float, dict[str, AxisDecision]]]] = {}
+        self._full: dict[str, dict[str, tuple[Any, dict[str, AxisDecision]]]] = {}
+        """answer → repr of a value → (the value, the axes its full recommendation decides)"""
 
     def same_choices(self, trial: Answers) -> bool:
         """Whether the full recommendation of ``trial`` is sure to make every base choice:
@@ -221,12 +221,11 @@ class Probe:
     def full(self, answer: str, value: Any, trial: Answers) -> dict[str, AxisDecision]:
         """The axes the full recommendation of ``trial`` (``answer`` changed to ``value``)
         decides."""
-        key = (answer, repr(_plain(value)))
-        if key not in self._full:
-            self._full[key] = self.engine.choices(trial)
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                self._numbers.setdefault(answer, []).append((float(value), self._full[key]))
-        return self._full[key]
+        runs = self._full.setdefault(answer, {})
+        key = repr(_plain(value))
+        if key not in runs:
+            runs[key] = (value, self.engine.choices(trial))
+        return runs[key][1]
 
     def bracket(self, flip: Flip) -> tuple[float, float]:
         """The narrowest pair of values, between the current one and ``flip.value``, that
@@ -236,8 +235,10 @@ class Probe:
         current, target = float(flip.current), float(flip.value)
         inside, outside = current, target
         low, high = sorted((current, target))
-        known = sorted((abs(v - current), v, axes[flip.axis].choice)
-                       for v, axes in self._numbers.get(flip.answer, ()) if low < v < high)
+        known = sorted((abs(v - current), float(v), axes[flip.axis].choice)
+                       for v, axes in self._full.get(flip.answer, {}).values()
+                       if isinstance(v, (int, float)) and not isinstance(v, bool)
+                       and low < v < high)
         for _, value, choice in known:
             if choice is not None and choice != flip.before:
                 return inside, value
