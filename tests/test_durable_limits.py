@@ -18,6 +18,7 @@ import dataclasses
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from hypothesis import strategies as st
 
 from engine.cli import cli
 from engine.errors import RuleError
+from engine.rules import trial
 from engine.rules.compile import (
     Compiled,
     CompiledRuleset,
@@ -48,7 +50,7 @@ from engine.rules.limits import (
     pattern_problem,
     shape,
 )
-from engine.rules.trial import TRIAL_STEP_S, verified
+from engine.rules.trial import TRIAL_STEP_CPU_S, verified
 from tests.test_compiler import make_rule, synthetic_book
 
 REPO = Path(__file__).parent.parent
@@ -261,7 +263,39 @@ def test_a_build_that_never_ends_is_cut_off_and_names_the_rule() -> None:
     with pytest.raises(RuleError) as info:
         verified(raw(HANGS))
     assert str(info.value) == (f"raw.yaml:10: raw.r0: durable_rules did not finish building "
-                               f"the rules within {TRIAL_STEP_S:g} s")
+                               f"the rules within {TRIAL_STEP_CPU_S:g} s of CPU time")
+
+
+def test_a_policy_of_the_same_content_is_not_tried_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another catalog with the same rules compiles to the same rulesets: once one built,
+    the other is marked without a child process."""
+    assert verified(raw(FINE)).built
+
+    def no_fork() -> int:
+        raise AssertionError("tried again")
+
+    monkeypatch.setattr("os.fork", no_fork)
+    assert verified(raw(FINE)).built
+
+
+@pytest.mark.slow
+def test_a_child_that_waits_for_the_cpu_still_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a loaded machine does to the trial: the child gets no CPU for longer than a
+    step's CPU bound. Wall-clock time does not count, so the policy builds."""
+    monkeypatch.setattr(trial, "_limit_memory", lambda: time.sleep(TRIAL_STEP_CPU_S + 0.5))
+    assert verified(raw(pattern_rule({"$lt": {"x": 5}}))).built
+
+
+@pytest.mark.slow
+def test_a_machine_too_busy_for_the_trial_is_named_not_a_rule(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trial, "TRIAL_STEP_WALL_S", 0.2)
+    monkeypatch.setattr(trial, "_limit_memory", lambda: time.sleep(1.0))
+    with pytest.raises(RuleError) as info:
+        verified(raw(pattern_rule({"$lt": {"x": 6}})))
+    assert str(info.value).startswith("the machine is too busy: the trial build of the rules "
+                                      "got no answer within 0.2 s of wall-clock time")
 
 
 def test_an_error_code_names_the_rule_that_causes_it() -> None:
@@ -291,7 +325,7 @@ def test_without_a_child_process_the_policy_is_left_untried(
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr("os.fork", no_fork)
-    compiled = raw(FINE)
+    compiled = raw(pattern_rule({"$gt": {"never_tried": 1}}))
     assert verified(compiled) is compiled and not compiled.built
 
 
@@ -449,7 +483,7 @@ def test_a_trap_nobody_listed_ends_in_one_line_and_exit_2(tmp_path: Path) -> Non
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr.splitlines() == [
         f"error: {path}:2: my.long-in: durable_rules did not finish building the rules within "
-        f"{TRIAL_STEP_S:g} s"]
+        f"{TRIAL_STEP_CPU_S:g} s of CPU time"]
 
 
 @pytest.mark.slow

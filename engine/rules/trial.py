@@ -4,19 +4,26 @@ durable_rules' C core cannot be interrupted: it holds the GIL and ignores SIGINT
 it never finishes building hangs the process for good. The compiler keeps every shape it knows
 of within the measured limits (``engine.rules.limits``); this catches what that misses. A
 forked child builds each ruleset exactly as :class:`~engine.rules.evaluate.Evaluator` does and
-asserts a fact with no values into it, reporting each step on a pipe; the parent kills it when
-a step takes longer than ``TRIAL_STEP_S``. The compiled policy then records that it built
-(``Compiled.built``), so a policy from the cache is not tried again.
+asserts a fact with no values into it, reporting each step on a pipe. Each step may use
+``TRIAL_STEP_CPU_S`` seconds of the child's *CPU time* (``RLIMIT_CPU``, set afresh before each
+step): a busy machine makes the trial slower, never a failure. Only a step that gets no CPU
+for ``TRIAL_STEP_WALL_S`` of wall-clock time ends the trial, and that is said to be the
+machine, not the rules. The compiled policy then records that it built (``Compiled.built``),
+so a policy from the cache is not tried again, and the content of every policy that built is
+remembered for the process, so another catalog with the same rules is not tried again either.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
+import math
 import os
 import select
 import signal
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,17 +34,26 @@ from engine.errors import RuleError
 from engine.rules.compile import Compiled, CompiledRuleset
 from engine.rules.evaluate import QuietHost, describe_error, host_definitions, ignore
 
-TRIAL_STEP_S = 2.0
-"""How long the trial may take to build one ruleset, or to assert one fact into it (a few
-milliseconds normally; the bound only ends what would never finish)."""
+TRIAL_STEP_CPU_S = 2
+"""CPU seconds the trial may spend building one ruleset, or asserting one fact into it (a
+few milliseconds normally; the bound only ends what would never finish). Whole seconds:
+``RLIMIT_CPU`` counts in seconds."""
+TRIAL_STEP_WALL_S = 300.0
+"""Wall-clock seconds a step may take before the trial gives up on a machine too busy to run
+it: the last guard, far beyond any load that still lets the child run."""
 TRIAL_MEMORY_BYTES = 512 * 2**20
 """Address space the trial child may add to what it inherits."""
+
+_built: set[str] = set()
+"""Content hashes of the compiled policies that passed the trial in this process."""
+_built_lock = threading.Lock()
 
 
 def verified(compiled: Compiled) -> Compiled:
     """``compiled``, marked as built, once a child process has built each of its rulesets
     with durable_rules and asserted a fact with no values into it, each step within
-    ``TRIAL_STEP_S``.
+    ``TRIAL_STEP_CPU_S`` of CPU time (or once a policy of the same content has, in this
+    process).
 
     A step that does not finish (the child is killed), a crash or a durable_rules error code
     becomes a :class:`RuleError` naming the rule when it is known, else the ruleset's rules.
@@ -46,6 +62,10 @@ def verified(compiled: Compiled) -> Compiled:
     """
     if compiled.built or not hasattr(os, "fork"):
         return compiled
+    digest = content_digest(compiled)
+    with _built_lock:
+        if digest in _built:
+            return dataclasses.replace(compiled, built=True)
     import resource  # noqa: F401 - imported here, not first in the child (see _limit_memory)
 
     try:
@@ -62,6 +82,7 @@ def verified(compiled: Compiled) -> Compiled:
         code = 1
         try:
             os.close(read_end)
+            signal.signal(signal.SIGXCPU, signal.SIG_DFL)
             _limit_memory()
             _trial(compiled, write_end)
             code = 0
@@ -75,7 +96,30 @@ def verified(compiled: Compiled) -> Compiled:
     problem = _verdict(compiled, lines, status)
     if problem is not None:
         raise problem
+    with _built_lock:
+        _built.add(digest)
     return dataclasses.replace(compiled, built=True)
+
+
+def content_digest(compiled: Compiled) -> str:
+    """What the trial builds, as a hash: every ruleset's name, kind and definitions (the
+    rules' origins and what they read do not change what durable_rules is given)."""
+    text = json.dumps([[r.name, r.kind, r.definitions] for r in compiled.rulesets],
+                      sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _limit_cpu_for_a_step() -> None:
+    """Let the child spend at most ``TRIAL_STEP_CPU_S`` more seconds of CPU time from now:
+    past it the kernel ends it with SIGXCPU (the hard limit is left as inherited)."""
+    import resource  # already imported by the parent (in verified): no import in the child
+
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    soft = math.ceil(used.ru_utime + used.ru_stime) + TRIAL_STEP_CPU_S
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    if hard != resource.RLIM_INFINITY:
+        soft = min(soft, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
 
 
 def _limit_memory() -> None:
@@ -96,6 +140,7 @@ def _trial(compiled: Compiled, out: int) -> None:
     """In the child: build and probe each ruleset, saying what it starts (``build I``,
     ``probe I``, ``alone I NAME``), then ``error I NAME|- MESSAGE`` or ``ok``."""
     def say(text: str) -> None:
+        _limit_cpu_for_a_step()
         os.write(out, (" ".join(text.split()) + "\n").encode())
 
     for index, ruleset in enumerate(compiled.rulesets):
@@ -130,10 +175,11 @@ def _culprit(ruleset: CompiledRuleset, index: int, say: Callable[[str], None]) -
 
 
 def _follow(pid: int, stream: int) -> tuple[list[str], int | None]:
-    """The child's lines and exit status (None: killed after a step took too long)."""
+    """The child's lines and exit status (None: killed after a step took longer than
+    ``TRIAL_STEP_WALL_S`` of wall-clock time)."""
     lines: list[str] = []
     pending = b""
-    deadline = time.monotonic() + TRIAL_STEP_S
+    deadline = time.monotonic() + TRIAL_STEP_WALL_S
     try:
         while True:
             remaining = deadline - time.monotonic()
@@ -149,7 +195,7 @@ def _follow(pid: int, stream: int) -> tuple[list[str], int | None]:
             *done, pending = (pending + chunk).split(b"\n")
             lines += [line.decode(errors="replace") for line in done]
             if done:
-                deadline = time.monotonic() + TRIAL_STEP_S
+                deadline = time.monotonic() + TRIAL_STEP_WALL_S
     except BaseException:  # Ctrl-C while waiting: take the child down too
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)
@@ -164,7 +210,12 @@ def _verdict(compiled: Compiled, lines: list[str], status: int | None) -> RuleEr
     step, index, name, message = _last_step(lines)
     doing = "building the rules" if step in ("build", "alone") else "evaluating a fact"
     if status is None:
-        text = f"durable_rules did not finish {doing} within {TRIAL_STEP_S:g} s"
+        return RuleError(
+            f"the machine is too busy: the trial build of the rules got no answer within "
+            f"{TRIAL_STEP_WALL_S:g} s of wall-clock time (it takes well under a second of CPU); "
+            "try again when the machine is less loaded")
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGXCPU:
+        text = f"durable_rules did not finish {doing} within {TRIAL_STEP_CPU_S:g} s of CPU time"
     elif os.WIFSIGNALED(status):
         text = f"durable_rules crashed (signal {os.WTERMSIG(status)}) {doing}"
     elif message is not None:
