@@ -25,7 +25,7 @@ NOT_RECORDED = "not recorded (--no-audit)"
 
 
 def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
-         recorded: bool = True) -> None:
+         recorded: bool = True, force: bool = False) -> None:
     """Print the decision in ``fmt`` and write the chart file if asked. A decision that was
     not ``recorded`` shows no id a person could look for in the audit store (JSON keeps its
     ``decision_id``: the contract's field)."""
@@ -49,7 +49,7 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         if curves is None:
             click.echo("No chart: owning never costs less than renting for this job.", err=True)
             return
-        write_chart(curves, chart_path)
+        write_chart(curves, chart_path, force=force)
         click.echo(f"Chart written to {chart_path}", err=True)
 
 
@@ -59,7 +59,8 @@ def platform_names(engine: Engine) -> dict[str, str]:
 
 
 def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
-                chart_path: Path | None = None, recorded: bool = True) -> None:
+                chart_path: Path | None = None, recorded: bool = True,
+                force: bool = False) -> None:
     """Print a decision made with ``trace`` and every rule's outcome: under ``"trace"`` in
     JSON, after the decision otherwise."""
     from engine.tools.rule_trace import trace
@@ -74,7 +75,7 @@ def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
         data["trace"] = [line.as_json() for line in lines]
         click.echo(dumps(data), nl=False)
         return
-    emit(evaluation.decision, engine, fmt, chart_path, recorded)
+    emit(evaluation.decision, engine, fmt, chart_path, recorded, force)
     click.echo("\nTrace (every rule):")
     for line in lines:
         click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")
