@@ -8,6 +8,7 @@ import click
 
 from engine.cli.notices import say_new_store
 from engine.decide.engine import Decision, Engine, Evaluation
+from engine.files.printable import json_printable
 
 
 def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
@@ -31,8 +32,8 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
     ``decision_id``: the contract's field)."""
     if not recorded and fmt != "json":
         decision = decision.model_copy(update={"decision_id": NOT_RECORDED})
-    if fmt == "json":
-        click.echo(decision.to_json(), nl=False)
+    if fmt == "json":  # the same JSON value; no character a terminal acts on is left raw
+        click.echo(json_printable(decision.to_json()), nl=False)
     elif fmt == "markdown":
         from engine.output.markdown import render_markdown
 
@@ -73,7 +74,7 @@ def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
 
         data = json.loads(evaluation.decision.to_json())
         data["trace"] = [line.as_json() for line in lines]
-        click.echo(dumps(data), nl=False)
+        click.echo(json_printable(dumps(data)), nl=False)
         return
     emit(evaluation.decision, engine, fmt, chart_path, recorded, force)
     click.echo("\nTrace (every rule):")
