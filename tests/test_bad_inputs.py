@@ -382,6 +382,7 @@ def run_measured(args: list[str], env: dict[str, str], timeout: float = 30) -> R
 @pytest.fixture(scope="module")
 def child_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     base = tmp_path_factory.mktemp("child")
+    (base / "cache").mkdir(mode=0o700)  # made before any run: none says it created it
     return {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(base / "audit.sqlite3"),
             "GPU_ADVISOR_CACHE_DIR": str(base / "cache"), "PYTHONDONTWRITEBYTECODE": "1"}
 

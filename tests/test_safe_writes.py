@@ -355,3 +355,23 @@ def test_a_target_that_becomes_a_fifo_before_the_rename_is_kept(tmp_path: Path) 
         out.commit()
     assert stat.S_ISFIFO(os.lstat(path).st_mode)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_where_files_cannot_be_named_relative_to_a_folder_paths_are_used(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same checks and the same atomic write where ``dir_fd`` is not supported
+    (Windows): files are named by their paths."""
+    from engine.files import safe_write
+
+    monkeypatch.setattr(safe_write, "_RELATIVE", False)
+    path = tmp_path / "a.yaml"
+    path.write_bytes(KEPT)
+    path.chmod(0o600)
+    write_file(path, b"new\n", force=True)
+    assert path.read_bytes() == b"new\n" and stat.S_IMODE(path.stat().st_mode) == 0o600
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(InputError, match="is a FIFO"):
+        write_file(tmp_path / "pipe", b"x", force=True)
+    with pytest.raises(InputError, match="is not a folder"):
+        write_file(path / "inside.yaml", b"x", force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml", "pipe"]

@@ -145,9 +145,34 @@ def _lstat(path: Path, shown: Target) -> os.stat_result | None:
         raise shown.refused(f"cannot write ({exc.strerror or exc})") from None
 
 
-def _open_folder(target: Target) -> int:
+@dataclass(frozen=True)
+class _Folder:
+    """A folder written into: open, its files named relative to its descriptor (so the
+    folder checked is the folder written) where the system allows it, else by path."""
+
+    fd: int | None
+    path: Path
+
+    def at(self, name: str) -> str:
+        """How to name ``name`` in the folder, with ``dir_fd=self.fd``."""
+        return name if self.fd is not None else os.fspath(self.path / name)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+_RELATIVE = all(f in os.supports_dir_fd for f in (os.open, os.stat, os.unlink, os.replace))
+"""Whether files can be named relative to an open folder here (not on Windows)."""
+
+
+def _open_folder(target: Target) -> _Folder:
     try:
-        return os.open(target.folder, _DIR_FLAGS)
+        if not _RELATIVE:
+            if not target.folder.is_dir():
+                raise NotADirectoryError if target.folder.exists() else FileNotFoundError
+            return _Folder(None, target.folder)
+        return _Folder(os.open(target.folder, _DIR_FLAGS), target.folder)
     except FileNotFoundError:
         raise target.refused(f"folder {target.folder} does not exist") from None
     except NotADirectoryError:
@@ -159,32 +184,36 @@ def _open_folder(target: Target) -> int:
 
 def _probe(target: Target) -> None:
     """Prove the folder writable: make a temporary file there and remove it."""
-    dir_fd = _open_folder(target)
+    folder = _open_folder(target)
     try:
-        fd, temporary = _create(target, dir_fd, 0o600)
+        fd, temporary = _create(target, folder, 0o600)
         os.close(fd)
-        os.unlink(temporary, dir_fd=dir_fd)
+        os.unlink(folder.at(temporary), dir_fd=folder.fd)
     finally:
-        os.close(dir_fd)
+        folder.close()
 
 
-def _create(target: Target, dir_fd: int, mode: int) -> tuple[int, str]:
+def _create(target: Target, folder: _Folder, mode: int) -> tuple[int, str]:
     try:
-        return open_temporary(dir_fd, target.name, mode)
+        return _temporary(folder, target.name, mode)
     except OSError as exc:
         raise target.refused(f"cannot write in folder {target.folder} "
                              f"({exc.strerror or exc})") from None
 
 
-def open_temporary(dir_fd: int, name: str, mode: int = 0o600) -> tuple[int, str]:
-    """A new empty file beside ``name`` in the open folder (never an existing file, never
-    through a link): its descriptor and name."""
+def _temporary(folder: _Folder, name: str, mode: int) -> tuple[int, str]:
     while True:
         temporary = f".{name[:_NAME_KEPT]}.{secrets.token_hex(6)}.tmp"
         try:
-            return os.open(temporary, _CREATE_FLAGS, mode, dir_fd=dir_fd), temporary
+            return os.open(folder.at(temporary), _CREATE_FLAGS, mode, dir_fd=folder.fd), temporary
         except FileExistsError:
             continue
+
+
+def open_temporary(dir_fd: int, name: str, mode: int = 0o600) -> tuple[int, str]:
+    """A new empty file beside ``name`` in the open folder (never an existing file, never
+    through a link): its descriptor and name."""
+    return _temporary(_Folder(dir_fd, Path()), name, mode)
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -220,17 +249,17 @@ class AtomicFile:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.committed = False
-        self._dir_fd = -1
+        self._folder: _Folder | None = None
         self._fd = -1
         self._temporary: str | None = None
 
     def __enter__(self) -> AtomicFile:
-        self._dir_fd = _open_folder(self.target)
+        self._folder = _open_folder(self.target)
         try:
             # an existing file's mode is set before any byte is written; a new file's is
             # the usual 0666 less the umask
             mode = 0o600 if self.target.mode is not None else 0o666
-            self._fd, self._temporary = _create(self.target, self._dir_fd, mode)
+            self._fd, self._temporary = _create(self.target, self._folder, mode)
             if self.target.mode is not None:
                 os.fchmod(self._fd, self.target.mode)
         except BaseException:
@@ -276,8 +305,10 @@ class AtomicFile:
 
     def _recheck(self) -> None:
         """Refuse what appeared at the target since it was checked (a FIFO, a link...)."""
+        assert self._folder is not None
         try:
-            found = os.stat(self.target.name, dir_fd=self._dir_fd, follow_symlinks=False)
+            found = os.stat(self._folder.at(self.target.name), dir_fd=self._folder.fd,
+                            follow_symlinks=False)
         except FileNotFoundError:
             return
         if not stat.S_ISREG(found.st_mode):
@@ -287,9 +318,11 @@ class AtomicFile:
                                       "to replace it")
 
     def _move(self, name: str) -> None:
-        assert self._temporary is not None
+        assert self._temporary is not None and self._folder is not None
+        folder = self._folder
         try:
-            os.replace(self._temporary, name, src_dir_fd=self._dir_fd, dst_dir_fd=self._dir_fd)
+            os.replace(folder.at(self._temporary), folder.at(name), src_dir_fd=folder.fd,
+                       dst_dir_fd=folder.fd)
         except OSError as exc:
             raise self.target.refused(f"cannot write ({exc.strerror or exc})") from None
         self._temporary = None
@@ -298,13 +331,13 @@ class AtomicFile:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        if self._temporary is not None and self._dir_fd >= 0:
+        if self._temporary is not None and self._folder is not None:
             with contextlib.suppress(OSError):
-                os.unlink(self._temporary, dir_fd=self._dir_fd)
+                os.unlink(self._folder.at(self._temporary), dir_fd=self._folder.fd)
             self._temporary = None
-        if self._dir_fd >= 0:
-            os.close(self._dir_fd)
-            self._dir_fd = -1
+        if self._folder is not None:
+            self._folder.close()
+            self._folder = None
 
 
 def write_checked(target: Target, data: bytes) -> None:
