@@ -218,10 +218,10 @@ def test_an_unwritable_chart_folder_as_root_is_refused_first(
     folder = tmp_path / "locked"
     folder.mkdir()
 
-    def refuse(dir_fd: int, name: str, mode: int = 0o600) -> tuple[int, str]:
+    def refuse(*args: object) -> tuple[int, str]:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(safe_write, "open_temporary", refuse)
+    monkeypatch.setattr(safe_write, "_temporary", refuse)  # every temporary file is made here
     target = folder / "out.svg"
     line = one_error_line(runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE),
                                               "--chart", str(target)]))
