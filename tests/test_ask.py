@@ -409,8 +409,8 @@ def test_unwritable_answers_file_fails_before_any_question(runner: CliRunner,
     prompter = terminal()
     result = runner.invoke(cli, ["ask", "--answers", "no-such-dir/answers.yaml"])
     assert result.exit_code == 2
-    assert result.stderr == ("error: no-such-dir/answers.yaml: cannot write (No such file or "
-                             "directory)\n")
+    assert result.stderr == ("error: no-such-dir/answers.yaml: folder no-such-dir does not "
+                             "exist\n")
     assert prompter.asked == []
 
 

@@ -4,6 +4,7 @@ and say how to get help and go back, and the answers file written atomically."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from engine.answers.answers_file import (
 from engine.answers.prompt import hint_for, wrap_note, wrap_prompt
 from engine.answers.questionnaire import Questionnaire, prompt_text
 from engine.catalog.load import Catalog
-from engine.errors import AnswerError
+from engine.errors import InputError
 
 # --- prompts ----------------------------------------------------------------------------------
 
@@ -86,11 +87,11 @@ def test_a_failed_write_leaves_the_old_file_whole(tmp_path: Path,
     write_answers(path, {"workload": "pretrain"})
     before = path.read_bytes()
 
-    def refuse(self: Path, target: Path) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(Path, "replace", refuse)
-    with pytest.raises(AnswerError) as caught:
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(InputError) as caught:
         write_answers(path, {"workload": "fine-tune"})
     assert str(caught.value) == f"{path}: cannot write (No space left on device)"
     assert path.read_bytes() == before
@@ -117,11 +118,12 @@ def test_keeps_the_file_mode(tmp_path: Path) -> None:
 
 
 def test_check_writable_refuses_before_any_question(tmp_path: Path) -> None:
-    with pytest.raises(AnswerError) as caught:
+    with pytest.raises(InputError) as caught:
         check_writable(tmp_path)
-    assert str(caught.value) == f"{tmp_path}: not a regular file; the answers cannot be saved there"
-    with pytest.raises(AnswerError) as caught:
+    assert str(caught.value) == f"{tmp_path}: is a directory, not a regular file"
+    with pytest.raises(InputError) as caught:
         check_writable(tmp_path / "missing" / "a.yaml")
-    assert "cannot write (No such file or directory)" in str(caught.value)
+    assert str(caught.value) == (f"{tmp_path / 'missing' / 'a.yaml'}: folder "
+                                 f"{tmp_path / 'missing'} does not exist")
     check_writable(tmp_path / "a.yaml")
     assert list(tmp_path.iterdir()) == []                        # the probe leaves nothing

@@ -481,6 +481,7 @@ def test_recommend_records_keyed_and_keeps_the_store_keyed(runner: CliRunner, db
     head = head_of(runner, db)
     key_file = tmp_path / "audit.key"
     key_file.write_text(KEY + "\n")
+    key_file.chmod(0o600)
     monkeypatch.setenv("GPU_ADVISOR_AUDIT_KEY_FILE", str(key_file))
     assert run(runner, "recommend", "--answers", str(EXAMPLE), "--audit-db", str(db)
                ).exit_code == 0
@@ -510,6 +511,7 @@ def test_recommend_records_keyed_and_keeps_the_store_keyed(runner: CliRunner, db
 def test_keyed_recording_and_verify_in_a_real_process(keyed_db: Path, tmp_path: Path) -> None:
     key_file = tmp_path / "audit.key"
     key_file.write_text(KEY)
+    key_file.chmod(0o600)
     env = {**os.environ, "GPU_ADVISOR_AUDIT_KEY_FILE": str(key_file),
            "GPU_ADVISOR_NO_CACHE": "1"}
     done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers",
@@ -532,6 +534,7 @@ def test_key_file_option_wins_and_bad_keys_are_one_line(runner: CliRunner, keyed
                                                         ) -> None:
     good = tmp_path / "good.key"
     good.write_text(f"  {KEY}\n")
+    good.chmod(0o600)
     key_env(monkeypatch, "wrong-but-long-enough-key")
     result = run(runner, "audit", "verify", "--audit-db", str(keyed_db), "--key-file", str(good))
     assert result.exit_code == 0, result.output
@@ -547,7 +550,8 @@ def test_key_file_option_wins_and_bad_keys_are_one_line(runner: CliRunner, keyed
                                  "least 16 are needed (e.g. `openssl rand -hex 32`)")
 
 
-@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "huge", "blank"])
+@pytest.mark.parametrize("kind", ["missing", "directory", "fifo", "huge", "blank",
+                                  "group-readable", "world-writable"])
 def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db: Path,
                                                     tmp_path: Path, kind: str) -> None:
     path = tmp_path / "audit.key"
@@ -558,6 +562,10 @@ def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db:
         "huge": f"error: {path}: the audit key file is 5,000 bytes; a key is at most 4,096",
         "blank": f"error: {path}: the audit key is 0 byte(s); at least 16 are needed (e.g. "
                  "`openssl rand -hex 32`)",
+        "group-readable": f"error: {path}: the audit key file is readable or writable by "
+                          f"others (mode 0640); run chmod 600 {path}",
+        "world-writable": f"error: {path}: the audit key file is readable or writable by "
+                          f"others (mode 0602); run chmod 600 {path}",
     }[kind]
     if kind == "directory":
         path.mkdir()
@@ -567,6 +575,10 @@ def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db:
         path.write_text("k" * 5000)
     elif kind == "blank":
         path.write_text(" \n\n")
+        path.chmod(0o600)
+    elif kind in ("group-readable", "world-writable"):
+        path.write_text(KEY)
+        path.chmod(0o640 if kind == "group-readable" else 0o602)
     result = run(runner, "audit", "verify", "--audit-db", str(keyed_db), "--key-file", str(path))
     assert failed(result, 2) == expected
 

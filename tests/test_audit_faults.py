@@ -334,8 +334,10 @@ def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engi
         base.chmod(0o755)
         package = base / "src" / "engine"
         (package / "audit").mkdir(parents=True)
-        for name in ("__init__.py", "errors.py", *(f"audit/{m.name}" for m in
-                                                    (ROOT / "engine" / "audit").glob("*.py"))):
+        (package / "files").mkdir()  # the store's helpers: escaping, the file checks
+        for name in ("__init__.py", "errors.py",
+                     *(f"{folder}/{m.name}" for folder in ("audit", "files")
+                       for m in (ROOT / "engine" / folder).glob("*.py"))):
             shutil.copyfile(ROOT / "engine" / name, package / name)
         # the store reads compressed records: its one dependency goes along
         shutil.copytree(Path(zstandard.__file__).parent, base / "src" / "zstandard",

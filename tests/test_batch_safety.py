@@ -104,7 +104,7 @@ def test_out_that_is_the_input_is_refused_and_the_input_kept(
     monkeypatch.chdir(tmp_path)
     code, stderr = run_batch(runner, source, out)
     assert (code, stderr) == (
-        2, f"error: {out}: --out is the input file {source}; choose another output file\n")
+        2, f"error: {out}: --out: is the input file {source}; choose another output file\n")
     assert source.read_bytes() == before
     assert leftovers(tmp_path) == []
 
@@ -115,8 +115,8 @@ def test_out_whose_partial_file_is_the_input_is_refused(
     source.write_text(f"{GOOD[0]}\n", encoding="utf-8")
     code, stderr = run_batch(runner, source, tmp_path / "out.jsonl")
     assert code == 2
-    assert stderr == (f"error: {tmp_path / 'out.jsonl'}: the partial file {source} of --out is "
-                      f"the input file {source}; choose another output file\n")
+    assert stderr == (f"error: {tmp_path / 'out.jsonl'}: --out: has the partial file {source}, "
+                      f"which is the input file {source}; choose another output file\n")
     assert source.read_text(encoding="utf-8") == f"{GOOD[0]}\n"
 
 
@@ -129,7 +129,7 @@ def test_out_that_is_the_input_is_refused_in_a_real_process(source: Path,
     done = subprocess.run([sys.executable, "-m", "engine", "batch", str(source), "--out",
                            str(link)], capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == (f"error: {link}: --out is the input file {source}; choose another "
+    assert done.stderr == (f"error: {link}: --out: is the input file {source}; choose another "
                            "output file\n")
     assert source.read_bytes() == before
 
@@ -145,9 +145,10 @@ def test_out_that_is_not_a_regular_file_is_refused_without_blocking(
         pytest.skip(f"no {out}")
     done = subprocess.run([sys.executable, "-m", "engine", "batch", str(source), "--out",
                            str(out)], capture_output=True, text=True, timeout=120, check=False)
-    name = {"directory": "directory", "fifo": "FIFO", "device": "device"}[kind]
+    name = {"directory": "a directory", "fifo": "a FIFO (named pipe)",
+            "device": "a character device"}[kind]
     assert (done.returncode, done.stderr) == (
-        2, f"error: {out}: --out is a {name}, not a regular file\n")
+        2, f"error: {out}: --out: is {name}, not a regular file\n")
 
 
 @pytest.mark.slow
@@ -158,7 +159,8 @@ def test_input_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> Non
     done = subprocess.run([sys.executable, "-m", "engine", "batch", str(fifo), "--out",
                            str(out)], capture_output=True, text=True, timeout=120, check=False)
     assert (done.returncode, done.stderr) == (
-        2, f"error: {fifo}: not a regular file (FIFO); expected a file of JSON lines\n")
+        2, f"error: {fifo}: is a FIFO (named pipe), not a regular file; expected a file of "
+           "JSON lines\n")
     assert not out.exists()
 
 
@@ -170,7 +172,7 @@ def test_a_bad_policy_leaves_an_existing_out_untouched(
     out.write_bytes(b"previous results\n")
     for workers in ("1", "2"):
         code, stderr = run_batch(runner, source, out, "--rules", "/nonexistent",
-                                 "--workers", workers)
+                                 "--workers", workers, "--force")
         assert (code, stderr) == (2, "error: /nonexistent: no such rule file or directory\n")
         assert out.read_bytes() == b"previous results\n"
     assert leftovers(tmp_path) == []
@@ -192,7 +194,7 @@ def test_a_failure_half_way_leaves_an_existing_out_untouched(
     monkeypatch.setattr(batch_cmd, "evaluate_lines", fail_on_second_chunk)
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"previous results\n")
-    code, stderr = run_batch(runner, source, out, "--chunk-size", "1")
+    code, stderr = run_batch(runner, source, out, "--chunk-size", "1", "--force")
     assert (code, stderr) == (2, "error: the policy went away\n")
     assert out.read_bytes() == b"previous results\n"
     assert leftovers(tmp_path) == []
@@ -203,7 +205,11 @@ def test_a_completed_run_replaces_out_and_keeps_its_mode(
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"previous results\n")
     out.chmod(0o640)
-    code, _ = run_batch(runner, source, out)
+    code, stderr = run_batch(runner, source, out)
+    assert (code, stderr) == (2, f"error: {out}: --out: already exists; give --force to "
+                                 "replace it\n")
+    assert out.read_bytes() == b"previous results\n"
+    code, _ = run_batch(runner, source, out, "--force")
     assert code == 0
     assert [r["line"] for r in records_of(out)] == [1, 2]
     assert out.stat().st_mode & 0o777 == 0o640
@@ -217,7 +223,7 @@ def test_through_a_symlink_the_target_is_replaced_and_the_link_kept(
     target.write_bytes(b"old\n")
     link = tmp_path / "results.jsonl"
     link.symlink_to(target)
-    code, _ = run_batch(runner, source, link)
+    code, _ = run_batch(runner, source, link, "--force")
     assert code == 0
     assert link.is_symlink()
     assert [r["line"] for r in records_of(target)] == [1, 2]
@@ -227,7 +233,7 @@ def test_an_unwritable_out_folder_is_refused_before_the_run(
         runner: CliRunner, source: Path, tmp_path: Path) -> None:
     out = tmp_path / "missing" / "out.jsonl"
     code, stderr = run_batch(runner, source, out)
-    assert (code, stderr) == (2, f"error: {out}: cannot write: No such file or directory\n")
+    assert (code, stderr) == (2, f"error: {out}: --out: folder {out.parent} does not exist\n")
 
 
 # ------------------------------------------------------------------- one line, one record
@@ -376,13 +382,13 @@ def test_dask_refuses_the_input_as_output_and_keeps_out_on_a_bad_policy(
     from engine.errors import InputError
 
     before = source.read_bytes()
-    with pytest.raises(InputError, match="--out is the input file"):
+    with pytest.raises(InputError, match="--out: is the input file"):
         run_on_dask(source, source, client=dask_client)
     assert source.read_bytes() == before
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"previous results\n")
     with pytest.raises(Exception, match="no such rule file or directory"):
-        run_on_dask(source, out, client=dask_client, rules=Path("/nonexistent"))
+        run_on_dask(source, out, client=dask_client, rules=Path("/nonexistent"), force=True)
     assert out.read_bytes() == b"previous results\n"
     assert leftovers(tmp_path) == []
 
@@ -476,7 +482,7 @@ class _Running:
         """Until the temporary output file holds some records (no fixed sleep)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(p.stat().st_size > 0 for p in folder.glob("out.jsonl.*.tmp")):
+            if any(p.stat().st_size > 0 for p in folder.glob(".out.jsonl.*.tmp")):
                 return
             assert self.proc.poll() is None, "batch ended before writing anything"
             time.sleep(0.01)
@@ -500,8 +506,8 @@ def test_an_interrupted_run_keeps_out_and_a_complete_prefix(
     source.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"previous results\n")
-    run = _Running([str(source), "--out", str(out), "--workers", workers, "--chunk-size", "10"],
-                   child_env)
+    run = _Running([str(source), "--out", str(out), "--force", "--workers", workers,
+                    "--chunk-size", "10"], child_env)
     try:
         run.wait_for_output(tmp_path)
         os.killpg(run.proc.pid, signum)  # the whole group, as Ctrl-C in a terminal does

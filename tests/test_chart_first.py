@@ -5,7 +5,6 @@ or recorded: the audit store that already holds decisions gains no record."""
 from __future__ import annotations
 
 import importlib.util
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -48,17 +47,9 @@ def refused(result: Result | subprocess.CompletedProcess[str]) -> str:
 def targets(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     yield tmp_path / "cost.txt", "expected a .svg or .png file name"
     yield tmp_path / "missing" / "cost.svg", f"folder {tmp_path / 'missing'} does not exist"
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    yield locked / "cost.svg", f"cannot write in folder {locked} (permission denied)"
-
-
-@pytest.fixture(autouse=True)
-def locked_even_for_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check asks access(); root may write anywhere, so the answer is given for it."""
-    real = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False
-                        if Path(p) == tmp_path / "locked" else real(p, mode, **kw))
+    unwritable = tmp_path / "a-file"  # a folder nobody can write in, root included
+    unwritable.write_text("not a folder\n")
+    yield unwritable / "cost.svg", f"folder {unwritable} is not a folder"
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "json"])

@@ -357,7 +357,7 @@ def test_out_is_refused_before_anything_is_read(runner: CliRunner, tmp_path: Pat
 
     assert line(link, "--force") == (
         f"error: {link}: --out: is the config being imported; choose another file")
-    assert line(tmp_path) == f"error: {tmp_path}: --out: is not a regular file"
+    assert line(tmp_path) == f"error: {tmp_path}: --out: is a directory, not a regular file"
     missing = tmp_path / "no" / "answers.yaml"
     assert line(missing) == f"error: {missing}: --out: folder {missing.parent} does not exist"
     assert config.read_text() == AXOLOTL.read_text()

@@ -180,9 +180,9 @@ def _chart_targets(tmp_path: Path) -> Iterator[tuple[str, str]]:
     os.mkfifo(tmp_path / "fifo.svg")
     yield "out.txt", "expected a .svg or .png file name"
     yield "missing/out.svg", f"folder {tmp_path / 'missing'} does not exist"
-    yield "file/out.png", f"folder {tmp_path / 'file'} does not exist"
-    yield "folder.svg", "is a directory, expected a file name"
-    yield "fifo.svg", "is not a regular file"
+    yield "file/out.png", f"folder {tmp_path / 'file'} is not a folder"
+    yield "folder.svg", "is a directory, not a regular file"
+    yield "fifo.svg", "is a FIFO (named pipe), not a regular file"
 
 
 @pytest.mark.parametrize("command", ["recommend", "ask"])
@@ -204,23 +204,28 @@ def test_an_unwritable_chart_folder_is_refused_first(runner: CliRunner, tmp_path
     target = folder / "out.svg"
     line = one_error_line(runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE),
                                               "--chart", str(target)]))
-    assert line == f"error: {target}: --chart: cannot write in folder {folder} (permission denied)"
+    assert line == f"error: {target}: --chart: cannot write in folder {folder} (Permission denied)"
     assert not isolated_audit_store.exists()
 
 
 def test_an_unwritable_chart_folder_as_root_is_refused_first(
         runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         isolated_audit_store: Path) -> None:
-    """The same check where the OS would let root write: access() is what is asked."""
+    """The same check where the OS would let root write: the folder is proved writable by
+    making a temporary file there, and here that is refused as the OS would refuse it."""
+    from engine.files import safe_write
+
     folder = tmp_path / "locked"
     folder.mkdir()
-    real = os.access
-    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if Path(p) == folder
-                        else real(p, mode, **kw))
+
+    def refuse(*args: object) -> tuple[int, str]:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(safe_write, "_temporary", refuse)  # every temporary file is made here
     target = folder / "out.svg"
     line = one_error_line(runner.invoke(cli, ["recommend", "--answers", str(EXAMPLE),
                                               "--chart", str(target)]))
-    assert line == f"error: {target}: --chart: cannot write in folder {folder} (permission denied)"
+    assert line == f"error: {target}: --chart: cannot write in folder {folder} (Permission denied)"
     assert not isolated_audit_store.exists()
 
 

@@ -89,14 +89,14 @@ def test_all_schemas_are_named_and_valid(generated: dict[str, dict[str, Any]]) -
 
 
 def test_committed_schemas_are_current(generated: dict[str, dict[str, Any]]) -> None:
-    """schemas/ equals what `gpu-advisor rules schema --out schemas` writes now."""
+    """schemas/ equals what `gpu-advisor rules schema --out schemas --force` writes now."""
     stale = [name for name, schema in generated.items()
              if not (SCHEMA_DIR / f"{name}.schema.json").is_file()
              or (SCHEMA_DIR / f"{name}.schema.json").read_text(encoding="utf-8") != dump(schema)]
     extra = sorted(p.name for p in SCHEMA_DIR.glob("*.schema.json")
                    if p.name.removesuffix(".schema.json") not in generated)
     assert not stale and not extra, (
-        f"stale {stale}, unexpected {extra}: run `gpu-advisor rules schema --out schemas`")
+        f"stale {stale}, unexpected {extra}: run `gpu-advisor rules schema --out schemas --force`")
 
 
 # ------------------------------------------------------------------ shipped files

@@ -1,15 +1,15 @@
 """The questionnaire's answers file: written after every answer, atomically (a complete
 temporary file renamed over the old one), so a session killed at any moment leaves the
 answers given so far in a file that ``ask --answers FILE`` resumes and ``recommend --answers
-FILE`` reads once it is complete."""
+FILE`` reads once it is complete. The header's first line marks a file as the
+questionnaire's own: one that starts with it is resumed and replaced in place, any other
+existing file only with ``--force`` (written by :mod:`engine.files.safe_write`)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,7 @@ import yaml
 
 from engine.catalog.load import Catalog
 from engine.errors import AnswerError
+from engine.files.safe_write import check_target, write_file
 
 DEFAULT_NAME = "gpu-advisor-answers"
 HEADER = ("# gpu-advisor answers, saved as they are given.\n"
@@ -39,14 +40,17 @@ def fresh_path(directory: Path) -> Path:
 
 def written_by_ask(path: Path) -> bool:
     """Whether ``path`` is one of our answers files (a YAML file that starts with our
-    header): only those are resumed in place; another file is read, never rewritten."""
+    header): only those are resumed in place and replaced without ``--force``; another file
+    is read, never rewritten. A FIFO or device is never opened (it is not ours)."""
     if path.suffix.lower() == ".json":
         return False
+    marker = HEADER.splitlines(keepends=True)[0].encode()
     try:
-        with path.open(encoding="utf-8") as handle:
-            return handle.readline() == HEADER.splitlines(keepends=True)[0]
-    except (OSError, UnicodeDecodeError):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
         return False
+    with os.fdopen(fd, "rb") as handle:
+        return stat.S_ISREG(os.fstat(fd).st_mode) and handle.read(len(marker)) == marker
 
 
 def answers_data(answers: Mapping[str, Any], catalog: Catalog) -> dict[str, Any]:
@@ -63,45 +67,13 @@ def render(data: Mapping[str, Any], path: Path) -> str:
     return HEADER + (yaml.safe_dump(dict(data), sort_keys=False) if data else "")
 
 
-def check_writable(path: Path) -> None:
-    """Refuse, before any question, a file the answers could not be saved to."""
-    target = path.resolve()
-    if target.exists() and not target.is_file():
-        raise AnswerError("not a regular file; the answers cannot be saved there",
-                          path=str(path))
-    _write(target, b"", probe=True, shown=path)
+def check_writable(path: Path, *, force: bool = False) -> None:
+    """Refuse, before any question, a file the answers could not be saved to: not a regular
+    file, in a missing or unwritable folder, or an existing file that is not ours (without
+    ``force``)."""
+    check_target(path, force=force, ours=written_by_ask)
 
 
-def write_answers(path: Path, data: Mapping[str, Any]) -> None:
+def write_answers(path: Path, data: Mapping[str, Any], *, force: bool = False) -> None:
     """Replace ``path`` (through a symbolic link, if it is one) with the answers."""
-    _write(path.resolve(), render(data, path).encode("utf-8"), probe=False, shown=path)
-
-
-def _write(target: Path, content: bytes, *, probe: bool, shown: Path) -> None:
-    try:
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}-",
-                                    suffix=".tmp")
-    except OSError as exc:
-        raise AnswerError(f"cannot write ({exc.strerror})", path=str(shown)) from None
-    temporary = Path(name)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if not probe:
-            temporary.chmod(_mode_of(target))
-            temporary.replace(target)
-    except OSError as exc:
-        raise AnswerError(f"cannot write ({exc.strerror})", path=str(shown)) from None
-    finally:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-
-
-def _mode_of(target: Path) -> int:
-    """The existing file's permissions, or ``rw-r--r--`` for a new one."""
-    try:
-        return stat.S_IMODE(target.stat().st_mode)
-    except OSError:
-        return 0o644
+    write_file(path, render(data, path).encode("utf-8"), force=force, ours=written_by_ask)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from engine.files.yamlio import printable
+from engine.files.printable import printable
 
 SHOWN_CHARS = 60
 """Values quoted from the config are cut to this length in the report."""
@@ -15,5 +15,4 @@ def shown(value: Any) -> str:
     """A value from the config as the report quotes it: short, one line, no control codes."""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
                                                            default=str)
-    text = text.replace("\r", "\\r").replace("\n", "\\n")
     return printable(text if len(text) <= SHOWN_CHARS else text[:SHOWN_CHARS - 1] + "…")

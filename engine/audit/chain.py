@@ -28,6 +28,7 @@ from engine.audit.record import (
 )
 from engine.audit.store import GENESIS, AuditError, AuditStore, PolicyMismatch, Stored
 from engine.errors import InputError
+from engine.files.printable import printable
 
 _HEAD = re.compile(r"(\d{1,15}):([0-9a-f]{16,64})")
 
@@ -89,7 +90,12 @@ class Verification:
         return self.ok and not self.unchecked
 
     def line(self) -> str:
-        """One line for a person (and a ticket): what was checked, or what happened."""
+        """One line for a person (and a ticket): what was checked, or what happened. Ids and
+        reasons quoted from the store are escaped (:func:`printable`), so no record can
+        repaint this line as another verdict."""
+        return printable(self._said())
+
+    def _said(self) -> str:
         if self.problem == "BROKEN":
             kept = (f" (head {self.since} still in the chain before it)"
                     if self.since and self.since.count <= self.count else "")

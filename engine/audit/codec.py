@@ -7,8 +7,10 @@ with it, so each compresses to a few kB. Dictionaries are stored once (table
 was compressed with. The hash is over the uncompressed bytes, so altering a stored body or
 a dictionary shows as a record whose content no longer matches its hash.
 
-Reading is bounded: a body or dictionary that claims more than :data:`MAX_CONTENT_BYTES`
-is refused before anything is allocated for it.
+Reading is bounded: bodies are decompressed one at a time, as the walk reaches them; a
+body or dictionary that claims more than :data:`MAX_CONTENT_BYTES` (or does not say its
+size) is refused before anything is allocated for it; at most
+:data:`DICTIONARIES_KEPT` dictionaries are held at once.
 """
 
 from __future__ import annotations
@@ -22,8 +24,15 @@ LEVEL = 6
 """zstd level: with a dictionary, level 6 gives ~5.5 kB per ~110 kB record in ~3 ms (level 3:
 ~7 kB in ~1 ms; the page slack and index columns add ~2 kB a record)."""
 
-MAX_CONTENT_BYTES = 64 * 2**20
-"""The largest record (or dictionary) stored or read: a result is ~0.1 MB."""
+MAX_CONTENT_BYTES = 16 * 2**20
+"""The largest record (or dictionary) stored or read, a safety limit: a record is ~20 kB
+(a schema-2 one with every trace ~0.1 MB, one on a 2 MB price file a few MB), and a
+hostile store of a few kB of zstd must not make a reader allocate more than this per
+record."""
+
+DICTIONARIES_KEPT = 2
+"""Dictionaries held decompressed at once (records of one engine version and policy share
+one; a store that alternates them costs a decompression each time, never more memory)."""
 
 
 class BodyError(ValueError):
@@ -74,6 +83,8 @@ class Codec:
     def _decompressor(self, dictionary: int | None) -> zstandard.ZstdDecompressor:
         key = 0 if dictionary is None else dictionary
         if key not in self._decompressors:
+            while len(self._decompressors) >= DICTIONARIES_KEPT:
+                del self._decompressors[next(iter(self._decompressors))]
             if dictionary is None:
                 self._decompressors[key] = zstandard.ZstdDecompressor()
             else:

@@ -129,6 +129,27 @@ def parse(content: bytes) -> Parsed:
                   framed=True)
 
 
+def stored_json(record_id: str, name: str, text: object) -> Any:
+    """A JSON column (or the answers or result) of a stored record, parsed; an
+    :class:`AuditError` naming the record when it is not JSON (a store edited by hand)."""
+    try:
+        return json.loads(text)  # type: ignore[arg-type]
+    except (ValueError, TypeError):
+        raise _unreadable(record_id, name, "not JSON") from None
+
+
+def _choices(record_id: str, text: object) -> dict[str, Any]:
+    data = stored_json(record_id, "choices", text)
+    if not isinstance(data, dict):
+        raise _unreadable(record_id, "choices", "not a JSON object")
+    return data
+
+
+def _unreadable(record_id: str, name: str, why: str) -> AuditError:
+    return AuditError(f"record {record_id} cannot be read: its {name} is {why}; run "
+                      "`gpu-advisor audit verify`")
+
+
 @dataclass(frozen=True)
 class Record:
     """One recorded decision, as ``audit show``/``export`` give it."""
@@ -150,8 +171,27 @@ class Record:
 
     @property
     def result_data(self) -> dict[str, Any]:
-        """The stored result as data."""
-        return json.loads(self.result)  # type: ignore[no-any-return]
+        """The stored result as data (an :class:`AuditError` naming the record if it is not
+        a JSON object)."""
+        data = stored_json(self.id, "result", self.result)
+        if not isinstance(data, dict):
+            raise _unreadable(self.id, "result", "not a JSON object")
+        return data
+
+    @property
+    def answers_data(self) -> Any:
+        """The stored answers as data."""
+        return stored_json(self.id, "answers", self.answers)
+
+    @property
+    def choices_data(self) -> dict[str, Any]:
+        """The ``choices`` column as data (axis → option)."""
+        return _choices(self.id, self.choices)
+
+    @property
+    def rules_fired_data(self) -> Any:
+        """The ``rules_fired`` column as data."""
+        return stored_json(self.id, "rules_fired", self.rules_fired)
 
     def summary(self) -> dict[str, Any]:
         """What ``audit list`` shows."""
@@ -171,10 +211,15 @@ class Entry:
     catalog_hash: str
     choices: str
 
+    @property
+    def choices_data(self) -> dict[str, Any]:
+        """The ``choices`` column as data (axis → option)."""
+        return _choices(self.id, self.choices)
+
     def summary(self) -> dict[str, Any]:
         """What ``audit list --format json`` shows."""
         return {"id": self.id, "created_at": self.created_at,
-                "engine_version": self.engine_version, "choices": json.loads(self.choices),
+                "engine_version": self.engine_version, "choices": self.choices_data,
                 "rules_hash": self.rules_hash, "catalog_hash": self.catalog_hash}
 
 

@@ -13,51 +13,87 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from engine.answers.model import Answers, validate_answers
-from engine.audit.store import AuditStore, Record
+from engine.audit.store import AuditError, AuditStore, Record
 from engine.catalog.load import Catalog
 from engine.decide.decision import Excluded
-from engine.decide.engine import Engine, Evaluation, load_engine
+from engine.decide.engine import Decision, Engine, Evaluation, load_engine
 from engine.decide.pick import label_of
 from engine.files.jsonout import dumps
+from engine.files.safe_write import write_file
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
 _LOCK = threading.Lock()
 
 
 def _materialise(texts: Mapping[str, str], root: Path) -> None:
+    """Write a stored policy's texts under ``root`` (a fresh temporary folder): each to the
+    file its name says, never outside ``rules/``, ``catalog/`` and ``prices.yaml``."""
     for name, text in texts.items():
-        target = root / ("prices.yaml" if name == "prices" else name)
-        allowed = {(root / d).resolve() for d in ("rules", "catalog", ".")}
-        if target.resolve().parent not in allowed:
-            raise ValueError(f"refusing to write stored policy file outside the policy: {name}")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        write_file(_stored_file(name, root), text.encode("utf-8"), force=False)
+
+
+def _stored_file(name: object, root: Path) -> Path:
+    """Where the stored policy text ``name`` goes under ``root``; a ValueError for a name that
+    is not ``prices`` or one file in ``rules/`` or ``catalog/`` (``../…`` included)."""
+    if name == "prices":
+        return root / "prices.yaml"
+    folder, _, file = name.partition("/") if isinstance(name, str) else ("", "", "")
+    if folder not in ("rules", "catalog") or file in ("", ".", "..") or any(
+            c in file for c in "/\\\0"):
+        raise ValueError(f"it names a file {name!r} outside the policy")
+    return root / folder / file
 
 
 def stored_engine(store: AuditStore, record: Record) -> Engine:
     """The engine for the exact policy a record was made with (cached per policy pair).
 
     The stored policy is checked against its hash first, every time (even when cached): one
-    that no longer matches raises :class:`engine.audit.store.PolicyMismatch` (exit 1).
+    that no longer matches raises :class:`engine.audit.store.PolicyMismatch` (exit 1). It is
+    unpacked into a temporary folder that is removed once the engine is loaded.
     """
     rules, catalog = store.policy(record.rules_hash), store.policy(record.catalog_hash)
     key = (record.rules_hash, record.catalog_hash)
     with _LOCK:
         if key not in _ENGINES:
-            root = Path(tempfile.mkdtemp(prefix="gpu-advisor-replay-"))
-            (root / "rules").mkdir()
-            (root / "catalog").mkdir()
-            _materialise(rules, root)
-            _materialise(catalog, root)
-            prices = root / "prices.yaml" if "prices" in catalog else None
-            _ENGINES[key] = load_engine(root / "rules", root / "catalog", prices)
+            with tempfile.TemporaryDirectory(prefix="gpu-advisor-replay-") as folder:
+                _ENGINES[key] = _unpacked_engine(store, record, rules, catalog, Path(folder))
         return _ENGINES[key]
+
+
+def _unpacked_engine(store: AuditStore, record: Record, rules: Mapping[str, str],
+                     catalog: Mapping[str, str], root: Path) -> Engine:
+    (root / "rules").mkdir()
+    (root / "catalog").mkdir()
+    for digest, texts in ((record.rules_hash, rules), (record.catalog_hash, catalog)):
+        try:
+            _materialise(texts, root)
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise AuditError(f"{store.path}: the stored policy {digest[:12]} cannot be "
+                             f"unpacked ({exc}); the store was altered") from None
+    prices = root / "prices.yaml" if "prices" in catalog else None
+    return load_engine(root / "rules", root / "catalog", prices)
 
 
 def answers_of(record: Record, catalog: Catalog) -> Answers:
     """The recorded answers, checked against ``catalog``'s questionnaire."""
-    return validate_answers(json.loads(record.answers), catalog)
+    answers = record.answers_data
+    if not isinstance(answers, dict):
+        raise AuditError(f"record {record.id} cannot be read: its answers are not a JSON "
+                         "object; run `gpu-advisor audit verify`")
+    return validate_answers(answers, catalog)
+
+
+def recorded_decision(record: Record) -> Decision:
+    """The decision a record holds (an :class:`AuditError` naming it if it holds none)."""
+    try:
+        return Decision.model_validate_json(record.result)
+    except ValidationError as exc:
+        raise AuditError(f"record {record.id} cannot be read: its result is not a decision "
+                         f"({exc.error_count()} error(s)); run `gpu-advisor audit verify`"
+                         ) from None
 
 
 @dataclass(frozen=True)

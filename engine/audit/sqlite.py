@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from urllib.parse import quote
 
 from engine.errors import EngineError
+from engine.files.safe_write import kind_of
 
 BUSY_TIMEOUT_MS = 60_000
 MEMORY = Path(":memory:")
@@ -90,13 +92,38 @@ def _wal_size(path: Path) -> int:
 
 
 def store_exists(path: Path) -> bool:
-    """Whether there is a file at ``path`` (what cannot be an audit store file is refused)."""
+    """Whether there is a file at ``path``; what cannot be an audit store file is refused
+    before SQLite opens anything (a FIFO would block it for ever): not a regular file, or a
+    ``-wal``/``-shm``/``-journal`` file beside it that is not one."""
     if path == MEMORY:  # SQLite's name for a database that vanishes on close
         raise AuditError("':memory:' is not an audit store (SQLite would keep the records in "
                          "memory and lose them); give a file path, or use --no-audit")
-    if path.is_dir():
-        raise AuditError(f"{path}: is a directory, expected an audit store file")
-    return path.exists()
+    try:
+        found = path.stat()  # a link the user named is followed
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise AuditError(f"{path}: cannot open the audit store ({exc.strerror or exc})") from None
+    if not stat.S_ISREG(found.st_mode):
+        raise AuditError(f"{path}: is {kind_of(found.st_mode)}, expected an audit store file")
+    for suffix in _SIDE_FILES:
+        _check_side_file(path, suffix)
+    return True
+
+
+_SIDE_FILES = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database (WAL, its index, the rollback journal)."""
+
+
+def _check_side_file(path: Path, suffix: str) -> None:
+    try:
+        found = Path(f"{path}{suffix}").stat()  # SQLite follows a link there
+    except OSError:  # none (or a link to nothing: SQLite cannot use it either)
+        return
+    if not stat.S_ISREG(found.st_mode):
+        raise AuditError(f"{path}: its {suffix[1:]} file {path}{suffix} is "
+                         f"{kind_of(found.st_mode)}, not a regular file; refusing to open "
+                         "the audit store")
 
 
 def _check_path(path: Path, *, create: bool) -> None:
@@ -115,12 +142,18 @@ def _check_path(path: Path, *, create: bool) -> None:
 
 
 def _check_header(path: Path) -> None:
-    """Refuse files that are not SQLite databases (an empty file is a new store)."""
+    """Refuse files that are not SQLite databases (an empty file is a new store); the file
+    is opened without blocking and checked again on the open descriptor."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        with path.open("rb") as handle:
-            header = handle.read(16)
+        fd = os.open(path, flags | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise AuditError(f"{path}: cannot read the audit store ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise AuditError(f"{path}: is {kind_of(mode)}, expected an audit store file")
+        header = handle.read(16)
     if header and header != b"SQLite format 3\x00":
         raise AuditError(f"{path}: not an SQLite database; refusing to overwrite it")
 

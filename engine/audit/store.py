@@ -37,6 +37,7 @@ from engine.audit.record import (
 from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
 from engine.errors import InputError
+from engine.files.printable import printable
 
 __all__ = ["KEYED", "PLAIN", "AuditError", "AuditStore", "Entry", "PolicyMismatch", "Record",
            "Stored", "default_path", "index_columns", "policy_hash"]
@@ -324,14 +325,18 @@ class AuditStore:
             yield stored.record(self.path)
 
     def iter_stored(self, batch: int = 1000) -> Iterator[Stored]:
-        """Every record as stored, in chain order, fetched in batches (for the chain walk)."""
+        """Every record as stored, in chain order (for the chain walk): rows are fetched in
+        batches, and each body is decompressed only when its record is reached, so a walk
+        that stops at a bad record reads nothing after it."""
         last = 0
         while True:
-            rows = self._stored("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
+            rows = self._rows("WHERE seq > ? ORDER BY seq LIMIT ?", (last, batch))
             if not rows:
                 return
-            yield from rows
-            last = rows[-1].seq
+            for row in rows:
+                stored = self._from_row(row)
+                last = stored.seq
+                yield stored
 
     def count(self) -> int:
         """How many records the store holds."""
@@ -343,30 +348,30 @@ class AuditStore:
         return [stored.record(self.path) for stored in self._stored(clause, params)]
 
     def _stored(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
+        return [self._from_row(row) for row in self._rows(clause, params)]
+
+    def _rows(self, clause: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+        """The rows of the records the clause selects, bodies still compressed."""
         if not self._version:
             return []
         if self._version < 3:  # read, not migrated: answers and result are text columns
-            return self._legacy(clause, params)
-        sql = f"SELECT {_COLUMNS}, dictionary, body FROM decisions {clause}"
-        return [self._unpacked(row) for row in self._fetch(sql, params)]
+            # A schema-1 store has plain records only.
+            how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
+            return self._fetch(f"SELECT {schema.LEGACY_COLUMNS}{how} FROM decisions {clause}",
+                               params)
+        return self._fetch(f"SELECT {_COLUMNS}, dictionary, body FROM decisions {clause}",
+                           params)
 
-    def _unpacked(self, row: tuple[Any, ...]) -> Stored:
+    def _from_row(self, row: tuple[Any, ...]) -> Stored:
+        """One record as stored: its columns and its bytes (schema 3: decompressed now)."""
+        if self._version < 3:  # rows of a schema-1/2 store, with the bytes those schemas hashed
+            columns, content = schema.legacy_row(row)
+            return Stored(**columns, content=content)
         columns = dict(zip(_COLUMNS.split(", "), row[:-2], strict=True))
         try:
             return Stored(**columns, content=self._codec.unpack(row[-1], row[-2]))
         except BodyError as exc:
             return Stored(**columns, content=None, unreadable=str(exc))
-
-    def _legacy(self, clause: str, params: tuple[Any, ...]) -> list[Stored]:
-        """Rows of a schema-1/2 store, with the bytes those schemas hashed."""
-        # A schema-1 store has plain records only.
-        how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
-        sql = f"SELECT {schema.LEGACY_COLUMNS}{how} FROM decisions {clause}"
-        out = []
-        for row in self._fetch(sql, params):
-            columns, content = schema.legacy_row(row)
-            out.append(Stored(**columns, content=content))
-        return out
 
     def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
@@ -374,6 +379,23 @@ class AuditStore:
         except sqlite3.DatabaseError as exc:
             raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
 
+
+
+def utc_time(text: str, field: str) -> str:
+    """An ISO date or date/time (UTC unless it names an offset) written as the records'
+    ``created_at`` column writes times, so that the two compare as text; anything else is an
+    :class:`InputError` (exit 2), never compared as it stands."""
+    try:
+        when = dt.datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InputError(f"{printable(text[:40])!r} is not an ISO date or date/time (e.g. "
+                         "2026-11-01 or 2026-11-01T14:30)", field=field) from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    try:
+        return when.astimezone(dt.UTC).isoformat(timespec="milliseconds")
+    except OverflowError:  # an offset that moves it past year 1 or 9999
+        raise InputError(f"{printable(text[:40])!r} is out of range", field=field) from None
 
 
 def _filters(since: str | None, until: str | None, choice: tuple[str, str] | None,

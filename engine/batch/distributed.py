@@ -56,7 +56,7 @@ def _line_limit(rules: Path | None, catalog: Path | None, prices: Path | None) -
 def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = None,
                 npartitions: int | None = None, *, partition_size: int = DEFAULT_CHUNK_SIZE,
                 rules: Path | None = None, catalog: Path | None = None,
-                prices: Path | None = None, client: Any = None) -> int:
+                prices: Path | None = None, client: Any = None, force: bool = False) -> int:
     """Evaluate the JSON lines of ``in_path`` on a cluster into ``out_path``; the failed lines.
 
     Connects to ``scheduler_address`` (e.g. ``"tcp://scheduler:8786"``), or starts a
@@ -69,7 +69,7 @@ def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = N
     from distributed import Client, LocalCluster
 
     with open_input(Path(in_path)) as source:
-        target = output_target(Path(out_path), source, Path(in_path))
+        target = output_target(Path(out_path), source, Path(in_path), force=force)
         owned: list[Any] = []
         if client is None:
             if scheduler_address is None:
@@ -88,7 +88,7 @@ def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = N
             else:
                 bag = db.from_sequence(pairs, partition_size=max(1, partition_size))
             results = recommend_bag(bag, rules, catalog, prices)
-            return _write(client, results, AtomicOutput(target, Path(out_path)))
+            return _write(client, results, AtomicOutput(target))
         finally:
             for resource in owned:
                 resource.close()

@@ -7,7 +7,8 @@ limit: a longer line is skipped in bounded pieces and stands as
 :func:`engine.batch.lines.evaluate_line` turns into that line's error record.
 
 Writing (:func:`output_target`, :class:`AtomicOutput`): ``--out`` may not be the input (same
-device and inode: directly, through a symlink or a hardlink) nor anything but a regular file.
+device and inode: directly, through a symlink or a hardlink), and is checked as every written
+file is (:mod:`engine.files.safe_write`: a regular file, replaced only with ``--force``).
 Records go to a temporary file beside the target (symlinks resolved), which replaces the target
 only when the run completes; any failure removes it and leaves an existing target untouched,
 byte for byte. An interrupted run (``KeyboardInterrupt``: Ctrl-C, or SIGTERM in the CLI) also
@@ -17,10 +18,8 @@ leaves the target untouched and keeps the complete records written so far, in in
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import secrets
 import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import BinaryIO
 
 from engine.batch.lines import Line, Oversized
 from engine.errors import InputError
+from engine.files.safe_write import AtomicFile, Target, check_target, kind_of
 
 PIECE_BYTES = 1 << 20
 """How much of an over-long line is read at a time while skipping it."""
@@ -47,8 +47,8 @@ def open_input(path: Path) -> BinaryIO:
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise InputError(f"not a regular file ({_kind(mode)}); expected a file of JSON "
-                             "lines", path=str(path))
+            raise InputError(f"is {kind_of(mode)}, not a regular file; expected a file of "
+                             "JSON lines", path=str(path))
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb", buffering=1 << 16)
     except BaseException:
@@ -114,130 +114,90 @@ def partial_path(target: Path) -> Path:
     return target.with_name(f"{target.name}.partial")
 
 
-def output_target(out_path: Path, source: BinaryIO, in_path: Path) -> Path:
-    """The file ``out_path`` names (symlinks resolved), checked before anything is written.
+def output_target(out_path: Path, source: BinaryIO, in_path: Path, *,
+                  force: bool = False) -> Target:
+    """The file ``out_path`` names, checked before anything is written.
 
-    Refused (exit 2) when it, or its partial file, is the input (same device and inode) or
-    exists and is not a regular file (a directory, FIFO, device, socket).
+    Refused (exit 2) when it, or its partial file, is the input (same device and inode), and
+    as every written file is (:mod:`engine.files.safe_write`): not a regular file, existing
+    without ``force``, in a folder that cannot be written.
     """
-    target = Path(os.path.realpath(out_path))
     opened = os.fstat(source.fileno())
-    for path in (target, partial_path(target)):
-        try:
-            found = path.stat()
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror or exc}", path=str(path)) from None
-        what = "--out" if path == target else f"the partial file {path} of --out"
-        if not stat.S_ISREG(found.st_mode):
-            raise InputError(f"{what} is a {_kind(found.st_mode)}, not a regular file",
-                             path=str(out_path))
-        if (found.st_dev, found.st_ino) == (opened.st_dev, opened.st_ino):
-            raise InputError(f"{what} is the input file {in_path}; choose another output "
-                             "file", path=str(out_path))
+    _is_input(out_path, opened, in_path, out_path)
+    target = check_target(out_path, force=force, field="--out")
+    partial = partial_path(target.path)
+    _is_input(partial, opened, in_path, out_path)
+    try:
+        found = partial.lstat()
+    except OSError:
+        return target
+    if not stat.S_ISREG(found.st_mode) and not stat.S_ISLNK(found.st_mode):
+        raise target.refused(f"its partial file {partial} is {kind_of(found.st_mode)}, not a "
+                             "regular file")
     return target
 
 
+def _is_input(path: Path, opened: os.stat_result, in_path: Path, out_path: Path) -> None:
+    """Refuse ``path`` when it is the input file (directly, through a link, a hardlink)."""
+    try:
+        found = path.stat()
+    except OSError:
+        return
+    if (found.st_dev, found.st_ino) == (opened.st_dev, opened.st_ino):
+        what = "is" if path == out_path else f"has the partial file {path}, which is"
+        raise InputError(f"{what} the input file {in_path}; choose another output file",
+                         path=str(out_path), field="--out")
+
+
 class AtomicOutput:
-    """Output records written to a temporary file beside ``target``, which :meth:`commit`
+    """Output records written to a temporary file beside the target, which :meth:`commit`
     renames over it. Leaving the block without a commit removes the temporary file, except
     on ``KeyboardInterrupt``, where the complete records so far become ``TARGET.partial``.
     """
 
-    def __init__(self, target: Path, shown: Path | None = None) -> None:
+    def __init__(self, target: Target) -> None:
         self.target = target
-        self.shown = str(shown if shown is not None else target)
         self.records = 0
         self.committed = False
         self.partial: Path | None = None
-        self._fd = -1
-        self._temp: Path | None = None
+        self._file = AtomicFile(target)
         self._size = 0
         self._pending = (0, 0)
 
     def __enter__(self) -> AtomicOutput:
-        self._fd, self._temp = self._create_temp()
+        self._file.__enter__()
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        if self.committed or self._temp is None:
-            return
-        if not self._temp.exists():  # interrupted between the rename and its bookkeeping
-            self.committed = True
-        elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
-            self._keep_partial()
-        else:
-            self._discard()
+        try:
+            if self._file.committed or self.committed:
+                self.committed = True
+            elif exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                self._keep_partial()
+        finally:
+            self._file.__exit__(exc_type, exc, tb)
 
     def write(self, records: Sequence[str]) -> None:
         """Append records, one per line (a lone surrogate is written as its JSON escape)."""
         data = "".join(f"{record}\n" for record in records).encode("utf-8", "backslashreplace")
         self._pending = (self._size + len(data), self.records + len(records))
-        view = memoryview(data)
-        try:
-            while view:
-                view = view[os.write(self._fd, view):]
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.shown) from None
+        self._file.write(data)
         self._size, self.records = self._pending
 
     def commit(self) -> None:
         """Make the records the target's content, in one rename."""
-        assert self._temp is not None
-        try:
-            os.fsync(self._fd)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror or exc}", path=self.shown) from None
-        os.close(self._fd)
-        self._fd = -1
-        self._temp.replace(self.target)
+        self._file.commit()
         self.committed = True
-
-    def _create_temp(self) -> tuple[int, Path]:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-        while True:
-            temp = self.target.with_name(f"{self.target.name}.{secrets.token_hex(4)}.tmp")
-            try:
-                fd = os.open(temp, flags, 0o666)  # the umask applies, as for any new file
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                raise InputError(f"cannot write: {exc.strerror or exc}",
-                                 path=self.shown) from None
-            with contextlib.suppress(FileNotFoundError):  # an existing target keeps its mode
-                os.fchmod(fd, stat.S_IMODE(self.target.stat().st_mode))
-            return fd, temp
 
     def _keep_partial(self) -> None:
         """Trim anything after the last complete write, then rename to ``TARGET.partial``."""
-        assert self._temp is not None
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
         size, records = self._pending
-        if self._temp.stat().st_size == size:
+        if self._file.size == size:
             self.records = records
         else:  # interrupted inside a write: drop its incomplete part
-            os.truncate(self._temp, self._size)
-        partial = partial_path(self.target)
-        self._temp.replace(partial)
-        self.partial = partial
-
-    def _discard(self) -> None:
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
-        if self._temp is not None:
-            with contextlib.suppress(FileNotFoundError):
-                self._temp.unlink()
-
-
-def _kind(mode: int) -> str:
-    kinds = ((stat.S_ISDIR, "directory"), (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "device"),
-             (stat.S_ISBLK, "device"), (stat.S_ISSOCK, "socket"))
-    return next((name for test, name in kinds if test(mode)), "special file")
+            self._file.truncate(self._size)
+        self.partial = self._file.keep_as(partial_path(self.target.path).name)
 
 
 __all__ = ["AtomicOutput", "count_lines", "open_input", "output_target", "partial_path",

@@ -118,9 +118,9 @@ class AdvisorGroup(click.Group):
 def _one_line(message: str) -> str:
     """Line breaks and other control characters quoted from input are shown escaped, so an
     error is always one line and never drives the terminal (the loaders refuse them too)."""
-    from engine.files.yamlio import printable
+    from engine.files.printable import printable
 
-    return printable(message.replace("\r", "\\r").replace("\n", "\\n"))
+    return printable(message)
 
 
 @click.group(cls=AdvisorGroup, context_settings={"help_option_names": ["-h", "--help"]})

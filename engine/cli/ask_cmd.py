@@ -26,6 +26,7 @@ from engine.cli.options import (
     audit_options,
     catalog_options,
     chart_option,
+    force_option,
     format_option,
     rules_option,
 )
@@ -41,9 +42,11 @@ class Session:
     """One ``ask``: where the answers come from and go, what was asked, what was recorded."""
 
     def __init__(self, catalog: Catalog, answers_path: Path | None, overrides: tuple[str, ...],
-                 *, advanced: bool, interactive: bool, save_path: Path | None) -> None:
+                 *, advanced: bool, interactive: bool, save_path: Path | None,
+                 force: bool = False) -> None:
         self.catalog = catalog
         self.interactive = interactive
+        self.force = force
         new_file = answers_path is not None and interactive and not answers_path.exists()
         self.resumed = answers_path if answers_path is not None and not new_file else None
         prefilled = load_partial(self.resumed, overrides, catalog)
@@ -70,7 +73,7 @@ class Session:
                 "--defaults", field="ask")
         if self.save_path is None:
             self.save_path = fresh_path(Path())
-        check_writable(self.save_path)
+        check_writable(self.save_path, force=self.force)
         self._announce(self.save_path)
         from engine.answers.prompt import TerminalPrompter
 
@@ -94,7 +97,9 @@ class Session:
 
     def _save(self, answers: dict[str, Any]) -> None:
         assert self.save_path is not None
-        write_answers(self.save_path, answers_data(answers, self.catalog))
+        # once this session has written the file, it is the session's to replace
+        write_answers(self.save_path, answers_data(answers, self.catalog),
+                      force=self.force or self.saved_any)
         self.saved_any = True
 
     def save_final(self) -> None:
@@ -141,14 +146,16 @@ def _say(text: str) -> None:
               help="Save the answers to FILE instead (default: the --answers FILE, or a new "
                    "gpu-advisor-answers.yaml here).")
 @chart_option
+@force_option("Replace an existing --save-answers or --chart file (an answers file that ask "
+              "wrote is its own: resumed and replaced without --force).")
 @rules_option
 @catalog_options
 @audit_options
 @format_option("text", "json", "markdown")
 def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, advanced: bool,
-        save_answers: Path | None, chart_path: Path | None, rules_dir: Path | None,
-        catalog_dir: Path | None, prices: Path | None, audit_db: Path | None, no_audit: bool,
-        fmt: str) -> None:
+        save_answers: Path | None, chart_path: Path | None, force: bool,
+        rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
+        audit_db: Path | None, no_audit: bool, fmt: str) -> None:
     """Answer a few questions (arrow keys on a terminal), get the recommendation.
 
     Irrelevant questions are skipped (no regions unless residency is 'region', …). Each
@@ -164,10 +171,13 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
       gpu-advisor ask --answers examples/startup-7b-continuous.yaml --set budget_usd=9000
       gpu-advisor ask --defaults --set model=mistral-7b --format json
     """
+    if save_answers is not None:  # refused before anything is loaded, asked or printed
+        check_writable(save_answers, force=force)
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
     session = Session(engine.catalog, answers_path, overrides, advanced=advanced,
-                      interactive=_interactive() and not defaults, save_path=save_answers)
+                      interactive=_interactive() and not defaults, save_path=save_answers,
+                      force=force)
     try:
         if defaults:
             session.questionnaire.fill_defaults()
@@ -181,7 +191,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
 
             record_decision(engine, decision, audit_db)
             session.recorded = (decision.decision_id, audit_db or default_path())
-        emit(decision, engine, fmt, chart_path, recorded=not no_audit)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force)
         session.say_saved()
     except KeyboardInterrupt:
         click.echo(f"\n{session.cancelled()}", err=True)

@@ -18,6 +18,7 @@ from engine.cli.options import (
     rules_option,
     trace_option,
 )
+from engine.files.printable import csv_cell, json_printable, printable
 
 
 def _path(option: Path | None) -> Path:
@@ -46,10 +47,20 @@ def _choice(value: str | None) -> tuple[str, str] | None:
     return axis, option
 
 
+def _utc(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An ISO date or date/time, as the records' time column writes it (refused otherwise)."""
+    from engine.audit.store import utc_time
+
+    return None if value is None else utc_time(value, f"--{param.name}")
+
+
 @audit.command("list")
 @audit_db_option
-@click.option("--since", default=None, metavar="DATE", help="From this UTC date/time (ISO).")
-@click.option("--until", default=None, metavar="DATE", help="Before this UTC date/time (ISO).")
+@click.option("--since", default=None, metavar="DATE", callback=_utc,
+              help="From this UTC date/time (ISO: 2026-11-01, 2026-11-01T14:30, or with an "
+                   "offset such as +02:00).")
+@click.option("--until", default=None, metavar="DATE", callback=_utc,
+              help="Before this UTC date/time (ISO, as --since).")
 @click.option("--choice", default=None, metavar="AXIS=OPTION", help="Only decisions with it.")
 @click.option("--rule", default=None, metavar="RULE_ID", help="Only decisions this rule fired in.")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=None, help="At most N.")
@@ -82,8 +93,8 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
     from engine.rules.declarations import always_applies, bundled_axes
 
     shown = always_applies(bundled_axes())
-    rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices, shown))
-            for r in records]
+    rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices_data, shown))
+            for r in records]  # print_table shows every cell printable
     print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
 
 
@@ -95,9 +106,8 @@ def _say_nothing_recorded(path: Path, fmt: str) -> None:
         click.echo(f"no decisions recorded yet (store: {path})")
 
 
-def _choices_text(choices_json: str, axes: list[str]) -> str:
+def _choices_text(choices: dict[str, Any], axes: list[str]) -> str:
     """``approach=fine-tune method=lora …`` for these axes, as recorded."""
-    choices = json.loads(choices_json)
     return " ".join(f"{axis}={choices[axis]}" for axis in axes if axis in choices)
 
 
@@ -118,9 +128,8 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
       gpu-advisor audit show 3f9c2a
       gpu-advisor audit show 3f9c2a --trace --format json
     """
-    from engine.audit.replay import stored_engine
+    from engine.audit.replay import recorded_decision, stored_engine
     from engine.cli.emit import platform_names
-    from engine.decide.engine import Decision
 
     with _store(audit_db) as store:
         record = store.get(decision_id)
@@ -128,9 +137,9 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
             _show_traced(store, record, fmt)
             return
         if fmt == "json":
-            click.echo(record.result, nl=False)
+            click.echo(json_printable(record.result), nl=False)
             return
-        decision = Decision.model_validate_json(record.result)
+        decision = recorded_decision(record)
         engine = stored_engine(store, record)
     book, platforms = engine.rulebook, platform_names(engine)
     header = _header(record)
@@ -147,8 +156,9 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
 
 
 def _header(record: Any) -> str:
-    return (f"recorded {record.created_at} UTC · engine {record.engine_version} · "
-            f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash {record.hash}")
+    return printable(f"recorded {record.created_at} UTC · engine {record.engine_version} · "
+                     f"rules {record.rules_hash} · catalog {record.catalog_hash} · hash "
+                     f"{record.hash}")
 
 
 def _show_traced(store: Any, record: Any, fmt: str) -> None:
@@ -159,9 +169,9 @@ def _show_traced(store: Any, record: Any, fmt: str) -> None:
 
     replay = traced_replay(store, record)
     if not replay.identical:
-        click.echo(f"note: {record.id}: replayed on its stored policy, the decision differs "
-                   "from the record (see `audit replay`); the trace shown is the replay's",
-                   err=True)
+        click.echo(f"note: {printable(record.id)}: replayed on its stored policy, the "
+                   "decision differs from the record (see `audit replay`); the trace shown is "
+                   "the replay's", err=True)
     emit_traced(replay.evaluation, replay.engine, fmt)
     if fmt != "json":
         click.echo(_header(record))
@@ -195,15 +205,16 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
                 click.echo(json.dumps({"id": record.id, "identical": outcome.identical,
                                        "diff": outcome.diff}, indent=2))
             elif outcome.identical:
-                click.echo(f"{record.id}: replayed on its stored policy "
-                           f"(rules {record.rules_hash[:12]}, catalog "
-                           f"{record.catalog_hash[:12]}): identical")
+                click.echo(printable(f"{record.id}: replayed on its stored policy "
+                                     f"(rules {record.rules_hash[:12]}, catalog "
+                                     f"{record.catalog_hash[:12]}): identical"))
             else:
-                click.echo(f"{record.id}: replay DIFFERS from the record:")
+                click.echo(f"{printable(record.id)}: replay DIFFERS from the record:")
                 if record.engine_version != __version__:
-                    click.echo(f"(recorded by engine {record.engine_version}, replayed by "
-                               f"{__version__}: the engine's own changes show here too)")
-                click.echo("\n".join(outcome.diff[:80]))
+                    click.echo(printable(f"(recorded by engine {record.engine_version}, "
+                                         f"replayed by {__version__}: the engine's own "
+                                         "changes show here too)"))
+                click.echo("\n".join(printable(line) for line in outcome.diff[:80]))
             sys.exit(0 if outcome.identical else 1)
         from engine.decide.engine import load_engine
 
@@ -217,16 +228,16 @@ def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Pa
             "rules_edited": result.rules_edited}, indent=2))
         return
     if not result.changes and result.hardware_before == result.hardware_after:
-        click.echo(f"{record.id}: today's policy gives the same decisions.")
-    for change in result.changes:
-        click.echo(f"{change.axis}: {change.before} → {change.after}"
-                   + (f" (rules: {', '.join(change.rules)})" if change.rules else ""))
+        click.echo(f"{printable(record.id)}: today's policy gives the same decisions.")
+    for change in result.changes:  # the "before" side is the record's
+        click.echo(printable(f"{change.axis}: {change.before} → {change.after}"
+                             + (f" (rules: {', '.join(change.rules)})" if change.rules else "")))
     if result.hardware_before != result.hardware_after:
-        click.echo(f"hardware: {result.hardware_before} → {result.hardware_after}")
+        click.echo(printable(f"hardware: {result.hardware_before} → {result.hardware_after}"))
     for label, ids in (("added", result.rules_added), ("removed", result.rules_removed),
                        ("edited", result.rules_edited)):
         if ids:
-            click.echo(f"rules {label} since the record: {', '.join(ids)}")
+            click.echo(printable(f"rules {label} since the record: {', '.join(ids)}"))
 
 
 def _head(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
@@ -268,7 +279,7 @@ def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
     key = load_key(key_file)
     with _store(audit_db) as store:
         result = walk(store, key=key, since=since)
-    if not result.ok:
+    if not result.ok:  # one line, data in it escaped (Verification.line): it cannot be repainted
         click.echo(result.line(), err=True)
         sys.exit(1)
     if not result.complete:
@@ -289,11 +300,10 @@ def export(audit_db: Path | None, fmt: str) -> None:
     with _store(audit_db) as store:
         if fmt == "jsonl":
             for r in store.iter_all():
-                click.echo(json.dumps({**r.__dict__, "answers": json.loads(r.answers),
-                                       "result": json.loads(r.result),
-                                       "choices": json.loads(r.choices),
-                                       "rules_fired": json.loads(r.rules_fired)},
-                                      ensure_ascii=False))
+                line = json.dumps({**r.__dict__, "answers": r.answers_data,
+                                   "result": r.result_data, "choices": r.choices_data,
+                                   "rules_fired": r.rules_fired_data}, ensure_ascii=False)
+                click.echo(json_printable(line))
             return
         from engine.rules.declarations import bundled_axes
 
@@ -302,8 +312,19 @@ def export(audit_db: Path | None, fmt: str) -> None:
         writer.writerow(["seq", "id", "created_at", "engine_version", "rules_hash",
                          "catalog_hash", *axes, "hardware", "hash", "prev_hash"])
         for r in store.iter_all():
-            choices = json.loads(r.choices)
-            hw = r.result_data["hardware"]["choice"]
-            writer.writerow([r.seq, r.id, r.created_at, r.engine_version, r.rules_hash,
-                             r.catalog_hash, *(choices.get(a) for a in axes),
-                             hw["id"] if hw else "", r.hash, r.prev_hash])
+            choices = r.choices_data
+            writer.writerow([csv_cell(cell) for cell in (
+                r.seq, r.id, r.created_at, r.engine_version, r.rules_hash, r.catalog_hash,
+                *(choices.get(a) for a in axes), _hardware_id(r), r.hash, r.prev_hash)])
+
+
+def _hardware_id(record: Any) -> object:
+    """The id of a record's pick ("" when it has none)."""
+    from engine.audit.store import AuditError
+
+    try:
+        choice = record.result_data["hardware"]["choice"]
+        return choice["id"] if choice else ""
+    except (KeyError, TypeError) as exc:
+        raise AuditError(f"record {record.id} cannot be read: its result has no hardware "
+                         f"choice ({exc}); run `gpu-advisor audit verify`") from None

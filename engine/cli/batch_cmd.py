@@ -27,7 +27,7 @@ from engine.batch.lines import (
     record_error,
     record_line,
 )
-from engine.cli.options import catalog_options, rules_option
+from engine.cli.options import catalog_options, force_option, rules_option
 from engine.decide.engine import load_engine
 from engine.errors import EngineError
 
@@ -62,6 +62,7 @@ class _Interrupted(KeyboardInterrupt):
               metavar="OUT.jsonl",
               help="Where to write the results (JSON lines); replaced only when the run "
                    "completes, never the input file.")
+@force_option("Replace an existing OUT.jsonl.")
 @click.option("--workers", type=click.IntRange(1, 1024), default=1, show_default=True,
               metavar="N", help="Worker processes (each loads the policy once).")
 @click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=None, metavar="LINES",
@@ -69,7 +70,7 @@ class _Interrupted(KeyboardInterrupt):
                    "less for small inputs so every worker gets some].")
 @rules_option
 @catalog_options
-def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
+def batch(in_path: Path, out_path: Path, force: bool, workers: int, chunk_size: int | None,
           rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None) -> None:
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
@@ -81,7 +82,8 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
     --workers is.
 
     Results go to a temporary file beside OUT.jsonl that replaces it only when the run
-    completes: a run that fails leaves an existing OUT.jsonl untouched. An interrupted run
+    completes: a run that fails leaves an existing OUT.jsonl untouched (replacing an existing
+    one needs --force). An interrupted run
     (Ctrl-C, SIGTERM) leaves it untouched too and keeps the results written so far (complete
     lines, in input order) in OUT.jsonl.partial. OUT.jsonl may not be the input file.
 
@@ -97,9 +99,9 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
     output: AtomicOutput | None = None
     try:
         with _signals_interrupt(), open_input(in_path) as source:
-            target = output_target(out_path, source, in_path)
+            target = output_target(out_path, source, in_path, force=force)
             engine = load_engine(rules_dir, catalog_dir, prices)  # a bad policy touches no file
-            output = AtomicOutput(target, out_path)
+            output = AtomicOutput(target)
             done, failed = _run(source, output, in_path, workers, chunk_size,
                                 line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
     except _Interrupted as exc:

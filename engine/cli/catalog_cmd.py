@@ -13,6 +13,7 @@ from engine.catalog.models import Form, Gpu, ModelPreset, Offer
 from engine.cli.options import catalog_options, finite_float, format_option
 from engine.errors import InputError
 from engine.files.jsonout import dumps
+from engine.files.printable import json_printable
 from engine.files.validation import did_you_mean
 from engine.output.catalog_view import citation_lines, field_rows
 from engine.output.table import print_table
@@ -50,7 +51,7 @@ def list_(kind: str, form: str | None, min_vram: float | None, provider: str | N
                          field="--provider")
     items = _selected(cat, kind, form, min_vram, provider, sort_by)
     if fmt == "json":
-        click.echo(dumps(items), nl=False)
+        click.echo(json_printable(dumps(items)), nl=False)
         return
     _TEXT[kind](cat, items)
 
@@ -180,7 +181,7 @@ def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) 
                          field="ID")
     item = index[item_id]
     if fmt == "json":
-        click.echo(dumps(item), nl=False)
+        click.echo(json_printable(dumps(item)), nl=False)
         return
     data = item.model_dump(mode="json")
     print_table(f"{_KIND_NAMES.get(type(item).__name__, type(item).__name__.lower())} {item_id}",

@@ -8,6 +8,7 @@ import click
 
 from engine.cli.notices import say_new_store
 from engine.decide.engine import Decision, Engine, Evaluation
+from engine.files.printable import json_printable
 
 
 def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
@@ -25,14 +26,14 @@ NOT_RECORDED = "not recorded (--no-audit)"
 
 
 def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
-         recorded: bool = True) -> None:
+         recorded: bool = True, force: bool = False) -> None:
     """Print the decision in ``fmt`` and write the chart file if asked. A decision that was
     not ``recorded`` shows no id a person could look for in the audit store (JSON keeps its
     ``decision_id``: the contract's field)."""
     if not recorded and fmt != "json":
         decision = decision.model_copy(update={"decision_id": NOT_RECORDED})
-    if fmt == "json":
-        click.echo(decision.to_json(), nl=False)
+    if fmt == "json":  # the same JSON value; no character a terminal acts on is left raw
+        click.echo(json_printable(decision.to_json()), nl=False)
     elif fmt == "markdown":
         from engine.output.markdown import render_markdown
 
@@ -49,7 +50,7 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         if curves is None:
             click.echo("No chart: owning never costs less than renting for this job.", err=True)
             return
-        write_chart(curves, chart_path)
+        write_chart(curves, chart_path, force=force)
         click.echo(f"Chart written to {chart_path}", err=True)
 
 
@@ -59,7 +60,8 @@ def platform_names(engine: Engine) -> dict[str, str]:
 
 
 def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
-                chart_path: Path | None = None, recorded: bool = True) -> None:
+                chart_path: Path | None = None, recorded: bool = True,
+                force: bool = False) -> None:
     """Print a decision made with ``trace`` and every rule's outcome: under ``"trace"`` in
     JSON, after the decision otherwise."""
     from engine.tools.rule_trace import trace
@@ -72,9 +74,9 @@ def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
 
         data = json.loads(evaluation.decision.to_json())
         data["trace"] = [line.as_json() for line in lines]
-        click.echo(dumps(data), nl=False)
+        click.echo(json_printable(dumps(data)), nl=False)
         return
-    emit(evaluation.decision, engine, fmt, chart_path, recorded)
+    emit(evaluation.decision, engine, fmt, chart_path, recorded, force)
     click.echo("\nTrace (every rule):")
     for line in lines:
         click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")

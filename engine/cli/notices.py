@@ -9,14 +9,15 @@ from pathlib import Path
 import click
 
 from engine.catalog.load import Catalog, stale_prices
+from engine.files.printable import printable
 
 
 def say_notices(catalog: Catalog) -> None:
     """Print the catalog's notices and, when prices are older than the policy allows, that;
     and where the policy cache is, when this run created it."""
     stale = stale_prices(catalog, dt.date.today())
-    for notice in (*catalog.notices, *([stale] if stale else [])):
-        click.echo(f"note: {notice}", err=True)
+    for notice in (*catalog.notices, *([stale] if stale else [])):  # names from price files
+        click.echo(f"note: {printable(notice)}", err=True)
     say_new_cache()
 
 

@@ -181,6 +181,14 @@ def _with_model_override(ctx: click.Context, param: click.Parameter,
     return (f"model={reference}", "model_params_b=null", *overrides)
 
 
+def force_option(help_text: str) -> Callable[[F], F]:
+    """``--force``: replace an existing file the command writes. Eager, so that the checks
+    of output flags made while the flags are read (``--chart``) know it."""
+    def decorate(func: F) -> F:
+        return click.option("--force", is_flag=True, is_eager=True, help=help_text)(func)
+    return decorate
+
+
 def chart_option(func: F) -> F:
     """``--chart FILE``, checked when the flags are read: before anything runs or prints."""
     return click.option(
@@ -194,5 +202,5 @@ def _chart_target(ctx: click.Context, param: click.Parameter, path: Path | None)
     if path is not None:
         from engine.output.chart import check_chart_path
 
-        check_chart_path(path)
+        check_chart_path(path, force=bool(ctx.params.get("force")))
     return path

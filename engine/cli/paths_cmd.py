@@ -37,6 +37,6 @@ def paths(audit_db: Path | None, fmt: str) -> None:
 
 def _one_line(text: str) -> str:
     """A path from the environment shown on one line, control characters escaped."""
-    from engine.files.yamlio import printable
+    from engine.files.printable import printable
 
-    return printable(text.replace("\r", "\\r").replace("\n", "\\n"))
+    return printable(text)

@@ -14,6 +14,7 @@ from engine.cli.options import (
     audit_options,
     catalog_options,
     chart_option,
+    force_option,
     format_option,
     rules_option,
     trace_option,
@@ -27,13 +28,15 @@ from engine.decide.engine import load_engine
 @catalog_options
 @audit_options
 @chart_option
+@force_option("Replace an existing --chart file.")
 @trace_option("Also give every formula trace, each configuration's own notes, the "
               "candidates each rule fired on, and every rule: fired, or the first condition "
               "that failed (the audit record stays lean).")
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
               catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
-              no_audit: bool, chart_path: Path | None, show_trace: bool, fmt: str) -> None:
+              no_audit: bool, chart_path: Path | None, force: bool, show_trace: bool,
+              fmt: str) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -50,6 +53,6 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     if not no_audit:
         record_decision(engine, engine.untraced(decision) if show_trace else decision, audit_db)
     if show_trace:
-        emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit)
+        emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit, force=force)
     else:
-        emit(decision, engine, fmt, chart_path, recorded=not no_audit)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force)

@@ -15,6 +15,7 @@ from engine.cli.options import (
     rules_option,
     scenarios_option,
 )
+from engine.files.printable import printable
 
 _DEFAULT_SCENARIOS = Path("tests/scenarios")
 
@@ -172,8 +173,9 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
         from engine.audit.store import AuditStore, default_path
 
         with AuditStore(audit_db or default_path(), create=False) as store:
-            cases += [(f"audit:{r.id}", json.loads(r.answers)) for r in store.iter_all()]
-    result = diff_policies(resolve_policy(old), resolve_policy(new), cases)  # type: ignore[arg-type]
+            cases += [(f"audit:{r.id}", r.answers_data) for r in store.iter_all()]
+    with resolve_policy(old) as before, resolve_policy(new) as after:
+        result = diff_policies(before, after, cases)  # type: ignore[arg-type]
     if fmt == "json":
         click.echo(json.dumps(result.as_json(), indent=2))
         return
@@ -190,7 +192,7 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
         click.echo(f"{axis}: {len(items)} of {result.cases} changed")
         for c in items[:examples]:
             why = f" (rules: {', '.join(c.rules)})" if c.rules else ""
-            click.echo(f"    {c.case}: {c.before} → {c.after}{why}")
+            click.echo(printable(f"    {c.case}: {c.before} → {c.after}{why}"))  # ids of records
 
 
 @rules.command("explain")

@@ -1,6 +1,7 @@
 """Files only the current user could have written: opened relative to a checked directory,
 without following symbolic links, checked on the open descriptor (``fstat``), and created
-privately and atomically. The policy cache keeps its entries and its signing secret this way.
+privately and atomically (by :mod:`engine.files.safe_write`, the one writer). The policy
+cache keeps its entries and its signing secret this way.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from engine.files.safe_write import open_temporary, replace_in
+
 SUPPORTED = (all(hasattr(os, name) for name in ("O_NOFOLLOW", "O_DIRECTORY", "getuid"))
              and os.open in os.supports_dir_fd)
 """Whether these checks can be made here (not on Windows)."""
@@ -18,8 +21,6 @@ SUPPORTED = (all(hasattr(os, name) for name in ("O_NOFOLLOW", "O_DIRECTORY", "ge
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0)
 _READ_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
                | getattr(os, "O_CLOEXEC", 0))  # O_NONBLOCK: a FIFO cannot block the open
-_CREATE_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
-                 | getattr(os, "O_CLOEXEC", 0))
 
 
 class Refused(Exception):
@@ -89,16 +90,7 @@ def read_all(fd: int) -> bytes:
 
 def write_atomically(dir_fd: int, name: str, data: bytes) -> None:
     """Write ``name`` (mode 0600): a new temporary file renamed over it."""
-    temporary = f".{name}-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)
-        raise
+    replace_in(dir_fd, name, data, 0o600)
 
 
 def load_secret(path: Path, size: int, *, outside: int) -> bytes:
@@ -136,8 +128,7 @@ def _read_secret(name: str, dir_fd: int, size: int) -> bytes:
 def _create_secret(name: str, dir_fd: int, size: int) -> None:
     """Write a new secret to a private temporary file, then link it into place: a reader
     never sees a partial secret, and of two processes creating one at once, one wins."""
-    temporary = f".{name}-{secrets.token_hex(8)}.tmp"
-    fd = os.open(temporary, _CREATE_FLAGS, 0o600, dir_fd=dir_fd)
+    fd, temporary = open_temporary(dir_fd, name, 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(secrets.token_bytes(size))

@@ -19,6 +19,8 @@ from typing import Any
 import yaml
 
 from engine.errors import InputError
+from engine.files.printable import CONTROL_CHARACTERS as CONTROL_CHARACTERS
+from engine.files.printable import printable as printable  # its home; re-exported
 
 MAX_FILE_BYTES = 2_000_000
 MAX_DEPTH = 40
@@ -29,8 +31,6 @@ MAX_NUMBER_CHARS = 400
 """Longer number literals are refused before conversion: far beyond any float, and
 converting them costs quadratic time (decimal integers, sexagesimal ``1:2:3…``)."""
 
-CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""Control characters (Unicode category Cc) except tab and line feed."""
 
 try:  # the C parser is ~10x faster; the constructor (where we hook) is Python either way
     _BaseLoader: type[yaml.SafeLoader] = yaml.CSafeLoader  # type: ignore[assignment]
@@ -296,11 +296,6 @@ def _control(found: re.Match[str], path: str, data: Any, loc: tuple[Any, ...],
                f"{'key' if key is not None else 'string'} (tab and line feed are)")
     line = line_of(data, (*loc, key) if key is not None else loc)
     return InputError(message, path=path, line=line, field=where or None)
-
-
-def printable(text: str) -> str:
-    """``text`` with every control character but tab and line feed written as ``\\xNN``."""
-    return CONTROL_CHARACTERS.sub(lambda m: f"\\x{ord(m[0]):02x}", text)
 
 
 # -- helpers for the validators --------------------------------------------------------------

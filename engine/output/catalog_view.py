@@ -89,9 +89,11 @@ def _price_range(value: Mapping[str, Any]) -> str:
 def citation_lines(source_id: str, title: str, publisher: str, date: object,
                    url: str | None, width: int = 80) -> list[str]:
     """A cited source as lines of at most ``width`` columns, broken between words (a URL
-    longer than a line stands alone on its line, unbroken)."""
+    longer than a line stands alone on its line, unbroken), shown printable."""
     import textwrap
 
-    text = f"[{source_id}] {title} ({publisher}, {date})" + (f" <{url}>" if url else "")
+    from engine.files.printable import printable
+
+    text = printable(f"[{source_id}] {title} ({publisher}, {date})" + (f" <{url}>" if url else ""))
     return textwrap.wrap(text, width, initial_indent="  ", subsequent_indent="    ",
                          break_long_words=False, break_on_hyphens=False)

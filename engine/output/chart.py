@@ -8,7 +8,7 @@ always agree: the lines cross exactly at the break-even.
 from __future__ import annotations
 
 import importlib.util
-import os
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +17,7 @@ from xml.sax.saxutils import escape
 
 from engine.errors import InputError
 from engine.estimates.cost import CostLine, break_even_lines
+from engine.files.safe_write import Target, check_target, write_checked
 
 CHART_SUFFIXES = (".svg", ".png")
 
@@ -93,45 +94,23 @@ def ascii_chart(curves: CostCurves, width: int = 60, height: int = 12) -> list[s
     return lines
 
 
-def check_chart_path(path: Path) -> None:
-    """Refuse a chart target before any work is done: its kind, its folder, whether it can be
-    written, and for PNG the plotting library."""
-    problem = _chart_problem(path)
-    if problem is not None:
-        raise InputError(problem, path=str(path), field="--chart")
-
-
-def _chart_problem(path: Path) -> str | None:
+def check_chart_path(path: Path, *, force: bool = False) -> Target:
+    """Refuse a chart target before any work is done: its name, for PNG the plotting
+    library, then what every written file is checked for (:mod:`engine.files.safe_write`)."""
     suffix = path.suffix.lower()
     if suffix not in CHART_SUFFIXES:
-        return "expected a .svg or .png file name"
+        raise InputError("expected a .svg or .png file name", path=str(path), field="--chart")
     if suffix == ".png" and importlib.util.find_spec("matplotlib") is None:
-        return "needs matplotlib: pip install 'gpu-advisor[chart]'"
-    if path.is_dir():
-        return "is a directory, expected a file name"
-    if path.exists() and not path.is_file():
-        return "is not a regular file"
-    folder = path.parent
-    if not folder.is_dir():
-        return f"folder {folder} does not exist"
-    if path.exists() and not os.access(path, os.W_OK):
-        return "permission denied"
-    if not path.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        return f"cannot write in folder {folder} (permission denied)"
-    return None
+        raise InputError("needs matplotlib: pip install 'gpu-advisor[chart]'", path=str(path),
+                         field="--chart")
+    return check_target(path, force=force, field="--chart")
 
 
-def write_chart(curves: CostCurves, path: Path) -> None:
-    """Save the chart as SVG (written directly) or PNG (matplotlib)."""
-    check_chart_path(path)
-    try:
-        if path.suffix.lower() == ".svg":
-            path.write_text(svg_chart(curves), encoding="utf-8")
-        else:
-            _png(curves, path)
-    except OSError as exc:
-        raise InputError(f"cannot write ({exc.strerror})", path=str(path),
-                         field="--chart") from None
+def write_chart(curves: CostCurves, path: Path, *, force: bool = False) -> None:
+    """Save the chart as SVG (no plotting library needed) or PNG (matplotlib)."""
+    target = check_chart_path(path, force=force)
+    svg = path.suffix.lower() == ".svg"
+    write_checked(target, svg_chart(curves).encode("utf-8") if svg else _png(curves))
 
 
 def svg_chart(curves: CostCurves, width: int = 720, height: int = 420) -> str:
@@ -185,7 +164,7 @@ def svg_chart(curves: CostCurves, width: int = 720, height: int = 420) -> str:
             f'<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
 
 
-def _png(curves: CostCurves, path: Path) -> None:
+def _png(curves: CostCurves) -> bytes:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -204,6 +183,8 @@ def _png(curves: CostCurves, path: Path) -> None:
         ax.set_title("Owning vs renting")
         ax.legend(loc="upper left", fontsize="small")
         fig.tight_layout()
-        fig.savefig(path)
+        image = io.BytesIO()
+        fig.savefig(image, format="png")
+        return image.getvalue()
     finally:
         plt.close(fig)

@@ -23,6 +23,7 @@ from engine.output.summary import (
     break_even_line,
     headline,
     memory_line,
+    printable_decision,
     purchase_line,
     revision_note,
     running_line,
@@ -43,6 +44,7 @@ def _cell(text: object) -> str:
 def render_markdown(decision: Decision, book: Rulebook,
                     platforms: Mapping[str, str] | None = None) -> str:
     """The decision as a Markdown document (``platforms``: platform id → name)."""
+    decision, platforms = printable_decision(decision, platforms)
     lines = [f"# {_text(headline(decision))}", ""]
     # one paragraph: each line is a sentence, joined by the renderer
     lines += [_text(t) for t in (purchase_line(decision, platforms), running_line(decision),

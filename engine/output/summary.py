@@ -10,12 +10,25 @@ from collections.abc import Mapping
 
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
+from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
               "marketplace": "a GPU marketplace"}
 SCORE_LEGEND = ("Each choice is the option with the highest score: the weights of the rules "
                 "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
 NO_RULE = "No rule preferred an option; first declared option."
+
+
+def printable_decision(decision: Decision, platforms: Mapping[str, str] | None = None
+                       ) -> tuple[Decision, Mapping[str, str] | None]:
+    """The decision (and platform names) with every string made printable, as text and
+    Markdown show them: names and ids from a catalog, a price file, a config or an audit
+    store cannot drive the terminal (the decision itself is returned when nothing changes)."""
+    data = decision.model_dump(mode="json")
+    shown = printable_data(data)
+    if shown != data:
+        decision = Decision.model_validate(shown)
+    return decision, None if platforms is None else printable_data(platforms)
 
 
 def axis_title(axis: str) -> str:

@@ -28,24 +28,29 @@ def print_table(title: str, headers: Sequence[str], rows: Sequence[Sequence[Any]
     """Print one table; columns whose index is in ``right`` are right-aligned (numbers).
 
     The title and caption are paragraphs of their own, wrapped at 80 columns between words
-    (a rich title would wrap at the width of a narrow table).
+    (a rich title would wrap at the width of a narrow table). Every cell, the title and the
+    caption are shown :func:`~engine.files.printable.printable` (rows come from catalogs,
+    price files and audit stores).
     """
     import textwrap
 
     from rich import box
+    from rich.markup import escape
     from rich.table import Table
+
+    from engine.files.printable import printable
 
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     for i, header in enumerate(headers):
-        table.add_column(header, justify="right" if i in right else "left", overflow="fold",
-                         no_wrap=i in right)
+        table.add_column(escape(printable(header)), justify="right" if i in right else "left",
+                         overflow="fold", no_wrap=i in right)
     for row in rows:
-        table.add_row(*(str(cell) for cell in row))
-    sys.stdout.write(textwrap.fill(title, 80, break_long_words=False,
+        table.add_row(*(escape(printable(str(cell))) for cell in row))
+    sys.stdout.write(textwrap.fill(printable(title), 80, break_long_words=False,
                                    break_on_hyphens=False) + "\n")
     print_clean(table)
     if caption:
-        sys.stdout.write(textwrap.fill(caption, 80, break_long_words=False,
+        sys.stdout.write(textwrap.fill(printable(caption), 80, break_long_words=False,
                                        break_on_hyphens=False) + "\n")
 
 

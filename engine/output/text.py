@@ -28,6 +28,7 @@ from engine.output.summary import (
     break_even_line,
     headline,
     memory_line,
+    printable_decision,
     purchase_line,
     revision_note,
     running_line,
@@ -55,6 +56,7 @@ def render_text(decision: Decision, book: Rulebook,
                 platforms: Mapping[str, str] | None = None) -> None:
     """Print the decision for a person at a terminal (plain text when piped); ``platforms``
     (platform id → name, from the catalog) names what holds an owned pick's cards."""
+    decision, platforms = printable_decision(decision, platforms)
     out = console()
     with out.capture() as captured:
         _render(out, decision, platforms)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,23 +27,33 @@ class PolicyRef:
     catalog: Path
 
 
-def resolve_policy(ref: str, *, cwd: Path | None = None) -> PolicyRef:
-    """A rules dir, a dir holding rules/ (and catalog/), or a git revision of this repo."""
+@contextlib.contextmanager
+def resolve_policy(ref: str, *, cwd: Path | None = None) -> Iterator[PolicyRef]:
+    """A rules dir, a dir holding rules/ (and catalog/), or a git revision of this repo
+    (checked out into a temporary folder, removed when the block ends)."""
     path = Path(ref)
     if path.is_dir():
         if (path / "decisions.yaml").is_file():
             catalog = path.parent / "catalog"
-            return PolicyRef(ref, path, catalog if catalog.is_dir() else bundled_dir("catalog"))
+            yield PolicyRef(ref, path, catalog if catalog.is_dir() else bundled_dir("catalog"))
+            return
         if (path / "rules").is_dir():
             catalog = path / "catalog"
-            return PolicyRef(ref, path / "rules",
-                             catalog if catalog.is_dir() else bundled_dir("catalog"))
+            yield PolicyRef(ref, path / "rules",
+                            catalog if catalog.is_dir() else bundled_dir("catalog"))
+            return
         raise InputError("not a rules directory (no decisions.yaml) nor a dir with rules/",
                          path=ref)
-    return _from_git(ref, cwd or Path.cwd())
+    archive = _git_archive(ref, cwd or Path.cwd())
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-diff-") as folder:
+        root = Path(folder)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            tar.extractall(root, filter="data")
+        yield PolicyRef(ref, root / "rules", root / "catalog")
 
 
-def _from_git(revision: str, cwd: Path) -> PolicyRef:
+def _git_archive(revision: str, cwd: Path) -> bytes:
+    """The rules and catalog folders of a git revision, as a tar archive."""
     def git(*args: str) -> bytes:
         result = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False)
         if result.returncode:
@@ -52,11 +63,7 @@ def _from_git(revision: str, cwd: Path) -> PolicyRef:
         return result.stdout
 
     top = Path(git("rev-parse", "--show-toplevel").decode().strip())
-    archive = git("-C", str(top), "archive", "--format=tar", revision, "rules", "catalog")
-    root = Path(tempfile.mkdtemp(prefix="gpu-advisor-diff-"))
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(root, filter="data")
-    return PolicyRef(revision, root / "rules", root / "catalog")
+    return git("-C", str(top), "archive", "--format=tar", revision, "rules", "catalog")
 
 
 @dataclass

@@ -7,7 +7,7 @@ from the condition models of :mod:`engine.rules.conditions`. Only "exactly one k
 effect is patched in by hand.
 
 Editors use them through a first line ``# yaml-language-server: $schema=...`` in each file;
-``gpu-advisor rules schema --out schemas`` regenerates the committed copies.
+``gpu-advisor rules schema --out schemas --force`` regenerates the committed copies.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from engine.catalog.models import (
     SourceFile,
 )
 from engine.decide.engine import Decision
+from engine.files.safe_write import check_in_folder, write_checked
 from engine.rules.model import DeclarationFile, RuleFile
 from engine.tools.scenarios import Scenario
 
@@ -90,17 +91,17 @@ def dump(schema: Schema) -> str:
 
 
 def write_schemas(directory: Path, catalog: Catalog | None = None,
-                  names: tuple[str, ...] | None = None) -> list[Path]:
-    """Write ``directory/<name>.schema.json`` for each schema (all by default)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, schema in schemas(catalog).items():
-        if names is not None and name not in names:
-            continue
-        path = directory / f"{name}.schema.json"
-        path.write_text(dump(schema), encoding="utf-8", newline="\n")
-        written.append(path)
-    return written
+                  names: tuple[str, ...] | None = None, *, force: bool = False) -> list[Path]:
+    """Write ``directory/<name>.schema.json`` for each schema (all by default). Every file is
+    checked before any is written: an existing one needs ``force``, and a symbolic link or
+    anything but a regular file there is refused (:mod:`engine.files.safe_write`)."""
+    chosen = {name: schema for name, schema in schemas(catalog).items()
+              if names is None or name in names}
+    targets = check_in_folder(directory, [f"{name}.schema.json" for name in chosen],
+                              force=force, field="--out")
+    for target, schema in zip(targets, chosen.values(), strict=True):
+        write_checked(target, dump(schema).encode("utf-8"))
+    return [target.shown for target in targets]
 
 
 def _header(name: str, title: str, body: Schema) -> Schema:

@@ -1,0 +1,2 @@
+-- The dictionary every record was compressed with is gone.
+DELETE FROM dictionaries;
