@@ -19,17 +19,27 @@ from typing import (
     get_type_hints,
 )
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    create_model,
+    model_serializer,
+)
 
 from engine.answers.check import AnswerOrigin, check_answer, parse_text
 from engine.answers.cross import first_problem
-from engine.answers.hf_config import CONFIG_REFERENCE
+from engine.answers.hf_config import CONFIG_REFERENCE, is_config_reference, shape_of_config
+from engine.answers.model_shape import SHAPE_FIELD, SHAPE_OF, ModelShape
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, CatalogError, InputError
 from engine.files.jsonio import load_data_file
 from engine.files.validation import did_you_mean
-from engine.files.yamlio import type_name
+from engine.files.yamlio import line_of, type_name
 
 QUESTIONS_FILE = "catalog/questions.yaml"
 
@@ -103,6 +113,28 @@ class Answers(BaseModel, _Typed):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     __questions__: ClassVar[tuple[QuestionSpec, ...]] = ()
+
+    model_shape: ModelShape | None = Field(
+        default=None, title="The shape of a model given by its config",
+        description="Filled by --model (or a model answer naming a config.json, a folder or a "
+                    "Hub id) from the file read where the answers came in; may be written by "
+                    "hand. The decision is made from it, never from the file.")
+
+    @model_serializer(mode="wrap")
+    def _shape_after_model(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``model_shape`` right after ``model``, and only when there is one (answers without
+        it read and write as they always did)."""
+        data: dict[str, Any] = handler(self)
+        shape = data.pop(SHAPE_FIELD, None)
+        if shape is None:
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out[key] = value
+            if key == "model":
+                out[SHAPE_FIELD] = shape
+        out.setdefault(SHAPE_FIELD, shape)
+        return out
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with what rebuilds its generated class in another process."""
@@ -226,7 +258,7 @@ def _check_contract(questions: tuple[QuestionSpec, ...]) -> None:
                                f"question gives {_text(actual)}", path=QUESTIONS_FILE,
                                field=name)
     for name in given:
-        if name in dir(BaseModel):
+        if name in dir(BaseModel) or name == SHAPE_FIELD:
             raise CatalogError("this id is reserved (a name of the answers model); choose "
                                "another", path=QUESTIONS_FILE, field=name)
 
@@ -241,16 +273,21 @@ def load_answers(
     overrides: Sequence[str],
     catalog: Catalog,
     *,
+    model: str | None = None,
     fill_defaults: bool = True,
 ) -> Answers:
-    """Answers from a file (optional) with ``key=value`` overrides applied on top.
+    """Answers from a file (optional) with ``key=value`` overrides applied on top, and
+    ``model`` (``--model``) naming the model in place of the file's.
 
     The file or the overrides must name the model (``model`` or ``model_params_b``): every
     other answer has a default, but a recommendation for a model nobody named is no answer.
+    This is where answers come in: a model named by its config is read here, into
+    ``model_shape``.
     """
-    merged, origin, set_keys = _merged(path, overrides, catalog)
+    merged, origin, set_keys = _merged(path, overrides, catalog, model)
     return validate_answers(merged, catalog, origin=origin, set_keys=set_keys,
-                            fill_defaults=fill_defaults, require_model=True)
+                            fill_defaults=fill_defaults, require_model=True,
+                            read_model_files=True)
 
 
 def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) -> dict[str, Any]:
@@ -260,11 +297,16 @@ def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) 
     missing and cross-answer rules are checked only once all are in.
     """
     merged, origin, set_keys = _merged(path, overrides, catalog)
-    return check_values(merged, catalog, origin=origin, set_keys=set_keys)
+    values = check_values(merged, catalog, origin=origin, set_keys=set_keys)
+    with_model_shape(values, catalog, origin, set_keys, read_model_files=True)
+    return values
 
 
-def _merged(path: Path | None, overrides: Sequence[str],
-            catalog: Catalog) -> tuple[dict[str, Any], AnswerOrigin, set[str]]:
+MODEL_FLAG = "--model"
+
+
+def _merged(path: Path | None, overrides: Sequence[str], catalog: Catalog,
+            model: str | None = None) -> tuple[dict[str, Any], AnswerOrigin, set[str]]:
     try:
         data: Any = load_data_file(path) if path is not None else {}
     except AnswerError:
@@ -283,6 +325,12 @@ def _merged(path: Path | None, overrides: Sequence[str],
         key, value = parse_override(item, catalog)
         merged[key] = value
         set_keys.add(key)
+    if model is not None:
+        merged.update(model=model, model_params_b=None)
+        set_keys.update(SHAPE_OF)
+        origin.flags.update(dict.fromkeys(SHAPE_OF, MODEL_FLAG))
+    if set_keys & set(SHAPE_OF) and SHAPE_FIELD not in set_keys:
+        merged.pop(SHAPE_FIELD, None)  # the file's shape was of the file's model
     return merged, origin, set_keys
 
 
@@ -313,11 +361,14 @@ def validate_answers(
     set_keys: set[str] | None = None,
     fill_defaults: bool = True,
     require_model: bool = False,
+    read_model_files: bool = False,
 ) -> Answers:
     """Check every answer against its question, fill defaults, and build :class:`Answers`.
 
     With ``require_model``, answers that name neither ``model`` nor ``model_params_b`` are
-    refused rather than given the default model.
+    refused rather than given the default model. A model named by its config must come with
+    its ``model_shape``; with ``read_model_files`` (where answers come in, not where they are
+    replayed or arrive by the batch) the config is read into it.
     """
     origin = origin or AnswerOrigin()
     set_keys = set_keys or set()
@@ -326,6 +377,7 @@ def validate_answers(
         _require_model(values, origin)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
+    with_model_shape(values, catalog, origin, set_keys, read_model_files=read_model_files)
     if fill_defaults:
         for question in catalog.questions:
             values.setdefault(question.id, _default(question))
@@ -348,9 +400,64 @@ def check_values(raw: Mapping[str, Any], catalog: Catalog, *, origin: AnswerOrig
     set_keys = set_keys or set()
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if key == SHAPE_FIELD:
+            values[key] = _checked_shape(value, origin, from_set=key in set_keys)
+            continue
         question = _question(catalog, str(key), origin, from_set=key in set_keys)
         values[key] = check_answer(question, value, catalog, origin, from_set=key in set_keys)
     return values
+
+
+def _checked_shape(value: Any, origin: AnswerOrigin, *, from_set: bool) -> ModelShape | None:
+    """A ``model_shape`` answer: null, a shape, or a mapping that makes one."""
+    if value is None or isinstance(value, ModelShape):
+        return value
+    if from_set:
+        raise origin.error(SHAPE_FIELD, "is read from the config --model names (or written in "
+                                        "an answers file), not given with --set", from_set=True)
+    if not isinstance(value, Mapping):
+        raise origin.error(SHAPE_FIELD, f"expected a mapping of the model's figures, got "
+                                        f"{type_name(value)}")
+    try:
+        return ModelShape.model_validate(value)
+    except ValidationError as exc:
+        error = exc.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in error["loc"])
+        message = str(error["msg"]).removeprefix("Value error, ")
+        if error["type"] == "extra_forbidden":
+            message = "unknown key"
+        elif error["type"] == "missing":
+            message = "required key is missing"
+        field = f"{SHAPE_FIELD}.{where}" if where else SHAPE_FIELD
+        line = line_of(origin.data, (SHAPE_FIELD, *error["loc"][:1])) if origin.data else None
+        raise AnswerError(message[:1].lower() + message[1:], path=origin.path, line=line,
+                          field=field) from None
+
+
+def with_model_shape(values: dict[str, Any], catalog: Catalog, origin: AnswerOrigin,
+                     set_keys: set[str], *, read_model_files: bool) -> None:
+    """``model_shape`` for a model named by its config: kept when given, read from the
+    config with ``read_model_files``, refused otherwise; refused beside a catalog model or a
+    bare size, which have shapes of their own."""
+    model, shape = values.get("model"), values.get(SHAPE_FIELD)
+    named_by_config = isinstance(model, str) and model not in catalog.models and (
+        is_config_reference(model))
+    if shape is not None and not named_by_config:
+        raise origin.error(SHAPE_FIELD, "describes a model named by its config (a path or Hub "
+                                        "id as model:); a catalog model or a bare size has a "
+                                        "shape of its own")
+    if shape is not None or not named_by_config:
+        return
+    from_set = "model" in set_keys
+    if not read_model_files:
+        raise origin.error("model", "names a model's config, which is read only where answers "
+                                    "come in (recommend, whatif, ask, import; batch with "
+                                    "--allow-model-files); give its shape as model_shape",
+                           from_set=from_set)
+    try:
+        values[SHAPE_FIELD] = shape_of_config(str(model))
+    except InputError as exc:
+        raise origin.error("model", str(exc), from_set=from_set) from None
 
 
 def _question(catalog: Catalog, key: str, origin: AnswerOrigin, *, from_set: bool) -> Question:

@@ -7,6 +7,7 @@ from typing import Any, get_args
 
 import click
 
+from engine.answers.hf_config import named_shape
 from engine.catalog.load import Catalog, load_catalog
 from engine.cli.options import (
     catalog_options,
@@ -59,7 +60,7 @@ def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: i
       gpu-advisor estimate memory --model llama-2-13b --method qlora --format json
     """
     catalog = load_catalog(catalog_dir, prices=prices)
-    shape = shape_from_flags(catalog, model_id, params_b)
+    shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
     report = memory_report(catalog, shape, method, seq_len=seq_len, micro_batch=micro_batch,
                            checkpointing=gradient_checkpointing, gpus=gpus)
     if fmt == "json":
@@ -114,7 +115,7 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
           --gpu a100-80gb --gpus 64
     """
     catalog = load_catalog(catalog_dir, prices=prices)
-    shape = shape_from_flags(catalog, model_id, params_b)
+    shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
     report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method)
     if fmt == "json":
         click.echo(dumps(report), nl=False)
