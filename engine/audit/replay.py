@@ -16,6 +16,7 @@ from typing import Any
 from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditStore, Record
 from engine.catalog.load import Catalog
+from engine.catalog.prices import PriceInput, is_price_text
 from engine.decide.decision import Excluded
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import label_of
@@ -27,7 +28,9 @@ _LOCK = threading.Lock()
 
 def _materialise(texts: Mapping[str, str], root: Path) -> None:
     for name, text in texts.items():
-        target = root / ("prices.yaml" if name == "prices" else name)
+        if is_price_text(name):
+            continue  # a price file is rebuilt from the record's texts, not from a file
+        target = root / name
         allowed = {(root / d).resolve() for d in ("rules", "catalog", ".")}
         if target.resolve().parent not in allowed:
             raise ValueError(f"refusing to write stored policy file outside the policy: {name}")
@@ -50,7 +53,7 @@ def stored_engine(store: AuditStore, record: Record) -> Engine:
             (root / "catalog").mkdir()
             _materialise(rules, root)
             _materialise(catalog, root)
-            prices = root / "prices.yaml" if "prices" in catalog else None
+            prices = PriceInput.from_texts(catalog)
             _ENGINES[key] = load_engine(root / "rules", root / "catalog", prices)
         return _ENGINES[key]
 

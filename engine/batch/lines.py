@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 
 from engine.answers.model import validate_answers
 from engine.catalog.load import Catalog
+from engine.catalog.prices import PriceInput
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EngineError
 from engine.files.jsonio import strict_loads, too_deep
@@ -71,7 +72,7 @@ def line_limit(catalog: Catalog) -> int:
 
 
 def evaluate_lines(lines: Iterable[Line], rules: Path | None = None,
-                   catalog: Path | None = None, prices: Path | None = None) -> list[str]:
+                   catalog: Path | None = None, prices: PriceInput | None = None) -> list[str]:
     """Evaluate numbered lines of answers JSON; one output JSON string per non-blank line.
 
     Pure: the output depends only on the input pairs and the policy files. A line that fails

@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,6 +18,9 @@ from engine.cli.options import (
     rules_option,
     trace_option,
 )
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 def _path(option: Path | None) -> Path:
@@ -175,7 +178,7 @@ def _show_traced(store: Any, record: Any, fmt: str) -> None:
 @catalog_options
 @format_option("text", "json")
 def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Path | None,
-           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+           catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Re-run a recorded decision: exactly on its stored policy, or on today's (--current).
 
     Exit 1 if the stored-policy replay does not reproduce the record byte for byte.

@@ -13,7 +13,7 @@ from multiprocessing import resource_tracker
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -31,12 +31,15 @@ from engine.cli.options import catalog_options, rules_option
 from engine.decide.engine import load_engine
 from engine.errors import EngineError
 
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
+
 IN_FLIGHT_PER_WORKER = 4
 """Chunks queued per worker: keeps every worker busy while bounding memory (no read-ahead of
 the whole input, unlike ``Pool.imap``, whose feeder thread drains the input iterator)."""
 
-Policy = tuple[Path | None, Path | None, Path | None]
-"""The ``--rules``, ``--catalog`` and ``--prices`` paths (None: bundled)."""
+Policy = tuple[Path | None, Path | None, "PriceInput | None"]
+"""The ``--rules`` and ``--catalog`` paths and the ``--prices`` file read (None: bundled)."""
 Reporter = tuple[Callable[[str], None], Callable[[int], None]]
 
 
@@ -70,7 +73,7 @@ class _Interrupted(KeyboardInterrupt):
 @rules_option
 @catalog_options
 def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
-          rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None) -> None:
+          rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None) -> None:
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
     Each output line is {"line": N, "decision": {...}} or, for a line that could not be
@@ -205,7 +208,7 @@ def _sigint_blocked() -> Iterator[None]:
 _WORKER_ERROR: tuple[int, str] | None = None
 
 
-def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) -> None:
+def _init_worker(rules: Path | None, catalog: Path | None, prices: PriceInput | None) -> None:
     """Ignore Ctrl-C (the parent stops the pool) and load the policy once per worker."""
     global _WORKER_ERROR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -217,7 +220,7 @@ def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) 
 
 
 def _work(chunk: list[Line], rules: Path | None, catalog: Path | None,
-          prices: Path | None) -> tuple[int, list[str] | str]:
+          prices: PriceInput | None) -> tuple[int, list[str] | str]:
     if _WORKER_ERROR is not None:
         return _WORKER_ERROR
     try:

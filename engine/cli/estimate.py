@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
@@ -30,6 +30,9 @@ from engine.output.table import (
     words,
 )
 
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
+
 
 @click.group()
 def estimate() -> None:
@@ -52,7 +55,7 @@ def estimate() -> None:
 @format_option("text", "json")
 def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: int,
            micro_batch: int, gradient_checkpointing: bool | None, gpus: int,
-           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+           catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Peak GPU memory of a training run (or inference), and how many GPUs of each kind.
 
     \b
@@ -105,7 +108,7 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @catalog_options
 @format_option("text", "json")
 def training(model_id: str | None, params_b: float | None, tokens_b: float | None, gpu_id: str,
-             gpus: int, method: Any, catalog_dir: Path | None, prices: Path | None,
+             gpus: int, method: Any, catalog_dir: Path | None, prices: PriceInput | None,
              fmt: str) -> None:
     """Training compute (6·N·D), GPU-hours over the MFU range, days and rental cost.
 
@@ -159,7 +162,8 @@ def _training_text(report: Any) -> None:
 @catalog_options
 @format_option("text", "json")
 def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh: float | None,
-         offer_id: str | None, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+         offer_id: str | None, catalog_dir: Path | None, prices: PriceInput | None,
+         fmt: str) -> None:
     """Owning vs renting a GPU configuration: TCO, yearly rent and the break-even hours.
 
     \b

@@ -7,6 +7,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +16,9 @@ from engine.answers.training_config import answers_text
 from engine.catalog.load import load_catalog
 from engine.cli.options import catalog_options, model_reference_option
 from engine.errors import InputError
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 @click.command("import")
@@ -26,7 +30,7 @@ from engine.errors import InputError
 @model_reference_option("model", more_help=" Replaces the config's model.")
 @catalog_options
 def import_(tool: str, config_path: Path, out_path: Path | None, force: bool,
-            model: str | None, catalog_dir: Path | None, prices: Path | None) -> None:
+            model: str | None, catalog_dir: Path | None, prices: PriceInput | None) -> None:
     """Turn an axolotl, LLaMA-Factory or TRL training config into an answers file.
 
     Each answer read is reported on stderr with the key it came from, and each answer that

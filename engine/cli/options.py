@@ -83,14 +83,40 @@ def catalog_option(func: F) -> F:
 
 
 def catalog_options(func: F) -> F:
-    """``--catalog DIR`` and ``--prices FILE``."""
+    """``--catalog DIR``, ``--prices FILE`` and ``--prices-date DATE``; the command gets the
+    price file read (a :class:`~engine.catalog.prices.PriceInput`) as ``prices``."""
     func = click.option(
-        "--prices", type=_path, default=None, metavar="FILE",
+        "--prices", type=_path, default=None, metavar="FILE", callback=_read_prices,
         help="Fresh prices: a YAML file of offers (and sources) that override the catalog's, "
              "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
              "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
     )(func)
+    func = click.option(
+        "--prices-date", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="DATE",
+        is_eager=True, expose_value=False, callback=_prices_date,
+        help="The date of a --prices vms.csv's prices (YYYY-MM-DD; default: the file's "
+             "modification time). Recorded with the file.",
+    )(func)
     return catalog_option(func)
+
+
+def _prices_date(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Kept for ``--prices`` (eager: read before it)."""
+    if value is not None:
+        ctx.meta["gpu_advisor.prices_date"] = value.date()
+
+
+def _read_prices(ctx: click.Context, param: click.Parameter, path: Path | None) -> Any:
+    """The price file read once, with its provider and date, as the policy will hold it."""
+    date = ctx.meta.get("gpu_advisor.prices_date")
+    if path is None:
+        if date is not None:
+            raise click.BadParameter("--prices-date dates a --prices file; give one", ctx,
+                                     param)
+        return None
+    from engine.catalog.prices import read_prices
+
+    return read_prices(path, date=date)
 
 
 def rules_option(func: F) -> F:

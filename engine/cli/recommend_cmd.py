@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -20,6 +21,9 @@ from engine.cli.options import (
 )
 from engine.decide.engine import load_engine
 
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
+
 
 @click.command()
 @answers_options(model=True)
@@ -33,7 +37,7 @@ from engine.decide.engine import load_engine
 @format_option("text", "json", "markdown")
 def recommend(answers_path: Path | None, overrides: tuple[str, ...],
               model_reference: str | None, rules_dir: Path | None, catalog_dir: Path | None,
-              prices: Path | None, audit_db: Path | None, no_audit: bool,
+              prices: PriceInput | None, audit_db: Path | None, no_audit: bool,
               chart_path: Path | None, show_trace: bool, fmt: str) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from engine.cli.options import (
     rules_option,
 )
 from engine.decide.engine import load_engine
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 def _value(value: object) -> str:
@@ -32,7 +36,7 @@ def _value(value: object) -> str:
 @catalog_options
 @format_option("text", "json")
 def whatif(answers_path: Path, overrides: tuple[str, ...], model_reference: str | None,
-           rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
+           rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
            fmt: str) -> None:
     """For each decision, the smallest single answer change that would flip it.
 
