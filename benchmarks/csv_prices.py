@@ -3,15 +3,22 @@
 Not part of the test suite (tests count rows and offers; time is measured here). Run from the
 repository root with the project's virtualenv active:
 
-    python benchmarks/csv_prices.py                 # 2 MB: ~43,500 instance types
-    python benchmarks/csv_prices.py --rows 5000     # any size
-    python benchmarks/csv_prices.py --repeat 3      # best of three
+    python benchmarks/csv_prices.py                   # every shape below, best of 3
+    python benchmarks/csv_prices.py --only distinct   # one shape
+    python benchmarks/csv_prices.py --root /tmp/old   # another checkout (git archive REV)
 
-Each run is a fresh ``python -m engine recommend --prices aws=FILE`` with the policy cache off
-(the cold path: the CSV is read and its offers built and checked every time), its peak RSS
-read from ``wait4``. The file holds one row per instance type, each a distinct name, all for
-catalog GPUs in an AWS region: every row becomes an offer unless the import's caps refuse
-the file first (then the figure is what the refusal costs).
+Each run is a fresh ``python -m engine recommend --prices aws=FILE`` for
+``examples/enterprise-aws.json`` with the policy cache off (the cold path: the CSV is read
+and its offers built and checked every time), its CPU time and peak RSS read from ``wait4``
+(CPU time is what a busy machine does not inflate; wall time is shown beside it). Shapes:
+
+- ``none``: no ``--prices`` (what every run costs anyway);
+- ``cap``: 1,000 distinct instance types, every one an offer (``price_file_offers_max``);
+- ``distinct``: ~2 MB of distinct instance types (43,500 rows), each an offer unless refused;
+- ``skipped``: 48,000 rows for a GPU the catalog lacks and 1,000 offers, under 2 MB;
+- ``zones``: 1,000 instance types in 43 zones each (43,000 rows, 1,000 offers).
+
+Rows have an on-demand and a spot price, as SkyPilot's do (two candidates per offer).
 """
 
 from __future__ import annotations
@@ -22,56 +29,86 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "examples" / "enterprise-aws.json"
-HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Region,Price,SpotPrice"
+EXAMPLE = "examples/enterprise-aws.json"
+HEADER = "InstanceType,AcceleratorName,AcceleratorCount,Region,AvailabilityZone,Price,SpotPrice"
 GPUS = (("H100", 8, 55.04), ("A100", 8, 32.77), ("L40S", 1, 1.86), ("A10G", 1, 1.006))
 
 
-def write_csv(path: Path, rows: int) -> int:
-    """A vms.csv of ``rows`` distinct instance types; its size in bytes."""
-    lines = [HEADER]
-    for i in range(rows):
-        name, count, price = GPUS[i % len(GPUS)]
-        lines.append(f"x{i}.{count}xl,{name},{count},us-east-1,{price + i * 1e-4:.4f},")
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path.stat().st_size
+def _row(i: int, zone: str = "", name: str | None = None) -> str:
+    gpu, count, price = GPUS[i % len(GPUS)]
+    return f"x{i}.{count}xl,{name or gpu},{count},us-east-1,{zone},{price:.2f},{price / 3:.2f}"
 
 
-def run_once(csv: Path, env: dict[str, str]) -> tuple[float, float, int, str]:
-    """(seconds, peak RSS in MB, exit code, last stderr line) of one cold recommend."""
-    args = [sys.executable, "-m", "engine", "recommend", "--answers", str(EXAMPLE),
-            "--prices", f"aws={csv}", "--no-audit", "--format", "json"]
+def _distinct(rows: int) -> Callable[[], Iterator[str]]:
+    return lambda: (_row(i) for i in range(rows))
+
+
+def _skipped() -> Iterator[str]:
+    yield from (_row(i) for i in range(1000))
+    yield from (_row(i, name="TPU") for i in range(1000, 49_000))
+
+
+def _zones() -> Iterator[str]:
+    for i in range(1000):
+        yield from (_row(i, zone=f"z{z}") for z in range(43))
+
+
+SHAPES: dict[str, Callable[[], Iterator[str]] | None] = {
+    "none": None, "cap": _distinct(1000), "distinct": _distinct(43_500), "skipped": _skipped,
+    "zones": _zones}
+
+
+def run_once(root: Path, csv: Path | None,
+             env: dict[str, str]) -> tuple[float, float, float, int, str]:
+    """(CPU seconds, wall seconds, peak RSS in MB, exit code, last stderr line) of one cold
+    recommend (CPU time: what a loaded machine does not inflate)."""
+    prices = ["--prices", f"aws={csv}"] if csv is not None else []
+    args = [sys.executable, "-m", "engine", "recommend", "--answers", str(root / EXAMPLE),
+            *prices, "--no-audit", "--format", "json"]
     started = time.perf_counter()
-    proc = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(args, cwd=root, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     assert proc.stderr is not None
     err = proc.stderr.read().decode(errors="replace")
     _, status, usage = os.wait4(proc.pid, 0)
     seconds = time.perf_counter() - started
     proc.returncode = os.waitstatus_to_exitcode(status)
-    last = (err.strip().splitlines() or [""])[-1][:120]
-    return seconds, usage.ru_maxrss / 1024, proc.returncode, last
+    last = (err.strip().splitlines() or [""])[-1]
+    cpu = usage.ru_utime + usage.ru_stime
+    return cpu, seconds, usage.ru_maxrss / 1024, proc.returncode, last
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=43_500, help="instance types (rows)")
-    parser.add_argument("--repeat", type=int, default=1, help="runs; the best is reported")
+    parser.add_argument("--only", choices=sorted(SHAPES), action="append",
+                        help="run only these shapes")
+    parser.add_argument("--repeat", type=int, default=3, help="runs; the best is reported")
+    parser.add_argument("--root", type=Path, default=ROOT,
+                        help="the checkout to run (default: this one)")
     options = parser.parse_args()
+    root = options.root.resolve()
+    env = {**os.environ, "GPU_ADVISOR_NO_CACHE": "1", "PYTHONPATH": str(root)}
+    print(f"| shape | rows | bytes | exit | CPU s (best of {options.repeat}) | wall s | "
+          "peak RSS MB | stderr |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as scratch:
-        csv = Path(scratch) / "vms.csv"
-        size = write_csv(csv, options.rows)
-        env = {**os.environ, "GPU_ADVISOR_NO_CACHE": "1"}
-        runs = [run_once(csv, env) for _ in range(options.repeat)]
-    best = min(runs)
-    print(f"| rows | bytes | exit | seconds (best of {options.repeat}) | peak RSS MB |")
-    print("|---:|---:|---:|---:|---:|")
-    print(f"| {options.rows:,} | {size:,} | {best[2]} | {best[0]:.2f} | {best[1]:.0f} |")
-    if best[2] != 0:
-        print(f"stderr: {best[3]}")
+        for name in options.only or SHAPES:
+            make, csv = SHAPES[name], None
+            rows = size = 0
+            if make is not None:
+                csv = Path(scratch) / f"{name}.csv"
+                lines = [HEADER, *make()]
+                csv.write_text("\n".join(lines) + "\n", encoding="utf-8")
+                rows, size = len(lines) - 1, csv.stat().st_size
+            runs = [run_once(root, csv, env) for _ in range(options.repeat)]
+            best = min(runs)
+            note = best[4][:90] if best[3] else ""
+            print(f"| {name} | {rows:,} | {size:,} | {best[3]} | {best[0]:.2f} | "
+                  f"{best[1]:.2f} | {best[2]:.0f} | {note} |", flush=True)
 
 
 if __name__ == "__main__":

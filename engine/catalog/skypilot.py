@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import functools
 import io
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from engine.catalog.models import Offer, Policy, SkyPilotMap, Source
@@ -89,25 +90,37 @@ def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPil
                     publisher="the user's price file", date=as_of.isoformat(),
                     note=f"Offers read from a SkyPilot vms.csv; dated by {prices.dated_by}.")
     reading = _Reading(prices, names, set(known_gpus), set(regions), mapping, current, limits)
-    for number, row in enumerate(reader, start=2):
+    for number, cell in enumerate(reader, start=2):
         if number - 1 > limits.rows:
             raise CatalogError(f"more than {limits.rows:,} rows (price_file_rows_max in "
                                f"{POLICY})", path=prices.shown, line=number)
-        reading.row(number, row)
+        reading.row(number, cell)
     offers = reading.offers(as_of, source.id)
     return Imported(offers, source, _skipped(reading.skipped))
 
 
-def _reader(prices: PriceInput) -> Iterator[dict[str, str | None]]:
+Cells = Callable[[str], str]
+"""One row's cell by column name ("" when the row is short)."""
+
+
+def _reader(prices: PriceInput) -> Iterator[Cells]:
     """The rows, read lazily, once the header has every column needed (a BOM is ignored)."""
-    text = prices.text.removeprefix("\ufeff")
-    reader = csv.DictReader(io.StringIO(text))
-    missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+    rows = csv.reader(io.StringIO(prices.text.removeprefix("\ufeff")))
+    header = next(rows, [])
+    missing = [c for c in REQUIRED if c not in header]
     if missing:
         raise CatalogError(f"not a SkyPilot vms.csv: no {', '.join(missing)} column "
                            f"(expected {', '.join(REQUIRED)}, SpotPrice)", path=prices.shown,
                            line=1)
-    return iter(reader)
+    at = {name: i for i, name in reversed(list(enumerate(header)))}  # the first of a name
+    return (_cells(fields, at) for fields in rows)
+
+
+def _cells(fields: list[str], at: Mapping[str, int]) -> Cells:
+    def cell(column: str) -> str:
+        i = at.get(column)
+        return fields[i] if i is not None and i < len(fields) else ""
+    return cell
 
 
 class _Reading:
@@ -117,7 +130,7 @@ class _Reading:
                  regions: set[str], mapping: SkyPilotMap, current: Iterable[Offer],
                  limits: Limits) -> None:
         self.prices, self.names, self.gpus, self.regions = prices, names, gpus, regions
-        self.mapping, self.limits = mapping, limits
+        self.region, self.limits = _regions(mapping), limits
         current = list(current)
         self.by_instance = {o.instance: o for o in current if o.instance}
         self.gpu_only = {o.gpu: o for o in current if not o.price_includes_vm}
@@ -127,38 +140,42 @@ class _Reading:
     def error(self, message: str, number: int, column: str) -> CatalogError:
         return CatalogError(message, path=self.prices.shown, line=number, field=column)
 
-    def row(self, number: int, row: Mapping[str, str | None]) -> None:
-        accelerator = (row.get("AcceleratorName") or "").strip()
+    def row(self, number: int, cell: Cells) -> None:
+        accelerator = cell("AcceleratorName").strip()
         if not accelerator:
             return  # a CPU-only machine, or a VM price without its GPU
         gpu = self.names.get(accelerator)
         if gpu is None or gpu not in self.gpus:
             self.skipped[accelerator] += 1
             return
-        price = _number(row, "Price", self.prices.shown, number)
-        count = _number(row, "AcceleratorCount", self.prices.shown, number)
+        price = _number(cell, "Price", self.prices.shown, number)
+        count = _number(cell, "AcceleratorCount", self.prices.shown, number)
         if price is None or count is None or price <= 0:
             return
         if count < 1:  # a fraction of a GPU (shared-GPU VMs): no training configuration
             self.skipped[f"{accelerator} (a fraction of a GPU)"] += 1
             return
-        region = _region(row.get("Region") or "", self.mapping)
+        region = self.region(cell("Region"))
         if region is None or region not in self.regions:
-            self.skipped[f"{accelerator} (region {row.get('Region')})"] += 1
+            self.skipped[f"{accelerator} (region {cell('Region')})"] += 1
             return
-        instance = (row.get("InstanceType") or "").strip()
+        instance = cell("InstanceType").strip()
         vm_of = self.gpu_only.get(gpu) if not instance else None
         if not instance and vm_of is None:
             self.skipped[f"{accelerator} (a GPU-only price, no VM price known)"] += 1
             return
         whole = self._count(count, number)
-        spot = _number(row, "SpotPrice", self.prices.shown, number)
+        spot = _number(cell, "SpotPrice", self.prices.shown, number)
         entry = _Row(gpu, whole, self._per_gpu(price, whole, number, "Price"),
                      self._per_gpu(spot, whole, number, "SpotPrice")
                      if spot and 0 < spot < price else None,
                      self.by_instance.get(instance) if instance else vm_of, number,
                      instance or f"{accelerator} x{whole}")
         key = (entry.instance, region)
+        if key not in self.best and len(self.best) >= self.limits.offers:
+            raise self.error(f"more than {self.limits.offers:,} offers (instance types × "
+                             f"regions; price_file_offers_max in {POLICY})", number,
+                             "InstanceType")
         if key not in self.best or entry.price < self.best[key].price:
             self.best[key] = entry
 
@@ -183,10 +200,6 @@ class _Reading:
 
     def offers(self, as_of: dt.date, source: str) -> tuple[Offer, ...]:
         """One offer per instance type and region, ids checked to be distinct."""
-        if len(self.best) > self.limits.offers:
-            raise CatalogError(f"{len(self.best):,} offers (instance types × regions); at most "
-                               f"{self.limits.offers:,} (price_file_offers_max in {POLICY})",
-                               path=self.prices.shown)
         provider = str(self.prices.provider)
         offers: dict[str, tuple[Offer, _Row]] = {}
         for (_, region), entry in sorted(self.best.items()):
@@ -206,13 +219,8 @@ class _Reading:
                           line, "InstanceType")
 
 
-def _header(text: str) -> list[str]:
-    return next(csv.reader(io.StringIO(text)), [])
-
-
-def _number(row: Mapping[str, str | None], column: str, path: str,
-            number: int) -> float | None:
-    raw = (row.get(column) or "").strip()
+def _number(cell: Cells, column: str, path: str, number: int) -> float | None:
+    raw = cell(column).strip()
     if not raw:
         return None
     try:
@@ -226,13 +234,17 @@ def _number(row: Mapping[str, str | None], column: str, path: str,
     return value
 
 
-def _region(name: str, mapping: SkyPilotMap) -> str | None:
-    """Our region id for a provider's region name (longest matching prefix)."""
-    low = name.strip().lower()
-    for prefix in sorted(mapping.regions, key=len, reverse=True):
-        if low.startswith(prefix):
-            return mapping.regions[prefix]
-    return None
+def _regions(mapping: SkyPilotMap) -> Callable[[str], str | None]:
+    """Our region id for a provider's region name (longest matching prefix), remembered
+    per name (a file repeats a few dozen region names in every row)."""
+    prefixes = sorted(mapping.regions, key=len, reverse=True)
+
+    @functools.lru_cache(maxsize=4096)
+    def region(name: str) -> str | None:
+        low = name.strip().lower()
+        return next((mapping.regions[p] for p in prefixes if low.startswith(p)), None)
+
+    return region
 
 
 def _offer(provider: str, region: str, entry: _Row, as_of: dt.date, source: str) -> Offer:
