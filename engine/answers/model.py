@@ -421,7 +421,8 @@ def _checked_shape(value: Any, origin: AnswerOrigin, *, from_set: bool) -> Model
     try:
         return ModelShape.model_validate(value)
     except ValidationError as exc:
-        error = exc.errors(include_url=False)[0]
+        errors = exc.errors(include_url=False)
+        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
         where = ".".join(str(part) for part in error["loc"])
         message = str(error["msg"]).removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":

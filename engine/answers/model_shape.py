@@ -57,8 +57,9 @@ class ModelShape(BaseModel):
         except ValidationError as exc:
             error = exc.errors(include_url=False)[0]
             field = ".".join(str(part) for part in error["loc"])
-            message = str(error["msg"])
-            raise ValueError(f"{field}: {message[:1].lower()}{message[1:]}") from None
+            message = str(error["msg"]).removeprefix("Value error, ")
+            message = message[:1].lower() + message[1:]
+            raise ValueError(f"{field}: {message}" if field else message) from None
         return self
 
     def preset(self, name: str) -> ModelPreset:

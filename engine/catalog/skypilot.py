@@ -210,13 +210,12 @@ class _Reading:
         return tuple(offer for offer, _ in offers.values())
 
     def _collision(self, first: _Row, second: _Row, offer_id: str) -> CatalogError:
-        line, later = max((first.line, second), (second.line, first), key=lambda p: p[0])
-        other = first if later is second else second
+        later, other = (first, second) if first.line > second.line else (second, first)
         how = "only by case" if first.instance.lower() == second.instance.lower() else (
             "only in characters an offer id drops")
         return self.error(f"'{later.instance}' differs from '{other.instance}' (line "
                           f"{other.line}) {how}: both would be offer {offer_id}; rename one",
-                          line, "InstanceType")
+                          later.line, "InstanceType")
 
 
 def _number(cell: Cells, column: str, path: str, number: int) -> float | None:

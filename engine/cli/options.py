@@ -86,16 +86,16 @@ def catalog_options(func: F) -> F:
     """``--catalog DIR``, ``--prices FILE`` and ``--prices-date DATE``; the command gets the
     price file read (a :class:`~engine.catalog.prices.PriceInput`) as ``prices``."""
     func = click.option(
-        "--prices", type=_path, default=None, metavar="FILE", callback=_read_prices,
-        help="Fresh prices: a YAML file of offers (and sources) that override the catalog's, "
-             "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
-             "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
-    )(func)
-    func = click.option(
         "--prices-date", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="DATE",
         is_eager=True, expose_value=False, callback=_prices_date,
         help="The date of a --prices vms.csv's prices (YYYY-MM-DD; default: the file's "
              "modification time). Recorded with the file.",
+    )(func)
+    func = click.option(
+        "--prices", type=_path, default=None, metavar="FILE", callback=_read_prices,
+        help="Fresh prices: a YAML file of offers (and sources) that override the catalog's, "
+             "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
+             "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
     )(func)
     return catalog_option(func)
 
