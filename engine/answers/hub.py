@@ -15,6 +15,7 @@ along a redirect to another host). No other file and no library cache is read.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import os
 import time
@@ -41,7 +42,7 @@ def hub_config_text(repo_id: str, filename: str, *, limit: int = MAX_FILE_BYTES)
     url = f"{_endpoint(repo_id)}/{repo_id}/resolve/main/{filename}"
     timeout = _timeout()
     try:
-        body = fetch(url, limit=limit, timeout_s=timeout, token=os.environ.get("HF_TOKEN"))
+        body = _fetched(url, limit, timeout, os.environ.get("HF_TOKEN"))
     except TooLarge as exc:
         raise _refused(repo_id, filename, str(exc)) from None
     except (OSError, http.client.HTTPException, ValueError) as exc:  # URLError, timeouts
@@ -51,6 +52,13 @@ def hub_config_text(repo_id: str, filename: str, *, limit: int = MAX_FILE_BYTES)
     except UnicodeDecodeError as exc:
         raise InputError(f"{filename} from the Hub is not valid UTF-8 (byte {exc.start})",
                          path=repo_id) from None
+
+
+@functools.lru_cache(maxsize=32)
+def _fetched(url: str, limit: int, timeout_s: float, token: str | None) -> bytes:
+    """One download per URL in a process (a batch naming one Hub model on many lines);
+    a failure is not remembered."""
+    return fetch(url, limit=limit, timeout_s=timeout_s, token=token)
 
 
 class TooLarge(Exception):

@@ -337,6 +337,8 @@ def _merged(path: Path | None, overrides: Sequence[str], catalog: Catalog,
 def _require_model(merged: Mapping[str, Any], origin: AnswerOrigin) -> None:
     if "model" in merged or "model_params_b" in merged:
         return
+    if origin.path is None and origin.data is not None:  # a batch line, a mapping
+        raise AnswerError("names no model: give model or model_params_b")
     if origin.path is None:
         raise AnswerError("the answers name no model: give --set model=ID or "
                           "--set model_params_b=N, or --answers FILE")

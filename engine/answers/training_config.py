@@ -4,6 +4,7 @@ file, line and key), the answers read with where each came from, and the answers
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -58,6 +59,14 @@ class Settings:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise self.error(key, f"expected a number, got {shown(value)}")
+        try:
+            finite = math.isfinite(value)  # an int too large for a float raises
+        except OverflowError:
+            finite = False
+        if not finite:
+            size = f"a {len(str(abs(value)))}-digit number" if isinstance(value, int) else (
+                shown(value))
+            raise self.error(key, f"expected a finite number, got {size}")
         return value
 
     def whole(self, key: str) -> int | None:
@@ -212,9 +221,16 @@ def answers_text(imported: Imported, catalog: Catalog) -> str:
     return text
 
 
+_LINE_BREAKS = {"\r": "\\r", "\n": "\\n", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+"""What YAML reads as the end of a line (U+0085, NEL, is a control code, escaped anyway)."""
+
+
 def _comment(text: str) -> str:
-    """Text safe inside a YAML comment: one line, control codes escaped."""
-    return printable(text.replace("\r", "\\r").replace("\n", "\\n"))
+    """Text safe inside a YAML comment: one line (no line break YAML knows), control codes
+    escaped."""
+    for brk, escaped in _LINE_BREAKS.items():
+        text = text.replace(brk, escaped)
+    return printable(text)
 
 
 def _check_round_trip(text: str, imported: Imported, catalog: Catalog) -> None:

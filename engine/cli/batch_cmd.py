@@ -38,8 +38,9 @@ IN_FLIGHT_PER_WORKER = 4
 """Chunks queued per worker: keeps every worker busy while bounding memory (no read-ahead of
 the whole input, unlike ``Pool.imap``, whose feeder thread drains the input iterator)."""
 
-Policy = tuple[Path | None, Path | None, "PriceInput | None"]
-"""The ``--rules`` and ``--catalog`` paths and the ``--prices`` file read (None: bundled)."""
+Policy = tuple[Path | None, Path | None, "PriceInput | None", bool]
+"""The ``--rules`` and ``--catalog`` paths, the ``--prices`` file read (None: bundled) and
+``--allow-model-files``."""
 Reporter = tuple[Callable[[str], None], Callable[[int], None]]
 
 
@@ -70,10 +71,14 @@ class _Interrupted(KeyboardInterrupt):
 @click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=None, metavar="LINES",
               help=f"Lines per unit of work sent to a worker [default: {DEFAULT_CHUNK_SIZE}, "
                    "less for small inputs so every worker gets some].")
+@click.option("--allow-model-files", is_flag=True,
+              help="Read the config.json (file, folder or Hub id) a line's model names; "
+                   "without it such a line is refused unless it gives model_shape.")
 @rules_option
 @catalog_options
 def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
-          rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None) -> None:
+          allow_model_files: bool, rules_dir: Path | None, catalog_dir: Path | None,
+          prices: PriceInput | None) -> None:
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
     Each output line is {"line": N, "decision": {...}} or, for a line that could not be
@@ -104,7 +109,8 @@ def batch(in_path: Path, out_path: Path, workers: int, chunk_size: int | None,
             engine = load_engine(rules_dir, catalog_dir, prices)  # a bad policy touches no file
             output = AtomicOutput(target, out_path)
             done, failed = _run(source, output, in_path, workers, chunk_size,
-                                line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
+                                line_limit(engine.catalog),
+                                (rules_dir, catalog_dir, prices, allow_model_files))
     except _Interrupted as exc:
         click.echo(_interrupted_message(exc.signum, output, out_path), err=True)
         sys.exit(128 + exc.signum)
@@ -208,7 +214,8 @@ def _sigint_blocked() -> Iterator[None]:
 _WORKER_ERROR: tuple[int, str] | None = None
 
 
-def _init_worker(rules: Path | None, catalog: Path | None, prices: PriceInput | None) -> None:
+def _init_worker(rules: Path | None, catalog: Path | None, prices: PriceInput | None,
+                 allow_model_files: bool) -> None:
     """Ignore Ctrl-C (the parent stops the pool) and load the policy once per worker."""
     global _WORKER_ERROR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -220,11 +227,11 @@ def _init_worker(rules: Path | None, catalog: Path | None, prices: PriceInput | 
 
 
 def _work(chunk: list[Line], rules: Path | None, catalog: Path | None,
-          prices: PriceInput | None) -> tuple[int, list[str] | str]:
+          prices: PriceInput | None, allow_model_files: bool) -> tuple[int, list[str] | str]:
     if _WORKER_ERROR is not None:
         return _WORKER_ERROR
     try:
-        return 0, evaluate_lines(chunk, rules, catalog, prices)
+        return 0, evaluate_lines(chunk, rules, catalog, prices, allow_model_files)
     except EngineError as exc:
         return exc.exit_code, str(exc)
 
