@@ -222,3 +222,19 @@ def test_the_pipeline_reads_no_model_file(tmp_path: Path) -> None:
 
     with pytest.raises(AnswerError, match="names a model's config, which is read only where"):
         validate_answers({"model": str(HF)}, load_catalog())
+
+
+def test_batch_reads_a_line_s_model_file_only_when_allowed(runner: CliRunner,
+                                                          tmp_path: Path) -> None:
+    source, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text(json.dumps({"model": str(HF), "hours_per_year": 400}) + "\n",
+                      encoding="utf-8")
+    refused = runner.invoke(cli, ["batch", str(source), "--out", str(out)])
+    assert refused.exit_code == 1
+    assert "names a model's config, which is read only" in json.loads(
+        out.read_text(encoding="utf-8"))["error"]
+    allowed = runner.invoke(cli, ["batch", str(source), "--out", str(out),
+                                  "--allow-model-files"])
+    assert allowed.exit_code == 0, allowed.stderr
+    decision = json.loads(out.read_text(encoding="utf-8"))["decision"]
+    assert decision["answers"]["model_shape"]["layers"] == 32

@@ -167,10 +167,11 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
     if name is None:
         raise answering.settings.error(key, "required key is missing (the model to train); "
                                             "or give --model")
+    way_out = "; or give --model with a catalog id or a config.json"
     try:
         local = is_config_reference(name) and is_local(name)
     except InputError as exc:
-        raise answering.settings.error(key, str(exc)) from None
+        raise answering.settings.error(key, f"{exc}{way_out}") from None
     found = name if name in answering.catalog.models else None if local else (
         catalog_model_named(name, answering.catalog))
     if found is not None:
@@ -182,7 +183,6 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
         why = f"{key} {shown(name)}, no catalog preset: its config.json from the Hub"
     else:
         why = f"{key} {shown(name)}: its config.json"
-    way_out = "; or give --model with a catalog id or a config.json"
     try:
         answering.put("model", name, why, key=key)
     except InputError as exc:

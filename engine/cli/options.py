@@ -33,7 +33,7 @@ class InputPath(click.ParamType):  # type: ignore[type-arg]
         if problem is not None:
             from engine.errors import InputError
 
-            raise InputError(problem, path=_shown(str(path)), field=flag)
+            raise InputError(f"{_shown(str(path))}: {problem}", field=flag)
         return path
 
 
