@@ -203,8 +203,8 @@ def model_reference_option(name: str = "model_id", *, more_help: str = "",
 
 
 MODEL_REFERENCE_HELP = ("A catalog model id, a Hugging Face config.json (or a folder holding "
-                        "one), or a Hub id such as meta-llama/Llama-3.1-8B (needs "
-                        "huggingface_hub and a network once; then cached).")
+                        "one), or a Hub id such as meta-llama/Llama-3.1-8B (needs a network; "
+                        "HF_TOKEN for a gated model). Its shape is kept in the answers.")
 
 
 def answers_options(*, required: bool = False, model: bool = False,
