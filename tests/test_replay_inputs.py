@@ -238,3 +238,25 @@ def test_batch_reads_a_line_s_model_file_only_when_allowed(runner: CliRunner,
     assert allowed.exit_code == 0, allowed.stderr
     decision = json.loads(out.read_text(encoding="utf-8"))["decision"]
     assert decision["answers"]["model_shape"]["layers"] == 32
+
+
+def test_the_questionnaire_reads_a_config_when_the_model_is_given(catalog: object) -> None:
+    """At the prompt, a model path is read once, when it is given; its shape goes with the
+    answer (back and another model drop it), and the answers validate without the file."""
+    from engine.answers.model import validate_answers
+    from engine.answers.questionnaire import Questionnaire
+    from engine.catalog.load import Catalog
+
+    assert isinstance(catalog, Catalog)
+    q = Questionnaire(catalog, {"workload": "fine-tune"})
+    model = catalog.question("model")
+    q.record(model, q.check(model, str(HF)))
+    assert q.answers["model_shape"].layers == 32
+    answers = validate_answers({**q.answers, "hours_per_year": 400}, catalog)
+    assert answers.model_shape is not None and answers.model == str(HF)
+    q.back(catalog.question("model_params_b"))
+    assert "model" not in q.answers and "model_shape" not in q.answers
+    q.record(model, q.check(model, "mistral-7b"))
+    assert "model_shape" not in q.answers
+    with pytest.raises(Exception, match="file not found"):
+        q.check(model, str(HF / "nowhere.json"))

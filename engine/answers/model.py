@@ -315,7 +315,7 @@ def _merged(path: Path | None, overrides: Sequence[str], catalog: Catalog,
         raise AnswerError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
     if data is None:
         data = {}
-    origin = AnswerOrigin(str(path) if path else None, data)
+    origin = AnswerOrigin(str(path), data) if path else AnswerOrigin()  # no file: no lines
     if not isinstance(data, Mapping):
         raise AnswerError(f"expected a mapping of answers, got {type_name(data)}",
                           path=origin.path)
