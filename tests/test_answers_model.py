@@ -39,7 +39,8 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
 # ------------------------------------------------------------------ generated from the questions
 def test_fields_follow_the_questions(catalog: Catalog) -> None:
     model = answers_model(catalog)
-    assert list(model.model_fields) == [q.id for q in catalog.questions]
+    # one field per question, and model_shape, which no question asks (--model fills it)
+    assert list(model.model_fields) == ["model_shape", *(q.id for q in catalog.questions)]
     fields = model.model_fields
     assert fields["workload"].annotation == Literal["fine-tune", "pretrain"]
     assert fields["cloud_ecosystem"].annotation == Literal["none", "aws", "azure", "gcp"]

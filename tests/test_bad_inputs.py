@@ -33,6 +33,7 @@ CORPUS = HERE / "bad_inputs"
 FUZZ = CORPUS / "fuzz"
 ROOT = HERE.parent
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
+AWS_TEAM = ROOT / "examples" / "enterprise-aws.json"
 MODES = ("answers", "rules", "catalog", "prices")
 
 
@@ -192,6 +193,27 @@ CASES: dict[str, Expect] = {
                                    _PRICES, 8),
     "prices-escaped-control.yaml": Expect(
         "offers[gcp-t4].instance: control character U+0085 is not allowed", _ALL, 5),
+    # SkyPilot price files (given as aws=FILE): implausible rows, colliding ids
+    "prices-csv-tiny-price.csv": Expect("Price: $0.0001 per GPU-hour (0.0001 for 1 GPU) is not "
+                                        "a plausible price", _PRICES, 3),
+    "prices-csv-rounds-to-zero.csv": Expect("Price: $5e-08 per GPU-hour (4e-07 for 8 GPUs) is "
+                                            "not a plausible price", _PRICES, 3),
+    "prices-csv-million-gpus.csv": Expect("AcceleratorCount: expected a whole number of GPUs "
+                                          "from 1 to 16 per instance", _PRICES, 3),
+    "prices-csv-fractional-count.csv": Expect("AcceleratorCount: expected a whole number of "
+                                              "GPUs from 1 to 16 per instance", _PRICES, 3),
+    "prices-csv-case-collision.csv": Expect("InstanceType: 'P5.48xlarge' differs from "
+                                            "'p5.48xlarge' (line 2) only by case", _PRICES, 3),
+    # a model's shape, and model paths that cannot be used
+    "answers-model-shape-beside-catalog-model.yaml": Expect(
+        "model_shape: describes a model named by its config", _ANS, 2),
+    "answers-model-shape-bad-heads.yaml": Expect(
+        "model_shape: heads must be a multiple of kv_heads", _ANS, 2),
+    "answers-model-home-of-unknown-user.yaml": Expect(
+        "model: ~nouser-gpu-advisor/m: cannot expand ~nouser-gpu-advisor: no such user's home "
+        "folder", _ANS, 1),
+    "answers-model-name-too-long.yaml": Expect("/config.json: cannot read (File name too long)",
+                                               _ANS, 1),
 }
 
 
@@ -235,8 +257,10 @@ def arguments(workdir: Path, path: Path, mode: str) -> tuple[list[str], Path]:
     """
     if mode == "answers":
         return ["--answers", str(path)], path
-    if mode == "prices":
-        return ["--answers", str(EXAMPLE), "--prices", str(path)], path
+    if mode == "prices":  # a SkyPilot CSV names its provider (the corpus folder is none)
+        given = f"aws={path}" if path.suffix == ".csv" else str(path)
+        return ["--answers", str(AWS_TEAM if path.suffix == ".csv" else EXAMPLE),
+                "--prices", given], path
     if mode == "rules":
         target = workdir / "rules" / f"zz-{path.stem}.yaml"
         shutil.copyfile(path, target)
@@ -512,3 +536,74 @@ def test_sexagesimal_integer_is_refused_before_conversion(runner: CliRunner,
     line = check_one_error_line(result.exit_code, result.stdout, result.stderr, path)
     assert line == (f"error: {path}:1: YAML error: integer of 1,998,993 digits is too long "
                     "(at most 400)"), line
+
+
+# -- bad flags: one line naming the flag, exit 2, nothing written or recorded -------------------
+LONG = "a" * 300
+NO_USER = "~nouser-gpu-advisor/m"
+FLAG_CASES = {  # name → (arguments, the exact error line; {tmp} is the test's folder)
+    "recommend --model ~unknown-user": (
+        ["recommend", "--answers", str(EXAMPLE), "--model", NO_USER],
+        f"error: --model: {NO_USER}: cannot expand ~nouser-gpu-advisor: no such user's home "
+        "folder"),
+    "whatif --model ~unknown-user": (
+        ["whatif", "--answers", str(EXAMPLE), "--model", NO_USER],
+        f"error: --model: {NO_USER}: cannot expand ~nouser-gpu-advisor: no such user's home "
+        "folder"),
+    "estimate --model ~unknown-user": (
+        ["estimate", "memory", "--method", "lora", "--model", NO_USER],
+        f"error: --model: {NO_USER}: cannot expand ~nouser-gpu-advisor: no such user's home "
+        "folder"),
+    "import --model ~unknown-user": (
+        ["import", "axolotl", "{tmp}/axolotl.yml", "--model", NO_USER],
+        f"error: --model: {NO_USER}: cannot expand ~nouser-gpu-advisor: no such user's home "
+        "folder"),
+    "import base_model ~unknown-user": (
+        ["import", "axolotl", "{tmp}/home.yml"],
+        f"error: {{tmp}}/home.yml:1: base_model: {NO_USER}: cannot expand ~nouser-gpu-advisor:"
+        " no such user's home folder; or give --model with a catalog id or a config.json"),
+    "ask --set model=~unknown-user": (
+        ["ask", "--defaults", "--set", f"model={NO_USER}"],
+        f"error: --set: model: {NO_USER}: cannot expand ~nouser-gpu-advisor: no such user's "
+        "home folder"),
+    "import base_model too long": (
+        ["import", "axolotl", "{tmp}/long.yml"],
+        f"error: {{tmp}}/long.yml:1: base_model: {LONG}/m: cannot read (File name too long); "
+        "or give --model with a catalog id or a config.json"),
+    "--model huge": (
+        ["recommend", "--answers", str(EXAMPLE), "--model", "huge"],
+        "error: --model: unknown model 'huge'; see `gpu-advisor catalog list models`"),
+    "--rules empty folder": (
+        ["recommend", "--answers", str(EXAMPLE), "--rules", "{tmp}/empty"],
+        "error: {tmp}/empty: holds no rules (rules: in *.yaml files); a policy with none would "
+        "recommend from the answers alone"),
+    **{f"{flag} name too long": (
+        ["recommend", "--answers", str(EXAMPLE), flag, value],
+        f"error: {flag}: {value[:119]}…: cannot use this path (File name too long)")
+       for flag, value in (("--prices", f"{LONG}.csv"), ("--prices", f"aws={LONG}.csv"),
+                           ("--rules", LONG), ("--catalog", LONG), ("--audit-db", LONG),
+                           ("--chart", f"{LONG}.svg"), ("--answers", LONG))},
+}
+
+
+@pytest.mark.parametrize("case", list(FLAG_CASES))
+def test_a_bad_flag_is_one_line_and_nothing_is_written(
+        case: str, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        isolated_audit_store: Path) -> None:
+    """Before: RuntimeError (~unknown-user), OSError ENAMETOOLONG tracebacks, '--set: model'
+    for --model, and an empty rules folder recommended from 0 rules (recorded, exit 0)."""
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "axolotl.yml").write_text("base_model: llama-3-8b\n", encoding="utf-8")
+    (tmp_path / "home.yml").write_text(f"base_model: {NO_USER}\n", encoding="utf-8")
+    (tmp_path / "long.yml").write_text(f"base_model: {LONG}/m\n", encoding="utf-8")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    monkeypatch.chdir(tmp_path)
+    args, expected = FLAG_CASES[case]
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = runner.invoke(cli, [*args, *(["--no-audit"] if args[0] == "ask" else [])])
+    assert result.exception is None or isinstance(result.exception, SystemExit), (
+        repr(result.exception))
+    assert (result.exit_code, result.stdout) == (2, ""), result.output
+    assert result.stderr == expected.replace("{tmp}", str(tmp_path)) + "\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == before, "a refused run wrote a file"
+    assert not isolated_audit_store.exists(), "a refused input must not touch the audit store"

@@ -60,6 +60,16 @@ CORPUS_ERRORS = {
     "duplicate-key.jsonl": "invalid JSON: duplicate key 'budget_usd'",
     "invalid-utf8.jsonl": "model: unknown model 'caf\ufffd'; see `gpu-advisor catalog list "
                           "models`",
+    # a line that names no model is not recommended on the default model
+    "no-model.jsonl": "names no model: give model or model_params_b",
+    # a line's model path is not looked at (no existence probe, no model_type quoted back)
+    "model-file-probe.jsonl": "model: names a model's config, which is read only where "
+                              "answers come in (recommend, whatif, ask, import; batch with "
+                              "--allow-model-files); give its shape as model_shape",
+    "model-home-of-unknown-user.jsonl": "model: names a model's config, which is read only "
+                                        "where answers come in (recommend, whatif, ask, "
+                                        "import; batch with --allow-model-files); give its "
+                                        "shape as model_shape",
 }
 
 

@@ -6,7 +6,7 @@ The fixtures in tests/fixtures/hf/ copy published configs (sources in SOURCES.md
 - mixtral-8x7b: https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json
 - qwen1.5-moe-a2.7b: https://huggingface.co/Qwen/Qwen1.5-MoE-A2.7B/blob/main/config.json
 - deepseek-v2-lite: https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite/blob/main/config.json
-No test reaches the network: a Hub id is served by a stand-in ``huggingface_hub`` module.
+No test reaches the network: a Hub id is served by a local HTTP server (``HF_ENDPOINT``).
 """
 
 from __future__ import annotations
@@ -15,19 +15,20 @@ import json
 import os
 import subprocess
 import sys
-import types
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from engine.answers.hf_config import load_model_config
+from engine.answers.hf_config import load_model_config, shape_of_config
 from engine.answers.hf_shape import architecture, count_params
 from engine.catalog.load import Catalog
 from engine.catalog.models import ModelPreset
 from engine.cli import cli
-from engine.estimates.shape import resolve_shape, shape_of_preset
+from engine.estimates.shape import Shape, resolve_shape, shape_of_preset
+from tests.helpers.hub_server import FakeHub, fake_hub
 
 HF = Path(__file__).parent / "fixtures" / "hf"
 SAME_AS_PRESET = {
@@ -40,6 +41,12 @@ SAME_AS_PRESET = {
 
 def config(name: str) -> Path:
     return HF / name / "config.json"
+
+
+def shaped(catalog: Catalog, reference: str) -> Shape:
+    """The shape the pipeline uses for a config: read at the edge, then from the answer."""
+    return resolve_shape(catalog, model=reference, params_b=None,
+                         model_shape=shape_of_config(reference))
 
 
 def run(runner: CliRunner, *args: str) -> Result:
@@ -62,7 +69,7 @@ def error_line(result: Result) -> str:
 @pytest.mark.parametrize("folder", sorted(SAME_AS_PRESET))
 def test_config_reads_the_shape_of_its_catalog_preset(folder: str, catalog: Catalog) -> None:
     preset = catalog.models[SAME_AS_PRESET[folder]]
-    shape = resolve_shape(catalog, model=str(config(folder)), params_b=None)
+    shape = shaped(catalog, str(config(folder)))
     expected = shape_of_preset(preset)
     assert shape.model_dump(exclude={"label", "sources", "compute_params_b"}) == (
         expected.model_dump(exclude={"label", "sources", "compute_params_b"}))
@@ -168,8 +175,8 @@ def test_every_catalog_shape_counts_to_its_published_size(catalog: Catalog) -> N
 
 
 def test_a_folder_holding_config_json_is_the_same_model(catalog: Catalog) -> None:
-    by_file = resolve_shape(catalog, model=str(config("qwen2.5-7b")), params_b=None)
-    by_folder = resolve_shape(catalog, model=str(HF / "qwen2.5-7b"), params_b=None)
+    by_file = shaped(catalog, str(config("qwen2.5-7b")))
+    by_folder = shaped(catalog, str(HF / "qwen2.5-7b"))
     assert by_file.model_dump(exclude={"label", "sources"}) == by_folder.model_dump(
         exclude={"label", "sources"})
     assert by_folder.label == str(HF / "qwen2.5-7b")
@@ -190,10 +197,13 @@ def test_estimate_memory_of_a_config_equals_its_preset(runner: CliRunner, folder
 
 
 def _decision(runner: CliRunner, *args: str) -> str:
+    """The decision without its id, and without the shape a config was read into (which a
+    catalog id does not carry; the tests of the shape answer are in test_replay_inputs)."""
     result = run(runner, "recommend", *args, "--format", "json", "--no-audit")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     data.pop("decision_id")
+    data["answers"].pop("model_shape", None)
     return json.dumps(data, sort_keys=True)
 
 
@@ -237,69 +247,101 @@ def test_model_flag_names_itself_for_a_missing_config(runner: CliRunner,
     missing = tmp_path / "nowhere" / "config.json"
     line = error_line(run(runner, "recommend", "--no-audit", "--model", str(missing)))
     line = line.replace("see cli ", "see ")
-    assert line == (f"error: Invalid value for '--model': {missing}: file not found (see "
-                    "recommend --help)")
+    assert line == f"error: --model: {missing}: file not found"
 
 
 # ------------------------------------------------------------------ the Hub
 @pytest.fixture
-def fake_hub(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
-    """A stand-in huggingface_hub whose download serves the fixture configs by repo id."""
-    calls: list[dict[str, str]] = []
-    served = {"meta-llama/Llama-3.1-8B": config("llama-3.1-8b")}
-
-    class OfflineModeIsEnabled(ConnectionError):
-        pass
-
-    def hf_hub_download(*, repo_id: str, filename: str) -> str:
-        calls.append({"repo_id": repo_id, "filename": filename})
-        if repo_id not in served:
-            raise OfflineModeIsEnabled("Cannot reach https://huggingface.co: offline mode is "
-                                       "enabled. To disable it, please unset the "
-                                       "`HF_HUB_OFFLINE` environment variable.\nmore")
-        return str(served[repo_id])
-
-    module = types.ModuleType("huggingface_hub")
-    module.hf_hub_download = hf_hub_download  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "huggingface_hub", module)
-    return calls
+def hub(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
+    """A local stand-in Hub at HF_ENDPOINT serving meta-llama/Llama-3.1-8B's config."""
+    with fake_hub() as server:
+        server.serve("meta-llama/Llama-3.1-8B", config("llama-3.1-8b"))
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        monkeypatch.delenv("HF_TOKEN", raising=False)
+        monkeypatch.setenv("HF_HUB_DOWNLOAD_TIMEOUT", "0.5")
+        yield server
 
 
-def test_a_hub_id_reads_the_hub_config(runner: CliRunner,
-                                       fake_hub: list[dict[str, str]]) -> None:
+CONFIG_URL = "/meta-llama/Llama-3.1-8B/resolve/main/config.json"
+
+
+def test_a_hub_id_reads_the_hub_config(runner: CliRunner, hub: FakeHub) -> None:
     args = ["estimate", "memory", "--method", "qlora", "--format", "json"]
     by_hub = json.loads(run(runner, *args, "--model", "meta-llama/Llama-3.1-8B").stdout)
     by_id = json.loads(run(runner, *args, "--model", "llama-3.1-8b").stdout)
-    assert fake_hub == [{"repo_id": "meta-llama/Llama-3.1-8B", "filename": "config.json"}]
+    assert hub.requests == [(CONFIG_URL, None)]
     assert by_hub.pop("model") == "meta-llama/Llama-3.1-8B"
     by_id.pop("model")
     assert by_hub == by_id
 
 
-def test_a_hub_id_offline_is_one_line(runner: CliRunner,
-                                      fake_hub: list[dict[str, str]]) -> None:
-    line = error_line(run(runner, "estimate", "memory", "--method", "qlora", "--model",
-                          "Qwen/Qwen2-0.5B"))
-    assert line == (
-        "error: --model: Qwen/Qwen2-0.5B: not a local file or folder, and its config.json "
-        "could not be fetched from the Hugging Face Hub (OfflineModeIsEnabled: Cannot reach "
-        "https://huggingface.co: offline mode is enabled. To disable it, please unset the "
-        "`HF_HUB_OFFLINE` environm…); download it and give its path")
+def test_a_hub_token_goes_to_the_endpoint(runner: CliRunner, hub: FakeHub,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_TOKEN", "hf_test")
+    run(runner, "estimate", "memory", "--method", "qlora", "--model", "meta-llama/Llama-3.1-8B")
+    assert hub.requests == [(CONFIG_URL, "Bearer hf_test")]
 
 
-def test_a_hub_id_without_huggingface_hub_is_one_line(runner: CliRunner,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "huggingface_hub", None)  # import fails
+def hub_error(runner: CliRunner, repo_id: str) -> str:
+    line = error_line(run(runner, "estimate", "memory", "--method", "qlora", "--model", repo_id))
+    prefix = (f"error: --model: {repo_id}: not a local file or folder, and its config.json "
+              "could not be fetched from the Hugging Face Hub (")
+    suffix = "); download it and give its path"
+    assert line.startswith(prefix) and line.endswith(suffix), line
+    return line[len(prefix):-len(suffix)]
+
+
+def test_a_hub_id_the_hub_does_not_have_is_one_line(runner: CliRunner, hub: FakeHub) -> None:
+    assert hub_error(runner, "Qwen/Qwen2-0.5B") == "HTTP 404: no such model or file"
+
+
+def test_a_hub_that_never_answers_times_out(runner: CliRunner, hub: FakeHub) -> None:
+    """HF_HUB_DOWNLOAD_TIMEOUT bounds every wait (before: no timeout, > 300 s)."""
+    assert hub_error(runner, "slow/never") == (
+        "no answer within 0.5 s (HF_HUB_DOWNLOAD_TIMEOUT)")
+
+
+def test_a_declared_oversized_config_is_refused_before_its_body(runner: CliRunner,
+                                                                hub: FakeHub) -> None:
+    """A 200 MB Content-Length is refused from the headers: (almost) nothing of the body is
+    read (before: the whole file was downloaded, then refused)."""
+    assert hub_error(runner, "big/declared") == (
+        "the server declares 209,715,200 bytes; the limit is 2,000,000")
+
+
+def test_an_undeclared_oversized_config_stops_at_the_limit(runner: CliRunner,
+                                                           hub: FakeHub) -> None:
+    """With no length, the body is read in pieces and dropped past the limit: the server
+    gets to send the limit and what the sockets buffer, not the 200 MB."""
+    assert hub_error(runner, "big/undeclared") == (
+        "stopped after 2,000,000 bytes: the limit for a config")
+    hub.stop.set()  # the handler may still be writing into the buffers; let it end
+    assert hub.finished.wait(timeout=60)
+    assert hub.sent["/big/undeclared/resolve/main/config.json"] < 64 * 1024 * 1024
+
+
+def test_hf_hub_offline_fetches_nothing(runner: CliRunner, hub: FakeHub,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert hub_error(runner, "meta-llama/Llama-3.1-8B") == (
+        "HF_HUB_OFFLINE is set: nothing is fetched")
+    assert hub.requests == []
+
+
+@pytest.mark.parametrize("endpoint", ["file:///etc", "ftp://example.org"])
+def test_an_endpoint_that_is_not_http_is_refused(runner: CliRunner, hub: FakeHub,
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 endpoint: str) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
     line = error_line(run(runner, "estimate", "memory", "--method", "qlora", "--model",
                           "meta-llama/Llama-3.1-8B"))
-    assert line == (
-        "error: --model: meta-llama/Llama-3.1-8B: not a local file or folder; reading a Hub "
-        "id needs huggingface_hub (pip install huggingface_hub) and a network, or give the "
-        "path of the model's config.json")
+    assert line == (f"error: --model: meta-llama/Llama-3.1-8B: HF_ENDPOINT must be an http or "
+                    f"https address, not {endpoint!r}")
 
 
 def test_a_hub_id_in_a_real_process_offline() -> None:
-    """Installed or not, offline (HF_HUB_OFFLINE=1, so nothing is fetched): exit 2, one line."""
+    """Offline (HF_HUB_OFFLINE=1, so nothing is fetched): exit 2, one line."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
     proc = subprocess.run(
         [sys.executable, "-m", "engine", "estimate", "memory", "--method", "qlora",

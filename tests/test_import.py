@@ -246,14 +246,14 @@ def test_a_local_model_folder_is_kept_as_its_path(runner: CliRunner, tmp_path: P
 
 def test_an_unknown_hub_model_offline_is_one_line_with_a_way_out(
         runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     path = _write(tmp_path, "# a TRL config\nmodel_name_or_path: Qwen/Qwen2-0.5B\n")
     line = error_line(run(runner, "import", "trl", str(path)))
     assert line == (
-        f"error: {path}:2: model_name_or_path: Qwen/Qwen2-0.5B: not a local file or folder; "
-        "reading a Hub id needs huggingface_hub (pip install huggingface_hub) and a network, "
-        "or give the path of the model's config.json; or give --model with a catalog id or a "
-        "config.json")
+        f"error: {path}:2: model_name_or_path: Qwen/Qwen2-0.5B: not a local file or folder, "
+        "and its config.json could not be fetched from the Hugging Face Hub (HF_HUB_OFFLINE "
+        "is set: nothing is fetched); download it and give its path; or give --model with a "
+        "catalog id or a config.json")
     answers, report = imported(runner, "trl", path, "--model", "qwen2.5-0.5b")
     assert answers["model"] == "qwen2.5-0.5b" and "read model: qwen2.5-0.5b (--model)" in report
     assert error_line(run(runner, "import", "trl", str(path), "--model", "qwen2.5-0.6b")) == (
@@ -375,3 +375,30 @@ def test_the_library_call(catalog: Catalog) -> None:
     result = import_config("llama-factory", FACTORY_QLORA, catalog)
     assert result.answers["method"] == "qlora"
     assert result.tool == "llama-factory" and result.path == str(FACTORY_QLORA)
+
+
+# ------------------------------------------------------------------ numbers and line breaks
+@pytest.mark.parametrize(("tool", "text", "where"), [
+    ("axolotl", "base_model: llama-3-8b\nnum_epochs: " + "9" * 310 + "\n", ":2: num_epochs"),
+    ("llama-factory", "model_name_or_path: llama-3-8b\ndataset: a,b\ncutoff_len: 2048\n"
+     "num_train_epochs: 3\nmax_samples: " + "9" * 310 + "\n", ":5: max_samples"),
+])
+def test_a_number_beyond_a_float_is_one_line(runner: CliRunner, tmp_path: Path, tool: str,
+                                             text: str, where: str) -> None:
+    """Before: OverflowError (int too large to convert to float)."""
+    path = _write(tmp_path, text)
+    assert error_line(run(runner, "import", tool, str(path))) == (
+        f"error: {path}{where}: expected a finite number, got a 310-digit number")
+
+
+def test_line_separators_in_quoted_values_stay_in_their_comment(runner: CliRunner,
+                                                                tmp_path: Path) -> None:
+    """U+2028 and U+2029 end a line in YAML: quoted into a comment raw, they broke the
+    answers file (a YAML error, or the read-back AssertionError); they are escaped."""
+    path = _write(tmp_path, 'base_model: llama-3-8b\nadapter: "lo\u2028ra"\n'
+                            'datasets:\n  - path: "a\u2029b"\n')
+    result = run(runner, "import", "axolotl", str(path))
+    assert result.exit_code == 0, result.output
+    assert "\u2028" not in result.stdout and "\u2029" not in result.stdout
+    assert "lo\\u2028ra" in result.stdout and "a\\u2029b" in result.stdout
+    assert yaml.safe_load(result.stdout) == {"workload": "fine-tune", "model": "llama-3-8b"}

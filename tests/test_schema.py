@@ -209,10 +209,17 @@ def test_answers_schema_follows_questions(catalog: Catalog,
                                           registry: Registry[Any]) -> None:
     schema = generated["answers"]
     assert schema["additionalProperties"] is False and "required" not in schema
-    assert list(schema["properties"]) == [q.id for q in catalog.questions]
+    # one property per question, and model_shape, which --model fills (no question asks it)
+    assert list(schema["properties"]) == ["model_shape", *(q.id for q in catalog.questions)]
     ok = {"model": None, "model_params_b": 13, "gradient_checkpointing": True,
           "allowed_regions": "eu", "seq_len": 4096.0, "planned_gpu": "rtx-4090"}
     assert errors(validator(generated, registry, "answers"), ok) == []
+    shaped = {"model": "acme/acme-13b", "model_shape": {
+        "params_b": 13, "layers": 40, "hidden": 5120, "intermediate": 13824, "heads": 40,
+        "kv_heads": 40, "vocab": 32000, "source": "the model card"}}
+    assert errors(validator(generated, registry, "answers"), shaped) == []
+    assert errors(validator(generated, registry, "answers"),
+                  {"model_shape": {**shaped["model_shape"], "lyers": 40}}) != []
 
 
 # ------------------------------------------------------------------ the command

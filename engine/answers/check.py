@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from engine.answers.hf_config import config_problem, is_config_reference
+from engine.answers.hf_config import is_config_reference
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError
@@ -29,9 +29,14 @@ class AnswerOrigin:
     def __init__(self, path: str | None = None, data: Any = None) -> None:
         self.path = path
         self.data = data
+        self.flags: dict[str, str] = {}
+        """Answers given by a flag of their own (``model`` by ``--model``): errors name it."""
 
     def error(self, key: str, message: str, *, from_set: bool = False) -> AnswerError:
-        """The error of answer ``key``: at ``--set``, or at its line in the file."""
+        """The error of answer ``key``: at its flag (``--model``), at ``--set``, or at its
+        line in the file."""
+        if from_set and key in self.flags:
+            return AnswerError(message, path=self.flags[key])
         if from_set:
             return AnswerError(message, path="--set", field=key)
         line = line_of(self.data, (key,)) if self.data is not None else None
@@ -90,9 +95,7 @@ def _check_text(question: Question, value: Any, catalog: Catalog, fail: Fail) ->
         raise fail(f"control character U+{ord(found[0]):04X} is not allowed")
     index: Mapping[str, Any] = {"gpu": catalog.gpus, "model": catalog.models}.get(kind, {})
     if kind == "model" and value not in index and is_config_reference(value):
-        if (problem := config_problem(value)) is not None:
-            raise fail(problem)
-        return value
+        return value  # its config is read where answers come in (answers.model)
     if kind != "text" and value not in index:
         raise fail(f"unknown {kind} '{value}'{did_you_mean(value, index)}; see "
                    f"`gpu-advisor catalog list {kind}s`")

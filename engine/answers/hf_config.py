@@ -1,23 +1,23 @@
 """A model named by its Hugging Face ``config.json``: a local file, a folder holding one, or a
-Hub id (``meta-llama/Llama-3.1-8B``, fetched with ``huggingface_hub`` and kept in its cache).
+Hub id (``meta-llama/Llama-3.1-8B``), read into the ``model_shape`` answer where answers come
+in (see :mod:`engine.answers.model_shape`); nothing after that reads the file again.
 
 Anything with a slash or ending in ``.json`` is such a reference: catalog ids have neither.
 A path that exists is read from disk; a name like ``org/model`` that is no path here is a Hub
-id. Reading is bounded like every other input file (size, nesting, regular files only).
+id. Reading is bounded like every other input file (size, nesting, regular files only); a Hub
+download is bounded too (:mod:`engine.answers.hub`: a timeout, and the size limit checked
+before and while downloading).
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import logging
+import hashlib
 import re
 import stat
-import warnings
-from collections.abc import Iterator
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
 
+from engine.answers.model_shape import ModelShape, shape_of_preset
 from engine.catalog.models import ModelPreset
 from engine.errors import InputError
 from engine.files.jsonio import parse_json
@@ -26,8 +26,6 @@ from engine.files.yamlio import read_text
 CONFIG_NAME = "config.json"
 HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}")
 """``owner/name`` as the Hub spells repository ids."""
-HUB_INSTALL = "pip install huggingface_hub"
-
 
 CONFIG_REFERENCE = r"[/\\]|\.[Jj][Ss][Oo][Nn]$"
 """A model answer that names a config: it has a slash or ends in ``.json`` (a regular
@@ -39,33 +37,84 @@ def is_config_reference(text: str) -> bool:
     return re.search(CONFIG_REFERENCE, text) is not None
 
 
+def shape_of_config(reference: str) -> ModelShape:
+    """The ``model_shape`` answer for the config ``reference`` names (the text the user
+    gave), its source the name and sha256 of the bytes read."""
+    text, shown, name = _config_text(reference)
+    preset = _preset(text, shown, reference)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return shape_of_preset(preset, f"{name} sha256:{digest}")
+
+
+def named_shape(reference: str | None, catalog_models: Collection[str],
+                flag: str = "--model") -> ModelShape | None:
+    """The shape of the config a model reference (``flag``'s value) names, or None for a
+    catalog id or no reference; a refusal names ``flag``."""
+    if reference is None or reference in catalog_models or not is_config_reference(reference):
+        return None
+    try:
+        return shape_of_config(reference)
+    except InputError as exc:
+        raise InputError(str(exc), field=flag) from None
+
+
 def load_model_config(reference: str) -> ModelPreset:
     """The preset a config describes, named by ``reference`` (the text the user gave)."""
+    text, shown, _ = _config_text(reference)
+    return _preset(text, shown, reference)
+
+
+def _preset(text: str, shown: str, reference: str) -> ModelPreset:
     from engine.answers.hf_shape import preset_from_config  # only when a config is named
 
+    return preset_from_config(parse_json(text, path=shown), path=shown, name=reference)
+
+
+def _config_text(reference: str) -> tuple[str, str, str]:
+    """The config's text, how errors name it, and its file name."""
     path = locate_config(reference)
+    if path is None:
+        from engine.answers.hub import hub_config_text
+
+        return hub_config_text(reference, CONFIG_NAME), reference, CONFIG_NAME
     # errors name the file as the user wrote it (``./x.json``, not ``x.json``)
-    shown = reference if path == Path(reference).expanduser() else str(path)
+    shown = reference if path == model_path(reference) else str(path)
     try:
-        text = read_text(path)
+        return read_text(path), shown, path.name
     except InputError as exc:
         raise InputError(exc.message, path=shown) from None
-    return preset_from_config(parse_json(text, path=shown), path=shown, name=reference)
 
 
 def config_problem(reference: str) -> str | None:
     """Why ``reference`` names no readable model config (None when it does)."""
     try:
-        load_model_config(reference)
+        shape_of_config(reference)
     except InputError as exc:
         return str(exc)
     return None
 
 
-def locate_config(reference: str) -> Path:
-    """The config file a reference names: the file, ``config.json`` in the folder, or the
-    Hub's copy (downloaded once into the Hugging Face cache)."""
-    path = Path(reference).expanduser()
+def model_path(reference: str) -> Path:
+    """The path a reference names, ``~`` and ``~user`` expanded (an unknown user is an
+    InputError naming the reference, not a RuntimeError)."""
+    try:
+        return Path(reference).expanduser()
+    except RuntimeError:
+        user = reference[1:].split("/", 1)[0]
+        raise InputError(f"cannot expand ~{user}: no such user's home folder",
+                         path=reference) from None
+
+
+def is_local(reference: str) -> bool:
+    """Whether a config reference names something on this machine (False for a Hub id);
+    a path that cannot even be looked at is an InputError naming it."""
+    return _kind(model_path(reference), reference) is not None
+
+
+def locate_config(reference: str) -> Path | None:
+    """The config file a reference names: the file, ``config.json`` in the folder, or None
+    for a Hub id (no such path here)."""
+    path = model_path(reference)
     kind = _kind(path, reference)
     if kind == "folder":
         found = path / CONFIG_NAME
@@ -74,7 +123,7 @@ def locate_config(reference: str) -> Path:
         return found
     if kind is not None or not HUB_ID.fullmatch(reference) or reference.endswith(".json"):
         return path  # read_text refuses what is no regular file, or says "file not found"
-    return hub_config(reference)
+    return None
 
 
 def _kind(path: Path, reference: str) -> str | None:
@@ -87,45 +136,3 @@ def _kind(path: Path, reference: str) -> str | None:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise InputError(f"cannot read ({reason})", path=reference) from None
     return "folder" if stat.S_ISDIR(info.st_mode) else "other"
-
-
-def hub_config(repo_id: str) -> Path:
-    """``config.json`` of a Hub model, from the Hugging Face cache or downloaded into it."""
-    hub = _hub_module(repo_id)
-    try:
-        with _quiet_hub():
-            return Path(hub.hf_hub_download(repo_id=repo_id, filename=CONFIG_NAME))
-    except Exception as exc:  # offline, gated, missing, HTTP errors: each is one line
-        raise InputError(f"not a local file or folder, and its {CONFIG_NAME} could not be "
-                         f"fetched from the Hugging Face Hub ({_reason(exc)}); download it "
-                         "and give its path", path=repo_id) from None
-
-
-@contextlib.contextmanager
-def _quiet_hub() -> Iterator[None]:
-    """No retry notices or warnings from huggingface_hub: a failure is our one line."""
-    logger = logging.getLogger("huggingface_hub")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(level)
-
-
-def _hub_module(repo_id: str) -> Any:
-    try:
-        return importlib.import_module("huggingface_hub")
-    except ImportError:
-        raise InputError("not a local file or folder; reading a Hub id needs huggingface_hub "
-                         f"({HUB_INSTALL}) and a network, or give the path of the model's "
-                         f"{CONFIG_NAME}", path=repo_id) from None
-
-
-def _reason(exc: Exception) -> str:
-    """The first line of an exception, short, with its class name (``OfflineModeIsEnabled``)."""
-    first = (str(exc).strip().splitlines() or [""])[0]
-    first = first if len(first) <= 120 else first[:119] + "…"
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__

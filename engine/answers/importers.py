@@ -193,7 +193,7 @@ def _factory_tokens(answering: Answering, seq_len: int | None) -> None:
     if samples is None or seq_len is None or epochs is None or not names:
         _no_size(answering, "dataset", "num_train_epochs")
         return
-    tokens_b = samples * len(names) * seq_len * epochs / 1e9
+    tokens_b = float(samples) * len(names) * seq_len * epochs / 1e9  # inf: refused by put
     answering.put("training_tokens_b", float(f"{tokens_b:.6g}"),
                   f"at most: max_samples {samples:,} × {len(names)} dataset(s) × cutoff_len "
                   f"{seq_len:,} × num_train_epochs {epochs:g} ÷ 10^9; shorter examples make "

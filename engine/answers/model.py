@@ -19,11 +19,22 @@ from typing import (
     get_type_hints,
 )
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    create_model,
+    model_serializer,
+)
 
 from engine.answers.check import AnswerOrigin, check_answer, parse_text
 from engine.answers.cross import first_problem
 from engine.answers.hf_config import CONFIG_REFERENCE
+from engine.answers.model_shape import SHAPE_FIELD, SHAPE_OF, ModelShape
+from engine.answers.shape_answer import checked_shape, with_model_shape
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question
 from engine.errors import AnswerError, CatalogError, InputError
@@ -103,6 +114,28 @@ class Answers(BaseModel, _Typed):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     __questions__: ClassVar[tuple[QuestionSpec, ...]] = ()
+
+    model_shape: ModelShape | None = Field(
+        default=None, title="The shape of a model given by its config",
+        description="Filled by --model (or a model answer naming a config.json, a folder or a "
+                    "Hub id) from the file read where the answers came in; may be written by "
+                    "hand. The decision is made from it, never from the file.")
+
+    @model_serializer(mode="wrap")
+    def _shape_after_model(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """``model_shape`` right after ``model``, and only when there is one (answers without
+        it read and write as they always did)."""
+        data: dict[str, Any] = handler(self)
+        shape = data.pop(SHAPE_FIELD, None)
+        if shape is None:
+            return data
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out[key] = value
+            if key == "model":
+                out[SHAPE_FIELD] = shape
+        out.setdefault(SHAPE_FIELD, shape)
+        return out
 
     def __reduce__(self) -> tuple[Any, ...]:
         """Pickled with what rebuilds its generated class in another process."""
@@ -226,7 +259,7 @@ def _check_contract(questions: tuple[QuestionSpec, ...]) -> None:
                                f"question gives {_text(actual)}", path=QUESTIONS_FILE,
                                field=name)
     for name in given:
-        if name in dir(BaseModel):
+        if name in dir(BaseModel) or name == SHAPE_FIELD:
             raise CatalogError("this id is reserved (a name of the answers model); choose "
                                "another", path=QUESTIONS_FILE, field=name)
 
@@ -241,16 +274,21 @@ def load_answers(
     overrides: Sequence[str],
     catalog: Catalog,
     *,
+    model: str | None = None,
     fill_defaults: bool = True,
 ) -> Answers:
-    """Answers from a file (optional) with ``key=value`` overrides applied on top.
+    """Answers from a file (optional) with ``key=value`` overrides applied on top, and
+    ``model`` (``--model``) naming the model in place of the file's.
 
     The file or the overrides must name the model (``model`` or ``model_params_b``): every
     other answer has a default, but a recommendation for a model nobody named is no answer.
+    This is where answers come in: a model named by its config is read here, into
+    ``model_shape``.
     """
-    merged, origin, set_keys = _merged(path, overrides, catalog)
+    merged, origin, set_keys = _merged(path, overrides, catalog, model)
     return validate_answers(merged, catalog, origin=origin, set_keys=set_keys,
-                            fill_defaults=fill_defaults, require_model=True)
+                            fill_defaults=fill_defaults, require_model=True,
+                            read_model_files=True)
 
 
 def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) -> dict[str, Any]:
@@ -260,11 +298,16 @@ def load_partial(path: Path | None, overrides: Sequence[str], catalog: Catalog) 
     missing and cross-answer rules are checked only once all are in.
     """
     merged, origin, set_keys = _merged(path, overrides, catalog)
-    return check_values(merged, catalog, origin=origin, set_keys=set_keys)
+    values = check_values(merged, catalog, origin=origin, set_keys=set_keys)
+    with_model_shape(values, catalog, origin, set_keys, read_model_files=True)
+    return values
 
 
-def _merged(path: Path | None, overrides: Sequence[str],
-            catalog: Catalog) -> tuple[dict[str, Any], AnswerOrigin, set[str]]:
+MODEL_FLAG = "--model"
+
+
+def _merged(path: Path | None, overrides: Sequence[str], catalog: Catalog,
+            model: str | None = None) -> tuple[dict[str, Any], AnswerOrigin, set[str]]:
     try:
         data: Any = load_data_file(path) if path is not None else {}
     except AnswerError:
@@ -273,7 +316,7 @@ def _merged(path: Path | None, overrides: Sequence[str],
         raise AnswerError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
     if data is None:
         data = {}
-    origin = AnswerOrigin(str(path) if path else None, data)
+    origin = AnswerOrigin(str(path), data) if path else AnswerOrigin()  # no file: no lines
     if not isinstance(data, Mapping):
         raise AnswerError(f"expected a mapping of answers, got {type_name(data)}",
                           path=origin.path)
@@ -283,12 +326,20 @@ def _merged(path: Path | None, overrides: Sequence[str],
         key, value = parse_override(item, catalog)
         merged[key] = value
         set_keys.add(key)
+    if model is not None:
+        merged.update(model=model, model_params_b=None)
+        set_keys.update(SHAPE_OF)
+        origin.flags.update(dict.fromkeys(SHAPE_OF, MODEL_FLAG))
+    if set_keys & set(SHAPE_OF) and SHAPE_FIELD not in set_keys:
+        merged.pop(SHAPE_FIELD, None)  # the file's shape was of the file's model
     return merged, origin, set_keys
 
 
 def _require_model(merged: Mapping[str, Any], origin: AnswerOrigin) -> None:
     if "model" in merged or "model_params_b" in merged:
         return
+    if origin.path is None and origin.data is not None:  # a batch line, a mapping
+        raise AnswerError("names no model: give model or model_params_b")
     if origin.path is None:
         raise AnswerError("the answers name no model: give --set model=ID or "
                           "--set model_params_b=N, or --answers FILE")
@@ -301,6 +352,8 @@ def parse_override(item: str, catalog: Catalog) -> tuple[str, Any]:
     key = key.strip()
     if not sep or not key:
         raise AnswerError(f"expected key=value, got '{item}'", path="--set")
+    if key == SHAPE_FIELD:  # a mapping of figures: read from a config, or written in a file
+        checked_shape(text, AnswerOrigin(), from_set=True)
     question = _question(catalog, key, AnswerOrigin("--set"), from_set=True)
     return key, parse_text(question, text.strip(), field=key)
 
@@ -313,11 +366,14 @@ def validate_answers(
     set_keys: set[str] | None = None,
     fill_defaults: bool = True,
     require_model: bool = False,
+    read_model_files: bool = False,
 ) -> Answers:
     """Check every answer against its question, fill defaults, and build :class:`Answers`.
 
     With ``require_model``, answers that name neither ``model`` nor ``model_params_b`` are
-    refused rather than given the default model.
+    refused rather than given the default model. A model named by its config must come with
+    its ``model_shape``; with ``read_model_files`` (where answers come in, not where they are
+    replayed or arrive by the batch) the config is read into it.
     """
     origin = origin or AnswerOrigin()
     set_keys = set_keys or set()
@@ -326,6 +382,7 @@ def validate_answers(
         _require_model(values, origin)
     if values.get("model_params_b") is not None and "model" not in values:
         values["model"] = None
+    with_model_shape(values, catalog, origin, set_keys, read_model_files=read_model_files)
     if fill_defaults:
         for question in catalog.questions:
             values.setdefault(question.id, _default(question))
@@ -348,6 +405,9 @@ def check_values(raw: Mapping[str, Any], catalog: Catalog, *, origin: AnswerOrig
     set_keys = set_keys or set()
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if key == SHAPE_FIELD:
+            values[key] = checked_shape(value, origin, from_set=key in set_keys)
+            continue
         question = _question(catalog, str(key), origin, from_set=key in set_keys)
         values[key] = check_answer(question, value, catalog, origin, from_set=key in set_keys)
     return values

@@ -17,9 +17,11 @@ from typing import Any, Final, Protocol
 
 from engine.answers.check import AnswerOrigin, check_answer, describe, parse_text
 from engine.answers.cross import first_problem
+from engine.answers.hf_config import is_config_reference, shape_of_config
+from engine.answers.model_shape import SHAPE_FIELD, ModelShape
 from engine.catalog.load import Catalog
 from engine.catalog.models import Question, When
-from engine.errors import AnswerError
+from engine.errors import AnswerError, InputError
 
 Validator = Callable[[str], str | None]
 """Returns an error message for a bad textual answer, or None when it is acceptable."""
@@ -87,11 +89,15 @@ class Questionnaire:
         self.catalog = catalog
         self.answers: dict[str, Any] = dict(prefilled)
         self.prefilled = frozenset(prefilled)
-        self.fixed = frozenset(fixed)
+        # the shape of a model named by its config goes with that answer
+        self.fixed = frozenset(fixed) | ({SHAPE_FIELD} if "model" in fixed else set())
         self.advanced = advanced
         self.remembered: dict[str, Any] = {}
         """Answers undone by ``back``: offered as the defaults when asked again."""
         self._order = {q.id: i for i, q in enumerate(catalog.questions)}
+        self._order.setdefault(SHAPE_FIELD, self._order.get("model", 0))
+        self._shapes: dict[str, ModelShape] = {}
+        """The shape read for each config a model answer named (read when it is given)."""
 
     def relevant(self, question: Question, answers: Mapping[str, Any] | None = None) -> bool:
         """Its ``when`` conditions hold for the answers so far (defaults included)."""
@@ -131,6 +137,9 @@ class Questionnaire:
     def check(self, question: Question, value: Any) -> Any:
         """The answer, checked against its question and the answers it depends on."""
         value = check_answer(question, value, self.catalog, AnswerOrigin(), from_set=True)
+        if question.type == "model" and isinstance(value, str) and (
+                value not in self.catalog.models and is_config_reference(value)):
+            self._read_shape(question, value)
         trial = {**self.answers, question.id: value}
         known = {**{q.id: _default(q) for q in self.catalog.questions}, **trial}
         settled = set(trial) | {q.id for q in self.catalog.questions
@@ -139,6 +148,14 @@ class Questionnaire:
         if problem is not None:
             raise AnswerError(self._explain(question, *problem), field=question.id)
         return value
+
+    def _read_shape(self, question: Question, reference: str) -> None:
+        """Read the config a model answer names, once, where it is given (the edge)."""
+        if reference not in self._shapes:
+            try:
+                self._shapes[reference] = shape_of_config(reference)
+            except InputError as exc:
+                raise AnswerError(str(exc), field=question.id) from None
 
     def _explain(self, question: Question, blamed: str, message: str) -> str:
         if blamed == question.id or question.type not in ("int", "float"):
@@ -166,9 +183,16 @@ class Questionnaire:
                      lambda text: self.read(question, text))
 
     def record(self, question: Question, value: Any) -> None:
-        """Store an answer (already typed and checked)."""
+        """Store an answer (already typed and checked); a model named by its config brings
+        its shape."""
         self.answers[question.id] = value
         self.remembered.pop(question.id, None)
+        if question.id == "model":
+            shape = self._shapes.get(value) if isinstance(value, str) else None
+            if shape is not None:
+                self.answers[SHAPE_FIELD] = shape
+            else:
+                self.answers.pop(SHAPE_FIELD, None)
 
     def choices(self, question: Question) -> list[str] | None:
         """The values offered in a list: choices, or catalog ids for model/GPU questions."""
@@ -185,7 +209,8 @@ class Questionnaire:
         """Undo the answer to the question before ``current`` and every later one (each
         kept as the default when asked again); that question, or None at the first."""
         here = self._order[current.id]
-        earlier = [k for k in self.answers if k not in self.fixed and self._order[k] < here]
+        earlier = [k for k in self.answers if k not in self.fixed and k != SHAPE_FIELD
+                   and self._order[k] < here]
         if not earlier:
             return None
         target = max(earlier, key=self._order.__getitem__)

@@ -4,16 +4,17 @@ file, line and key), the answers read with where each came from, and the answers
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import yaml
 
-from engine.answers.hf_config import is_config_reference
+from engine.answers.hf_config import is_config_reference, is_local, shape_of_config
 from engine.answers.model import check_values, validate_answers
+from engine.answers.model_shape import SHAPE_FIELD, ModelShape
 from engine.answers.quoted import shown
 from engine.catalog.load import Catalog
 from engine.errors import AnswerError, InputError
@@ -58,6 +59,14 @@ class Settings:
             return None
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
             raise self.error(key, f"expected a number, got {shown(value)}")
+        try:
+            finite = math.isfinite(value)  # an int too large for a float raises
+        except OverflowError:
+            finite = False
+        if not finite:
+            size = f"a {len(str(abs(value)))}-digit number" if isinstance(value, int) else (
+                shown(value))
+            raise self.error(key, f"expected a finite number, got {size}")
         return value
 
     def whole(self, key: str) -> int | None:
@@ -83,6 +92,8 @@ class Imported:
     """(answer or key, why it was not read)."""
     ignored: list[str] = field(default_factory=list)
     """Keys of the config that do not change the hardware."""
+    model_shape: ModelShape | None = None
+    """The shape of a model named by its config (read once, to check the answers)."""
 
     def report(self) -> list[str]:
         """One line per answer read, per answer not read, and one for the keys ignored."""
@@ -147,14 +158,20 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
     if override is not None:
         try:
             answering.put("model", override, "--model")
-        except AnswerError as exc:
-            raise InputError(exc.message, field="--model") from None
+            _read_shape(answering, override)
+        except InputError as exc:
+            raise InputError(exc.message if isinstance(exc, AnswerError) else str(exc),
+                             field="--model") from None
         return
     name = answering.settings.text(key)
     if name is None:
         raise answering.settings.error(key, "required key is missing (the model to train); "
                                             "or give --model")
-    local = is_config_reference(name) and Path(name).expanduser().exists()
+    way_out = "; or give --model with a catalog id or a config.json"
+    try:
+        local = is_config_reference(name) and is_local(name)
+    except InputError as exc:
+        raise answering.settings.error(key, f"{exc}{way_out}") from None
     found = name if name in answering.catalog.models else None if local else (
         catalog_model_named(name, answering.catalog))
     if found is not None:
@@ -169,8 +186,19 @@ def put_model(answering: Answering, key: str, override: str | None) -> None:
     try:
         answering.put("model", name, why, key=key)
     except InputError as exc:
-        raise InputError(f"{exc.message}; or give --model with a catalog id or a config.json",
-                         path=exc.path, line=exc.line, field=exc.field) from None
+        raise InputError(exc.message + way_out, path=exc.path, line=exc.line,
+                         field=exc.field) from None
+    try:
+        _read_shape(answering, name)
+    except InputError as exc:
+        raise answering.settings.error(key, f"{exc}{way_out}") from None
+
+
+def _read_shape(answering: Answering, reference: str) -> None:
+    """The shape of the config a model answer names, read once (the import is where these
+    answers come in)."""
+    if reference not in answering.catalog.models and is_config_reference(reference):
+        answering.imported.model_shape = shape_of_config(reference)
 
 
 # ---------------------------------------------------------------- the answers file
@@ -193,13 +221,21 @@ def answers_text(imported: Imported, catalog: Catalog) -> str:
     return text
 
 
+_LINE_BREAKS = {"\r": "\\r", "\n": "\\n", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+"""What YAML reads as the end of a line (U+0085, NEL, is a control code, escaped anyway)."""
+
+
 def _comment(text: str) -> str:
-    """Text safe inside a YAML comment: one line, control codes escaped."""
-    return printable(text.replace("\r", "\\r").replace("\n", "\\n"))
+    """Text safe inside a YAML comment: one line (no line break YAML knows), control codes
+    escaped."""
+    for brk, escaped in _LINE_BREAKS.items():
+        text = text.replace(brk, escaped)
+    return printable(text)
 
 
 def _check_round_trip(text: str, imported: Imported, catalog: Catalog) -> None:
     data = yaml.safe_load(text)
     if data != imported.answers:  # pragma: no cover - guards the rendering above
         raise AssertionError(f"answers file does not read back: {data!r}")
-    validate_answers(data, catalog, require_model=True)
+    shape = {SHAPE_FIELD: imported.model_shape} if imported.model_shape else {}
+    validate_answers({**data, **shape}, catalog, require_model=True)

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditError, AuditStore, Record
 from engine.catalog.load import Catalog
+from engine.catalog.prices import PriceInput, is_price_text
 from engine.decide.decision import Excluded
 from engine.decide.engine import Decision, Engine, Evaluation, load_engine
 from engine.decide.pick import label_of
@@ -30,16 +31,17 @@ _LOCK = threading.Lock()
 
 def _materialise(texts: Mapping[str, str], root: Path) -> None:
     """Write a stored policy's texts under ``root`` (a fresh temporary folder): each to the
-    file its name says, never outside ``rules/``, ``catalog/`` and ``prices.yaml``."""
+    file its name says, never outside ``rules/`` and ``catalog/`` (a price file is not a
+    file: it is rebuilt from the texts, :meth:`PriceInput.from_texts`)."""
     for name, text in texts.items():
+        if is_price_text(name):
+            continue  # a price file is rebuilt from the record's texts, not from a file
         write_file(_stored_file(name, root), text.encode("utf-8"), force=False)
 
 
 def _stored_file(name: object, root: Path) -> Path:
     """Where the stored policy text ``name`` goes under ``root``; a ValueError for a name that
-    is not ``prices`` or one file in ``rules/`` or ``catalog/`` (``../…`` included)."""
-    if name == "prices":
-        return root / "prices.yaml"
+    is not one file in ``rules/`` or ``catalog/`` (``../…`` included)."""
     folder, _, file = name.partition("/") if isinstance(name, str) else ("", "", "")
     if folder not in ("rules", "catalog") or file in ("", ".", "..") or any(
             c in file for c in "/\\\0"):
@@ -73,8 +75,7 @@ def _unpacked_engine(store: AuditStore, record: Record, rules: Mapping[str, str]
         except (ValueError, TypeError, AttributeError) as exc:
             raise AuditError(f"{store.path}: the stored policy {digest[:12]} cannot be "
                              f"unpacked ({exc}); the store was altered") from None
-    prices = root / "prices.yaml" if "prices" in catalog else None
-    return load_engine(root / "rules", root / "catalog", prices)
+    return load_engine(root / "rules", root / "catalog", PriceInput.from_texts(catalog))
 
 
 def answers_of(record: Record, catalog: Catalog) -> Answers:

@@ -22,6 +22,7 @@ from engine.batch.lines import (
     line_limit,
     record_error,
 )
+from engine.catalog.prices import PriceInput
 from engine.decide.engine import load_engine
 
 if TYPE_CHECKING:
@@ -31,24 +32,26 @@ IN_FLIGHT_PER_WORKER = 4
 
 
 def recommend_bag(bag_of_lines: dask.bag.Bag, rules: Path | None = None,
-                  catalog: Path | None = None, prices: Path | None = None) -> dask.bag.Bag:
+                  catalog: Path | None = None,
+                  prices: Path | PriceInput | None = None) -> dask.bag.Bag:
     """A bag of output records (JSON strings) from a bag of ``(line number, text)`` pairs.
 
     Lazy: nothing runs until the result is computed. Partitions keep their order, so
     concatenating the computed partitions gives the same lines as ``gpu-advisor batch``.
-    ``rules``/``catalog``/``prices`` must be paths the workers can read (None: the bundled
-    policy of the gpu-advisor installed on the workers).
+    ``rules``/``catalog`` must be paths the workers can read (None: the bundled policy of the
+    gpu-advisor installed on the workers); ``prices`` a path they can read, or the price
+    file already read (:func:`engine.catalog.prices.read_prices`). Lines read no model file.
     """
     return bag_of_lines.map_partitions(_evaluate_partition, rules, catalog, prices)
 
 
 def _evaluate_partition(partition: Any, rules: Path | None, catalog: Path | None,
-                        prices: Path | None) -> list[str]:
+                        prices: Path | PriceInput | None) -> list[str]:
     return evaluate_lines(((int(n), t if isinstance(t, Oversized) else str(t))
                            for n, t in partition), rules, catalog, prices)
 
 
-def _line_limit(rules: Path | None, catalog: Path | None, prices: Path | None) -> int:
+def _line_limit(rules: Path | None, catalog: Path | None, prices: Path | PriceInput | None) -> int:
     """The policy's batch line limit, as a worker loads the policy."""
     return line_limit(load_engine(rules, catalog, prices).catalog)
 
@@ -56,7 +59,8 @@ def _line_limit(rules: Path | None, catalog: Path | None, prices: Path | None) -
 def run_on_dask(in_path: Path, out_path: Path, scheduler_address: str | None = None,
                 npartitions: int | None = None, *, partition_size: int = DEFAULT_CHUNK_SIZE,
                 rules: Path | None = None, catalog: Path | None = None,
-                prices: Path | None = None, client: Any = None, force: bool = False) -> int:
+                prices: Path | PriceInput | None = None, client: Any = None,
+                force: bool = False) -> int:
     """Evaluate the JSON lines of ``in_path`` on a cluster into ``out_path``; the failed lines.
 
     Connects to ``scheduler_address`` (e.g. ``"tcp://scheduler:8786"``), or starts a

@@ -28,8 +28,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from engine.answers.check import AnswerOrigin
 from engine.answers.model import validate_answers
 from engine.catalog.load import Catalog
+from engine.catalog.prices import PriceInput
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EngineError
 from engine.files.jsonio import strict_loads, too_deep
@@ -71,35 +73,42 @@ def line_limit(catalog: Catalog) -> int:
 
 
 def evaluate_lines(lines: Iterable[Line], rules: Path | None = None,
-                   catalog: Path | None = None, prices: Path | None = None) -> list[str]:
+                   catalog: Path | None = None, prices: Path | PriceInput | None = None,
+                   allow_model_files: bool = False) -> list[str]:
     """Evaluate numbered lines of answers JSON; one output JSON string per non-blank line.
 
     Pure: the output depends only on the input pairs and the policy files. A line that fails
     in any way becomes an error record for that line; the other lines are unaffected. Only an
     unusable policy (rules/catalog/prices) raises, as :class:`~engine.errors.EngineError`.
+    A line's model named by a path or Hub id is read only with ``allow_model_files`` (a
+    line never makes the batch look at a file otherwise; its shape may be given instead).
     """
     engine = load_engine(rules, catalog, prices)
     out: list[str] = []
     for number, text in lines:
         if isinstance(text, str) and not text.strip():
             continue
-        out.append(evaluate_line(engine, number, text))
+        out.append(evaluate_line(engine, number, text, allow_model_files=allow_model_files))
     return out
 
 
-def evaluate_line(engine: Engine, number: int, text: str | Oversized) -> str:
+def evaluate_line(engine: Engine, number: int, text: str | Oversized, *,
+                  allow_model_files: bool = False) -> str:
     """One output record for one input line (see the module docstring); never raises."""
     try:
-        return _evaluate(engine, number, text)
+        return _evaluate(engine, number, text, allow_model_files)
     except EngineError as exc:
         return error_record(number, str(exc))
     except Exception as exc:  # any failure is this line's, not the batch's
         return error_record(number, _failure(exc))
 
 
-def _evaluate(engine: Engine, number: int, text: str | Oversized) -> str:
+def _evaluate(engine: Engine, number: int, text: str | Oversized,
+              allow_model_files: bool) -> str:
     data = _parse(text, line_limit(engine.catalog))
-    answers = validate_answers(data, engine.catalog)
+    # a line names its model like any answers (an empty one is refused, not defaulted)
+    answers = validate_answers(data, engine.catalog, origin=AnswerOrigin(None, data),
+                               require_model=True, read_model_files=allow_model_files)
     decision = engine.recommend(answers, decision_id=decision_id_for(number))
     # the record's bytes are _compact({"line": number, "decision": <decision data>})'s
     return f'{{"line":{number:d},"decision":{compact(decision)}}}'

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,7 +30,8 @@ from engine.catalog.models import (
     Source,
     SourceFile,
 )
-from engine.catalog.skypilot import Imported
+from engine.catalog.prices import PriceInput, read_prices
+from engine.catalog.skypilot import Imported, limits_of
 from engine.errors import CatalogError, InputError
 from engine.files.validation import build, did_you_mean
 from engine.files.yamlio import line_of, parse_yaml, read_text
@@ -123,24 +123,15 @@ def content_hash(texts: Mapping[str, str]) -> str:
     return digest.hexdigest()
 
 
-def split_prices(prices: Path | None) -> tuple[Path | None, str | None]:
-    """``--prices`` as (file, provider): ``aws=vms.csv`` names the provider of a price file
-    (when no file has that very name)."""
-    if prices is None or prices.exists():
-        return prices, None
-    provider, sep, rest = str(prices).partition("=")
-    if not sep or not re.fullmatch(r"[a-z0-9][a-z0-9.\-]*", provider):
-        return prices, None
-    return Path(rest), provider
-
-
-def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -> Catalog:
+def load_catalog(directory: Path | None = None, *,
+                 prices: Path | PriceInput | None = None) -> Catalog:
     """Load and cross-check a catalog directory (the bundled one by default).
 
-    ``prices`` is an optional override: a YAML file with ``offers:`` (and ``sources:``) of its
-    own (an offer with an existing id replaces it, a new id is added), or a SkyPilot
-    ``vms.csv``, whose offers replace those of its provider (``prices_provider``, else the
-    name of the file's folder, as in ``aws/vms.csv``).
+    ``prices`` is an optional override (a path is read with :func:`read_prices`): a YAML file
+    with ``offers:`` (and ``sources:``) of its own (an offer with an existing id replaces it,
+    a new id is added), or a SkyPilot ``vms.csv``, whose offers replace those of its provider
+    (``PROVIDER=FILE``, else the name of the file's folder, as in ``aws/vms.csv``). Its text,
+    layout, provider and date are among the catalog's texts (:meth:`PriceInput.texts`).
     """
     root = directory or bundled_dir("catalog")
     texts: dict[str, str] = {}
@@ -164,21 +155,24 @@ def load_catalog(directory: Path | None = None, *, prices: Path | None = None) -
     offers = list(cloud_file.offers)
     overrides: _Override | None = None
     notices: list[str] = []
-    prices, prices_provider = split_prices(prices)
-    if prices is not None and prices.suffix.lower() == ".csv":
-        texts["prices"], imported = _read_csv(prices, prices_provider, cloud_file, gpu_file)
+    if isinstance(prices, Path):
+        prices = read_prices(prices)
+    if prices is not None:
+        texts.update(prices.texts())
+    if prices is not None and prices.layout == "skypilot":
+        imported = _read_csv(prices, cloud_file, gpu_file, policy_file.policy)
         provider = imported.offers[0].provider
         offers = [o for o in offers if o.provider != provider] + list(imported.offers)
         sources = {**sources, imported.source.id: imported.source}
         if imported.skipped:
-            notices.append(f"{prices}: {imported.skipped}")
+            notices.append(f"{prices.shown}: {imported.skipped}")
     elif prices is not None:
-        texts["prices"], prices_data = _read_yaml(prices)
-        override = build(PriceFile, prices_data, path=str(prices), error=CatalogError)
+        prices_data = _parse_yaml(prices.text, prices.shown)
+        override = build(PriceFile, prices_data, path=prices.shown, error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
         replaced = {o.id: o for o in override.offers}
         offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
-        overrides = _Override(str(prices), prices_data, {o.id for o in override.offers})
+        overrides = _Override(prices.shown, prices_data, {o.id for o in override.offers})
     catalog = Catalog(
         sources=sources,
         gpus=_index(gpu_file.gpus, raw["gpus"], "gpus", _p(root, "gpus")),
@@ -230,28 +224,38 @@ class PriceFile(BaseModel):
     offers: list[Offer]
 
 
-def _read_csv(path: Path, provider: str | None, clouds: CloudFile,
-              gpus: GpuFile) -> tuple[str, Imported]:
-    """The text of a SkyPilot price file and what it imports."""
+def _read_csv(prices: PriceInput, clouds: CloudFile, gpus: GpuFile,
+              policy: Policy) -> Imported:
+    """What a SkyPilot price file imports."""
     from engine.catalog.skypilot import read_skypilot
 
-    text = read_text(path)
-    provider_id = provider or path.resolve().parent.name
+    provider_id = str(prices.provider)
     known = {p.id: p for p in clouds.providers}
     if provider_id not in known:
         raise CatalogError(f"which provider are these prices for? '{provider_id}' (the "
                            f"file's folder) is not one{did_you_mean(provider_id, known)}; "
-                           "name it: --prices PROVIDER=FILE", path=str(path))
+                           "name it: --prices PROVIDER=FILE", path=prices.shown)
     if clouds.skypilot is None:
         raise CatalogError("the catalog has no skypilot mapping (clouds.yaml) to read a "
-                           "SkyPilot vms.csv with", path=str(path))
-    imported = read_skypilot(path, text, provider_id, [g.id for g in gpus.gpus],
-                             clouds.skypilot, known[provider_id].regions,
-                             [o for o in clouds.offers if o.provider == provider_id])
+                           "SkyPilot vms.csv with", path=prices.shown)
+    imported = read_skypilot(prices, [g.id for g in gpus.gpus], clouds.skypilot,
+                             known[provider_id].regions,
+                             [o for o in clouds.offers if o.provider == provider_id],
+                             limits_of(policy))
     if not imported.offers:
         raise CatalogError(f"no offer for a catalog GPU in {provider_id}'s regions",
-                           path=str(path))
-    return text, imported
+                           path=prices.shown)
+    return imported
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    """Parsed YAML of a text already read; any problem is a CatalogError."""
+    try:
+        return parse_yaml(text, path=shown)
+    except CatalogError:
+        raise
+    except InputError as exc:
+        raise CatalogError(exc.message, path=exc.path, line=exc.line, field=exc.field) from None
 
 
 def _read_yaml(path: Path, *, follow_symlinks: bool = True) -> tuple[str, Any]:

@@ -408,6 +408,11 @@ class Policy(Strict):
     large_model_params_b: Constant
     # input limits
     batch_line_max_bytes: Constant
+    price_file_rows_max: Constant
+    price_file_offers_max: Constant
+    gpus_per_instance_max: Constant
+    price_per_gpu_hour_min_usd: Constant
+    price_per_gpu_hour_max_usd: Constant
 
 
 # ---------------------------------------------------------------- platforms

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,6 +32,9 @@ from engine.cli.options import (
 )
 from engine.decide.engine import load_engine
 from engine.errors import AnswerError
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 def _interactive() -> bool:
@@ -154,7 +157,7 @@ def _say(text: str) -> None:
 @format_option("text", "json", "markdown")
 def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, advanced: bool,
         save_answers: Path | None, chart_path: Path | None, force: bool,
-        rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
+        rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
         audit_db: Path | None, no_audit: bool, fmt: str) -> None:
     """Answer a few questions (arrow keys on a terminal), get the recommendation.
 

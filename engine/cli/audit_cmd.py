@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +19,9 @@ from engine.cli.options import (
     trace_option,
 )
 from engine.files.printable import csv_cell, json_printable, printable
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 def _path(option: Path | None) -> Path:
@@ -185,7 +188,7 @@ def _show_traced(store: Any, record: Any, fmt: str) -> None:
 @catalog_options
 @format_option("text", "json")
 def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Path | None,
-           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+           catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Re-run a recorded decision: exactly on its stored policy, or on today's (--current).
 
     Exit 1 if the stored-policy replay does not reproduce the record byte for byte.

@@ -13,7 +13,7 @@ from multiprocessing import resource_tracker
 from multiprocessing.pool import AsyncResult
 from pathlib import Path
 from types import FrameType
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import click
 
@@ -31,12 +31,16 @@ from engine.cli.options import catalog_options, force_option, rules_option
 from engine.decide.engine import load_engine
 from engine.errors import EngineError
 
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
+
 IN_FLIGHT_PER_WORKER = 4
 """Chunks queued per worker: keeps every worker busy while bounding memory (no read-ahead of
 the whole input, unlike ``Pool.imap``, whose feeder thread drains the input iterator)."""
 
-Policy = tuple[Path | None, Path | None, Path | None]
-"""The ``--rules``, ``--catalog`` and ``--prices`` paths (None: bundled)."""
+Policy = tuple[Path | None, Path | None, "PriceInput | None", bool]
+"""The ``--rules`` and ``--catalog`` paths, the ``--prices`` file read (None: bundled) and
+``--allow-model-files``."""
 Reporter = tuple[Callable[[str], None], Callable[[int], None]]
 
 
@@ -68,10 +72,14 @@ class _Interrupted(KeyboardInterrupt):
 @click.option("--chunk-size", type=click.IntRange(1, 1_000_000), default=None, metavar="LINES",
               help=f"Lines per unit of work sent to a worker [default: {DEFAULT_CHUNK_SIZE}, "
                    "less for small inputs so every worker gets some].")
+@click.option("--allow-model-files", is_flag=True,
+              help="Read the config.json (file, folder or Hub id) a line's model names; "
+                   "without it such a line is refused unless it gives model_shape.")
 @rules_option
 @catalog_options
 def batch(in_path: Path, out_path: Path, force: bool, workers: int, chunk_size: int | None,
-          rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None) -> None:
+          allow_model_files: bool, rules_dir: Path | None, catalog_dir: Path | None,
+          prices: PriceInput | None) -> None:
     """Evaluate many answers (one JSON object per line) into OUT.jsonl, order preserved.
 
     Each output line is {"line": N, "decision": {...}} or, for a line that could not be
@@ -103,7 +111,8 @@ def batch(in_path: Path, out_path: Path, force: bool, workers: int, chunk_size: 
             engine = load_engine(rules_dir, catalog_dir, prices)  # a bad policy touches no file
             output = AtomicOutput(target)
             done, failed = _run(source, output, in_path, workers, chunk_size,
-                                line_limit(engine.catalog), (rules_dir, catalog_dir, prices))
+                                line_limit(engine.catalog),
+                                (rules_dir, catalog_dir, prices, allow_model_files))
     except _Interrupted as exc:
         click.echo(_interrupted_message(exc.signum, output, out_path), err=True)
         sys.exit(128 + exc.signum)
@@ -207,7 +216,8 @@ def _sigint_blocked() -> Iterator[None]:
 _WORKER_ERROR: tuple[int, str] | None = None
 
 
-def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) -> None:
+def _init_worker(rules: Path | None, catalog: Path | None, prices: PriceInput | None,
+                 allow_model_files: bool) -> None:
     """Ignore Ctrl-C (the parent stops the pool) and load the policy once per worker."""
     global _WORKER_ERROR
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -219,11 +229,11 @@ def _init_worker(rules: Path | None, catalog: Path | None, prices: Path | None) 
 
 
 def _work(chunk: list[Line], rules: Path | None, catalog: Path | None,
-          prices: Path | None) -> tuple[int, list[str] | str]:
+          prices: PriceInput | None, allow_model_files: bool) -> tuple[int, list[str] | str]:
     if _WORKER_ERROR is not None:
         return _WORKER_ERROR
     try:
-        return 0, evaluate_lines(chunk, rules, catalog, prices)
+        return 0, evaluate_lines(chunk, rules, catalog, prices, allow_model_files)
     except EngineError as exc:
         return exc.exit_code, str(exc)
 

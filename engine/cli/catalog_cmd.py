@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
@@ -17,6 +17,9 @@ from engine.files.printable import json_printable
 from engine.files.validation import did_you_mean
 from engine.output.catalog_view import citation_lines, field_rows
 from engine.output.table import print_table
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 @click.group()
@@ -37,7 +40,8 @@ def catalog() -> None:
 @catalog_options
 @format_option("text", "json")
 def list_(kind: str, form: str | None, min_vram: float | None, provider: str | None,
-          sort_by: str | None, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+          sort_by: str | None, catalog_dir: Path | None, prices: PriceInput | None,
+          fmt: str) -> None:
     """List GPUs, cloud offers or models, filtered and sorted.
 
     \b
@@ -159,7 +163,7 @@ _TEXT: dict[str, Callable[[Catalog, Any], None]] = {
 @click.argument("item_id", metavar="ID")
 @catalog_options
 @format_option("text", "json")
-def show(item_id: str, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Show one GPU, cloud offer, provider, platform, model or source with all its figures
     and sources.
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 import click
 
+from engine.answers.hf_config import named_shape
 from engine.catalog.load import Catalog, load_catalog
 from engine.cli.options import (
     catalog_options,
@@ -28,6 +29,9 @@ from engine.output.table import (
     print_table,
     words,
 )
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 @click.group()
@@ -51,7 +55,7 @@ def estimate() -> None:
 @format_option("text", "json")
 def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: int,
            micro_batch: int, gradient_checkpointing: bool | None, gpus: int,
-           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+           catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Peak GPU memory of a training run (or inference), and how many GPUs of each kind.
 
     \b
@@ -59,7 +63,7 @@ def memory(model_id: str | None, params_b: float | None, method: Any, seq_len: i
       gpu-advisor estimate memory --model llama-2-13b --method qlora --format json
     """
     catalog = load_catalog(catalog_dir, prices=prices)
-    shape = shape_from_flags(catalog, model_id, params_b)
+    shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
     report = memory_report(catalog, shape, method, seq_len=seq_len, micro_batch=micro_batch,
                            checkpointing=gradient_checkpointing, gpus=gpus)
     if fmt == "json":
@@ -104,7 +108,7 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @catalog_options
 @format_option("text", "json")
 def training(model_id: str | None, params_b: float | None, tokens_b: float | None, gpu_id: str,
-             gpus: int, method: Any, catalog_dir: Path | None, prices: Path | None,
+             gpus: int, method: Any, catalog_dir: Path | None, prices: PriceInput | None,
              fmt: str) -> None:
     """Training compute (6·N·D), GPU-hours over the MFU range, days and rental cost.
 
@@ -114,7 +118,7 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
           --gpu a100-80gb --gpus 64
     """
     catalog = load_catalog(catalog_dir, prices=prices)
-    shape = shape_from_flags(catalog, model_id, params_b)
+    shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
     report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method)
     if fmt == "json":
         click.echo(dumps(report), nl=False)
@@ -158,7 +162,8 @@ def _training_text(report: Any) -> None:
 @catalog_options
 @format_option("text", "json")
 def cost(gpu_id: str, gpus: int, hours_per_year: float, electricity_usd_per_kwh: float | None,
-         offer_id: str | None, catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+         offer_id: str | None, catalog_dir: Path | None, prices: PriceInput | None,
+         fmt: str) -> None:
     """Owning vs renting a GPU configuration: TCO, yearly rent and the break-even hours.
 
     \b

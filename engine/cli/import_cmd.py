@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -13,6 +14,9 @@ from engine.catalog.load import load_catalog
 from engine.cli.options import catalog_options, force_option, model_reference_option
 from engine.errors import InputError
 from engine.files.safe_write import Target, check_target, write_checked
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 @click.command("import")
@@ -24,7 +28,7 @@ from engine.files.safe_write import Target, check_target, write_checked
 @model_reference_option("model", more_help=" Replaces the config's model.")
 @catalog_options
 def import_(tool: str, config_path: Path, out_path: Path | None, force: bool,
-            model: str | None, catalog_dir: Path | None, prices: Path | None) -> None:
+            model: str | None, catalog_dir: Path | None, prices: PriceInput | None) -> None:
     """Turn an axolotl, LLaMA-Factory or TRL training config into an answers file.
 
     Each answer read is reported on stderr with the key it came from, and each answer that

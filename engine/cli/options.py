@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import math
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -11,7 +13,48 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_path = click.Path(path_type=Path)
+_UNUSABLE = (errno.ENAMETOOLONG, errno.ELOOP, errno.EILSEQ)
+"""What makes a path unusable whatever is done with it (a missing file is the loader's to
+say, with its own words)."""
+
+
+class InputPath(click.ParamType):  # type: ignore[type-arg]
+    """A path flag, checked once when the flags are read: a path that no call could use (a
+    component over the system's name limit, a link loop, a NUL byte) is one line naming the
+    flag, exit 2, never an ``OSError`` traceback from whichever call meets it first."""
+
+    name = "path"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        path = Path(value)
+        flag = param.opts[0] if param is not None and param.opts else None
+        problem = path_problem(path)
+        if problem is not None:
+            from engine.errors import InputError
+
+            raise InputError(f"{_shown(str(path))}: {problem}", field=flag)
+        return path
+
+
+def path_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be used at all (None: it can, or it is simply missing)."""
+    try:
+        os.lstat(path)
+    except ValueError:
+        return "a path cannot hold a NUL byte"
+    except OSError as exc:
+        if exc.errno in _UNUSABLE:
+            return f"cannot use this path ({exc.strerror})"
+    return None
+
+
+def _shown(text: str, most: int = 120) -> str:
+    """A path as an error line quotes it: at most ``most`` characters."""
+    return text if len(text) <= most else f"{text[:most - 1]}…"
+
+
+_path = InputPath()
 
 
 class FiniteFloatRange(click.FloatRange):
@@ -40,14 +83,40 @@ def catalog_option(func: F) -> F:
 
 
 def catalog_options(func: F) -> F:
-    """``--catalog DIR`` and ``--prices FILE``."""
+    """``--catalog DIR``, ``--prices FILE`` and ``--prices-date DATE``; the command gets the
+    price file read (a :class:`~engine.catalog.prices.PriceInput`) as ``prices``."""
     func = click.option(
-        "--prices", type=_path, default=None, metavar="FILE",
+        "--prices-date", type=click.DateTime(["%Y-%m-%d"]), default=None, metavar="DATE",
+        is_eager=True, expose_value=False, callback=_prices_date,
+        help="The date of a --prices vms.csv's prices (YYYY-MM-DD; default: the file's "
+             "modification time). Recorded with the file.",
+    )(func)
+    func = click.option(
+        "--prices", type=_path, default=None, metavar="FILE", callback=_read_prices,
         help="Fresh prices: a YAML file of offers (and sources) that override the catalog's, "
              "or a SkyPilot catalog vms.csv whose offers replace its provider's (the "
              "provider is the file's folder, as in aws/vms.csv, or PROVIDER=FILE).",
     )(func)
     return catalog_option(func)
+
+
+def _prices_date(ctx: click.Context, param: click.Parameter, value: Any) -> None:
+    """Kept for ``--prices`` (eager: read before it)."""
+    if value is not None:
+        ctx.meta["gpu_advisor.prices_date"] = value.date()
+
+
+def _read_prices(ctx: click.Context, param: click.Parameter, path: Path | None) -> Any:
+    """The price file read once, with its provider and date, as the policy will hold it."""
+    date = ctx.meta.get("gpu_advisor.prices_date")
+    if path is None:
+        if date is not None:
+            raise click.BadParameter("--prices-date dates a --prices file; give one", ctx,
+                                     param)
+        return None
+    from engine.catalog.prices import read_prices
+
+    return read_prices(path, date=date)
 
 
 def rules_option(func: F) -> F:
@@ -134,8 +203,8 @@ def model_reference_option(name: str = "model_id", *, more_help: str = "",
 
 
 MODEL_REFERENCE_HELP = ("A catalog model id, a Hugging Face config.json (or a folder holding "
-                        "one), or a Hub id such as meta-llama/Llama-3.1-8B (needs "
-                        "huggingface_hub and a network once; then cached).")
+                        "one), or a Hub id such as meta-llama/Llama-3.1-8B (needs a network; "
+                        "HF_TOKEN for a gated model). Its shape is kept in the answers.")
 
 
 def answers_options(*, required: bool = False, model: bool = False,
@@ -143,13 +212,13 @@ def answers_options(*, required: bool = False, model: bool = False,
                     set_help: str = "Override one answer (repeatable); wins over the file."
                     ) -> Callable[[F], F]:
     """``--answers FILE`` and ``--set KEY=VALUE`` (repeatable); with ``model``, also
-    ``--model ID|PATH``, which the command receives as the overrides ``model=ID|PATH`` and
-    ``model_params_b=null`` (it names the model in place of the file's)."""
+    ``--model ID|PATH`` (given to the command as ``model_reference``), which names the model
+    in place of the file's (``--set model=`` with it is refused)."""
     def decorate(func: F) -> F:
         if model:
             func = model_reference_option(
-                "model_reference", more_help=" Replaces the file's model.", expose_value=False,
-                is_eager=True, callback=_model_override)(func)
+                "model_reference", more_help=" Replaces the file's model.", is_eager=True,
+                callback=_model_override)(func)
         func = click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                             help=set_help, callback=_with_model_override)(func)
         return click.option("--answers", "answers_path", type=_path, default=None,
@@ -157,28 +226,26 @@ def answers_options(*, required: bool = False, model: bool = False,
     return decorate
 
 
-def _model_override(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
-    """Kept for ``--set`` (eager: read before it, wherever it stands on the line); a config
-    that cannot be read is refused here, naming ``--model``."""
-    if value is None:
-        return
-    from engine.answers.hf_config import config_problem, is_config_reference
-
-    if is_config_reference(value) and (problem := config_problem(value)) is not None:
-        raise click.BadParameter(problem, ctx, param)
-    ctx.meta["gpu_advisor.model"] = value
+def _model_override(ctx: click.Context, param: click.Parameter,
+                    value: str | None) -> str | None:
+    """Noted for ``--set`` (eager: read before it, wherever it stands on the line). Its
+    config is read where the answers are (``engine.answers.model.load_answers``)."""
+    if value is not None:
+        ctx.meta["gpu_advisor.model"] = value
+    return value
 
 
 def _with_model_override(ctx: click.Context, param: click.Parameter,
                          overrides: tuple[str, ...]) -> tuple[str, ...]:
-    """``--model`` first, as the overrides it stands for (``--set model=`` with it is refused)."""
-    reference = ctx.meta.get("gpu_advisor.model")
-    if reference is None:
+    """``--set model=`` (or ``model_params_b=``, ``model_shape=``) beside ``--model`` is
+    refused: one flag names the model."""
+    if ctx.meta.get("gpu_advisor.model") is None:
         return overrides
-    if any(item.strip().startswith(("model=", "model_params_b=")) for item in overrides):
+    if any(item.strip().startswith(("model=", "model_params_b=", "model_shape="))
+           for item in overrides):
         raise click.BadParameter("--model names the model; do not also give --set model= "
                                  "or --set model_params_b=", ctx, param)
-    return (f"model={reference}", "model_params_b=null", *overrides)
+    return overrides
 
 
 def force_option(help_text: str) -> Callable[[F], F]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,6 +22,9 @@ from engine.cli.options import (
 )
 from engine.decide.engine import load_engine
 
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
+
 
 @click.command()
 @answers_options(model=True)
@@ -33,10 +37,10 @@ from engine.decide.engine import load_engine
               "candidates each rule fired on, and every rule: fired, or the first condition "
               "that failed (the audit record stays lean).")
 @format_option("text", "json", "markdown")
-def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: Path | None,
-              catalog_dir: Path | None, prices: Path | None, audit_db: Path | None,
-              no_audit: bool, chart_path: Path | None, force: bool, show_trace: bool,
-              fmt: str) -> None:
+def recommend(answers_path: Path | None, overrides: tuple[str, ...],
+              model_reference: str | None, rules_dir: Path | None, catalog_dir: Path | None,
+              prices: PriceInput | None, audit_db: Path | None, no_audit: bool,
+              chart_path: Path | None, force: bool, show_trace: bool, fmt: str) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -47,7 +51,7 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...], rules_dir: 
     """
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
-    answers = load_answers(answers_path, overrides, engine.catalog)
+    answers = load_answers(answers_path, overrides, engine.catalog, model=model_reference)
     evaluation = engine.evaluate(answers, trace=show_trace)
     decision = evaluation.decision
     if not no_audit:

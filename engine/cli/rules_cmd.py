@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from engine.cli.options import (
     scenarios_option,
 )
 from engine.files.printable import printable
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 _DEFAULT_SCENARIOS = Path("tests/scenarios")
 
@@ -29,7 +33,7 @@ def rules() -> None:
 @rules_option
 @catalog_options
 @click.option("--strict", is_flag=True, help="Exit 1 when there are lint warnings.")
-def check(rules_dir: Path | None, catalog_dir: Path | None, prices: Path | None,
+def check(rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
           strict: bool) -> None:
     """Validate rules and catalog, then lint them; one `file:line: id: message` per finding.
 
@@ -92,7 +96,7 @@ def _paths(paths: tuple[Path, ...]) -> list[Path]:
 @catalog_options
 @format_option("text", "json")
 def test(paths: tuple[Path, ...], coverage: bool, rules_dir: Path | None,
-         catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+         catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Run scenario files (answers in, expected decisions out); exit 1 on any failure.
 
     \b
@@ -201,7 +205,7 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
 @rules_option
 @catalog_options
 def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | None,
-            catalog_dir: Path | None, prices: Path | None) -> None:
+            catalog_dir: Path | None, prices: PriceInput | None) -> None:
     """Show a rule, its compiled durable_rules form, its facts, and the scenarios firing it.
 
     \b

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from engine.cli.options import (
     rules_option,
 )
 from engine.decide.engine import load_engine
+
+if TYPE_CHECKING:
+    from engine.catalog.prices import PriceInput
 
 
 def _value(value: object) -> str:
@@ -31,8 +35,9 @@ def _value(value: object) -> str:
 @rules_option
 @catalog_options
 @format_option("text", "json")
-def whatif(answers_path: Path, overrides: tuple[str, ...], rules_dir: Path | None,
-           catalog_dir: Path | None, prices: Path | None, fmt: str) -> None:
+def whatif(answers_path: Path, overrides: tuple[str, ...], model_reference: str | None,
+           rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
+           fmt: str) -> None:
     """For each decision, the smallest single answer change that would flip it.
 
     Numeric answers are probed at every threshold the rules compare them with; choices and
@@ -46,7 +51,7 @@ def whatif(answers_path: Path, overrides: tuple[str, ...], rules_dir: Path | Non
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
-    answers = load_answers(answers_path, overrides, engine.catalog)
+    answers = load_answers(answers_path, overrides, engine.catalog, model=model_reference)
     base, flips = what_if(engine, answers)
     if fmt == "json":
         click.echo(json.dumps([f.as_json() for f in flips], indent=2))

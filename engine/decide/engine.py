@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from engine import __version__
 from engine.answers.model import Answers, validate_answers
-from engine.catalog.load import Catalog, load_catalog, split_prices
+from engine.catalog.load import Catalog, content_hash, load_catalog
 from engine.catalog.models import MethodGroup
+from engine.catalog.prices import PriceInput, read_prices
 from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
     AxisDecision,
@@ -516,18 +517,22 @@ _ENGINES_LOCK = threading.Lock()
 
 
 def load_engine(rules: Path | None = None, catalog: Path | None = None,
-                prices: Path | None = None) -> Engine:
+                prices: Path | PriceInput | None = None) -> Engine:
     """Load, check and compile a policy once per process (keyed by path and content).
 
     Across processes the validated catalog and rulebook and their compiled rulesets come
-    from the user cache when no file changed (see ``engine.decide.policy_cache``).
+    from the user cache when no file changed (see ``engine.decide.policy_cache``). A price
+    file counts by what the catalog holds of it (text, layout, provider, date), so a CSV
+    dated by its modification time misses the cache when touched.
     """
     from engine.decide.policy_cache import cached_policy, content_key
 
     rules_dir = rules or bundled_dir("rules")
     catalog_dir = catalog or bundled_dir("catalog")
-    prices_file, provider = split_prices(prices)
-    key = content_key(rules_dir, catalog_dir, prices_file) + (f":{provider}" if provider else "")
+    if isinstance(prices, Path):
+        prices = read_prices(prices)
+    key = content_key(rules_dir, catalog_dir) + (
+        f":prices:{content_hash(prices.texts())}" if prices is not None else "")
     with _ENGINES_LOCK:
         if key not in _ENGINES:
             def build() -> tuple[Catalog, Rulebook, Compiled]:
@@ -547,14 +552,15 @@ def compile_policy(rulebook: Rulebook) -> Compiled:
 
 
 def recommend(answers: Answers | Mapping[str, Any], *, rules: Path | None = None,
-              catalog: Path | None = None, prices: Path | None = None,
+              catalog: Path | None = None, prices: Path | PriceInput | None = None,
               trace: bool = False) -> Decision:
     """Recommend for one team with the bundled (or given) policy; ``answers`` is an
     :class:`Answers` or a mapping of answers, checked like an answers file. ``trace`` adds
     every formula trace and per-candidate firing to the lean default decision."""
     engine = load_engine(rules, catalog, prices)
     if not isinstance(answers, Answers):
-        answers = validate_answers(dict(answers), engine.catalog, require_model=True)
+        answers = validate_answers(dict(answers), engine.catalog, require_model=True,
+                                   read_model_files=True)
     return engine.recommend(answers, trace=trace)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
+from engine.answers.model_shape import ModelShape
 from engine.catalog.load import Catalog
 from engine.errors import InputError
 from engine.estimates.figure import Figure
@@ -35,13 +36,16 @@ class MemoryReport(MemoryEstimate):
     fits: dict[str, int | None]
 
 
-def shape_from_flags(catalog: Catalog, model_id: str | None, params_b: float | None) -> Shape:
-    """Exactly one of ``--model`` / ``--params-b`` → a shape."""
+def shape_from_flags(catalog: Catalog, model_id: str | None, params_b: float | None,
+                     model_shape: ModelShape | None = None) -> Shape:
+    """Exactly one of ``--model`` / ``--params-b`` → a shape (``model_shape``: the shape of
+    the config ``--model`` names, read where the flags are)."""
     if (model_id is None) == (params_b is None):
         raise InputError("give exactly one of --model or --params-b", field="--model")
     if model_id is not None:
         try:
-            return resolve_shape(catalog, model=model_id, params_b=None)
+            return resolve_shape(catalog, model=model_id, params_b=None,
+                                 model_shape=model_shape)
         except InputError as exc:
             raise InputError(str(exc) if exc.path else exc.message, field="--model") from None
     return resolve_shape(catalog, model=None, params_b=params_b)

@@ -1,4 +1,7 @@
-"""The architecture shape behind a parameter count: a catalog preset, or a scaled nearest one."""
+"""The architecture shape behind a model: a catalog preset, the ``model_shape`` answer a
+config was read into at the edge, or for a bare parameter count a scaled nearest preset.
+
+Reads no file: a model named by its config arrives with its shape in the answers."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import math
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.answers.hf_config import is_config_reference, load_model_config
+from engine.answers.model_shape import ModelShape
 from engine.catalog.load import Catalog
 from engine.catalog.models import ModelPreset
 
@@ -97,10 +100,13 @@ def shape_for_params(params_b: float, catalog: Catalog) -> Shape:
     )
 
 
-def resolve_shape(catalog: Catalog, *, model: str | None, params_b: float | None) -> Shape:
-    """The shape for a model id or a model's config.json, or for a bare parameter count."""
-    if model is not None and model not in catalog.models and is_config_reference(model):
-        return shape_of_preset(load_model_config(model)).model_copy(update={"label": model})
+def resolve_shape(catalog: Catalog, *, model: str | None, params_b: float | None,
+                  model_shape: ModelShape | None = None) -> Shape:
+    """The shape for a model named with its ``model_shape`` (its config, read at the edge),
+    a catalog model id, or a bare parameter count."""
+    if model_shape is not None:
+        label = model or "model_shape"
+        return shape_of_preset(model_shape.preset(label)).model_copy(update={"label": label})
     if model is not None:
         return shape_of_preset(catalog.model(model))
     if params_b is None:

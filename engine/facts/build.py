@@ -75,7 +75,8 @@ def scratch_reasons(answers: Answers) -> int:
 def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     """Every request fact for ``answers``: what the rules decide approach and method from."""
     facts = Facts(values=_answer_values(answers))
-    shape = resolve_shape(catalog, model=answers.model, params_b=answers.model_params_b)
+    shape = resolve_shape(catalog, model=answers.model, params_b=answers.model_params_b,
+                          model_shape=answers.model_shape)
     facts.shape = shape
     facts.put("params_b", shape.params_b)
     facts.put("model_name", shape.label)
@@ -94,6 +95,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
 
 def _answer_values(answers: Answers) -> dict[str, Any]:
     values = answers.model_dump(mode="json")
+    values.pop("model_shape", None)  # the shape is read into figures, not a fact itself
     ckpt = values["gradient_checkpointing"]
     values["gradient_checkpointing"] = ckpt if isinstance(ckpt, str) else str(ckpt).lower()
     return values

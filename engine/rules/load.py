@@ -181,6 +181,10 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
                           for i, m in enumerate(rule_file.rules))
     checker = _Checker(catalog, decl, models, collect)
     rules = checker.check()
+    if not models and not (findings and len(findings) > 0):
+        with collect:  # a policy without rules decides nothing: never advice
+            raise RuleError("holds no rules (rules: in *.yaml files); a policy with none "
+                            "would recommend from the answers alone", path=str(directory or root))
     return Rulebook(
         rules=rules,
         decisions={k: tuple(v.options) for k, v in decl.decisions.items()},

@@ -86,7 +86,8 @@ def run_scenario(engine: Engine, path: Path) -> Outcome:
     """Evaluate one scenario and compare with its expectations."""
     scenario = load_scenario(path)
     try:
-        answers = validate_answers(scenario.answers, engine.catalog)
+        # a scenario file is where its answers come in: a model config it names is read
+        answers = validate_answers(scenario.answers, engine.catalog, read_model_files=True)
     except AnswerError as exc:
         return Outcome(path, scenario, [f"answers: {exc}"])
     decision = engine.recommend(answers, decision_id="scenario")

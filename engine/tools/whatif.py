@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.answers.model import Answers, validate_answers
+from engine.answers.model_shape import SHAPE_FIELD, SHAPE_OF
 from engine.catalog.models import Question
 from engine.decide.decision import AxisDecision
 from engine.decide.engine import Decision, Engine, RequestProbe
@@ -357,6 +358,8 @@ def _with(engine: Engine, answers: Answers, field: str, value: Any) -> Answers |
     residency, runs only with tokens); None when that is not a valid set of answers."""
     data = answers.model_dump(mode="json")
     data[field] = value
+    if field in SHAPE_OF:
+        data.pop(SHAPE_FIELD, None)  # the shape was the current model's
     if field == "data_residency" and value == "region" and not data["allowed_regions"]:
         # the first region the questionnaire offers (catalog/questions.yaml)
         data["allowed_regions"] = list(engine.catalog.question("allowed_regions").choices
