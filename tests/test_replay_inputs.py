@@ -233,7 +233,7 @@ def test_batch_reads_a_line_s_model_file_only_when_allowed(runner: CliRunner,
     assert refused.exit_code == 1
     assert "names a model's config, which is read only" in json.loads(
         out.read_text(encoding="utf-8"))["error"]
-    allowed = runner.invoke(cli, ["batch", str(source), "--out", str(out),
+    allowed = runner.invoke(cli, ["batch", str(source), "--out", str(out), "--force",
                                   "--allow-model-files"])
     assert allowed.exit_code == 0, allowed.stderr
     decision = json.loads(out.read_text(encoding="utf-8"))["decision"]

@@ -178,7 +178,8 @@ def _parent_is_a_file(folder: Path, name: str) -> Planted:
 
 def _name_too_long(folder: Path, name: str) -> Planted:
     """A path whose folder's name is longer than a file name may be (255 bytes)."""
-    return Planted(folder / ("x" * 300) / name, folder / ("x" * 300), "File name too long",
+    # the path is refused where the flag is parsed, shown shortened: the folder it is in shows
+    return Planted(folder / ("x" * 300) / name, folder, "File name too long",
                    lambda: sorted(folder.iterdir()))
 
 
