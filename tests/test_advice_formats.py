@@ -132,7 +132,7 @@ def test_catalog_lists_use_words_for_missing_values() -> None:
 def test_rules_schema_usage_breaks_no_word() -> None:
     text = out("rules", "schema", "--help")
     assert text.splitlines()[0] == "Usage: gpu-advisor rules schema [OPTIONS] [NAME]"
-    assert "NAME is one of: rules, decisions, sources, gpus, platforms, clouds, models," \
+    assert "NAME is one of: rules, decisions, sources, gpus, platforms, clouds, regions," \
         in text
     assert fits(text)
 

@@ -97,10 +97,10 @@ def test_the_headline_lines_are_one_paragraph() -> None:
     paragraph = tokens[4]
     lines = paragraph.content.splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == ["$4,480", "$2,035", "Work:", "Model",
-                                                         "Owning"]
+                                                         "Owning", "A", "A"]
     assert lines[0] == "$4,480 up front = 1× RTX 4090 $2,500 + desktop for 1-2 GeForce cards " \
                        "$1,980."
-    assert [c.type for c in paragraph.children or []].count("softbreak") == 4
+    assert [c.type for c in paragraph.children or []].count("softbreak") == 6
     assert tokens[5].type == "paragraph_close" and tokens[6].type == "heading_open"
 
 
@@ -110,14 +110,14 @@ def test_each_decision_has_its_standing_and_reasons() -> None:
     titles = [decisions[i + 1].content for i, t in enumerate(decisions)
               if t.type == "heading_open" and t.tag == "h3"]
     assert titles == ["Approach: fine-tune", "Method: lora", "Deployment: cloud",
-                      "Cloud kind: hyperscaler", "Pricing: spot", "Sharing: dedicated"]
+                      "Cloud kind: hyperscaler", "Pricing: on-demand", "Sharing: dedicated"]
     html = MarkdownIt("commonmark").render(run(EXAMPLES / "enterprise-aws.json", "markdown"))
     assert "<p><em>Score 2, ahead of hybrid at -3.</em></p>" in html
     assert ("<li>(excluded) local: You cannot spend capital up front, which buying hardware "
             "requires: rent, and the cost is spread over the year. <em>[tier.no-capex; "
             "decide.local, decide.cloud]</em></li>") in html
     why = list_items(sections(tokens)["Hardware"])
-    assert why[0].startswith("1× RTX 4090, RunPod CC on-demand ($193 a year, $138 less): "
+    assert why[0].startswith("2× RTX 4090, RunPod CC on-demand ($189 a year, $279 less): "
                              "cloud kind is hyperscaler:")
 
 

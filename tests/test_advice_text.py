@@ -63,26 +63,30 @@ def table(out: str) -> list[str]:
 
 def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() -> None:
     out = run(CLOUD)
-    head = out[out.index("Hardware, best first"):].splitlines()[:4]
-    assert head[0] == "Hardware, best first (→ the pick; costs for your year's work)"
+    head = out[out.index("Hardware (→ the pick"):].splitlines()[:4]
+    assert head[0] == "Hardware (→ the pick, then by rule score and cost for your year's work)"
     assert head[1].split() == ["$", "per", "days", "up", "cost"]
     assert head[2].split() == ["configuration", "offer", "region", "GPU-h", "a", "run",
                                "front", "a", "year"]
-    assert table(out)[0] == ("→  8× B200          CoreWeave spot       us,eu +1   4.26    0.2"
-                             "       $0  $1,153")
-    assert table(out)[-1] == ("   3× RTX PRO 6000  owned                on site    0.11    2.3"
-                              "  $34,186  $8,911")
+    rows = table(out)
+    assert rows[1] == ("→  2× B200          RunPod on-demand     us,eu +2   6.79    0.4"
+                       "       $0    $974")
+    assert rows[-1] == ("   2× RTX PRO 6000  owned                on site    0.12    2.5"
+                        "  $25,586  $7,024")
+    assert all(len(line) <= 80 for line in out.splitlines())
     assert ("$ per GPU-h: price per GPU-hour (owned: power); days a run: how long one "
             "training run takes;") in " ".join(out.split())
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
-def test_work_in_hours_shows_busy_hours_instead_of_days() -> None:
+def test_work_in_hours_comes_in_runs_with_their_length() -> None:
+    """GPU-hours a year come in runs (here of the default length, said as assumed): the table
+    shows how long one run takes, as for work in tokens."""
     out = run(LOCAL)
-    assert "busy" in out[out.index("Hardware, best first"):].splitlines()[1]
-    assert table(out)[0] == ("→  1× RTX 4090       owned                on site    0.12  6,000"
+    assert "days" in out[out.index("Hardware (→ the pick"):].splitlines()[1]
+    assert table(out)[0] == ("→  1× RTX 4090       owned                on site    0.12    1.0"
                              "  $4,480  $2,035")
-    assert "busy h/yr: hours a year it is busy with your work" in " ".join(out.split())
+    assert "in runs of 24 hours (assumed)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize("name", ["08-quad-4090-box", "05-high-volume-api",
@@ -119,7 +123,7 @@ def test_why_the_pick_beat_a_cheaper_row_is_printed() -> None:
     cheaper = data(AWS)["hardware"]["cheaper"]
     assert cheaper is not None
     joined = " ".join(out.split())
-    assert "Why not the others · 1× RTX 4090, RunPod CC on-demand ($193 a year, $138 less): " \
+    assert "Why not the others · 2× RTX 4090, RunPod CC on-demand ($189 a year, $279 less): " \
            "cloud kind is hyperscaler: You already run on aws" in joined
     assert f"[{cheaper['rule']}]" in joined
 
@@ -127,10 +131,13 @@ def test_why_the_pick_beat_a_cheaper_row_is_printed() -> None:
 def test_rows_ranked_above_the_pick_say_which_decision_they_go_against(tmp_path: Path) -> None:
     out = run(scenario_answers(tmp_path, "08-quad-4090-box"))
     joined = " ".join(out.split())
-    assert "· 1× L40S, RunPod CC on-demand (ranked higher): deployment is local, this one is " \
-           "rented." in joined
-    assert "· 8× B200, CoreWeave spot (ranked higher): deployment is local, this one is " \
-           "rented." in joined
+    # the decision a row goes against, with that decision's own reason and rule (not
+    # "deployment is local, this one is rented")
+    assert "· 1× H100 SXM, RunPod CC on-demand (ranked higher): deployment is local: For " \
+           "your work (4,000 GPU-hours a year on one NVIDIA GeForce RTX 4090), owning 2× " \
+           "NVIDIA GeForce RTX 3090 costs $1,745 a year" in joined
+    assert "[usage.cheaper-to-own]." in joined
+    assert "this one is rented" not in joined
 
 
 def test_a_pricing_fallback_is_printed_with_its_reason(tmp_path: Path) -> None:
@@ -139,7 +146,7 @@ def test_a_pricing_fallback_is_printed_with_its_reason(tmp_path: Path) -> None:
     assert (pricing["revised_from"], pricing["choice"]) == ("spot", "on-demand")
     lines = run(answers).splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("Pricing: "))
-    assert lines[head] == "Pricing: on-demand  (revised: the rules chose spot at 4)"
+    assert lines[head] == "Pricing: on-demand  (revised: the rules chose spot at 2)"
     assert " ".join(" ".join(lines[head + 1:head + 3]).split()) == (
         "! revised from spot: no offer on a marketplace cloud that holds this job lists a "
         "spot price: on-demand")
@@ -231,7 +238,7 @@ def test_the_advice_as_a_subprocess() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].endswith("+ desktop for 1-2 GeForce cards $1,980.")
-    assert "Hardware, best first (→ the pick; costs for your year's work)" in lines
+    assert "Hardware (→ the pick, then by rule score and cost for your year's work)" in lines
     assert "Deployment: local  (score 8, ahead of cloud at 0)" in lines
     assert all(len(line) <= 80 for line in lines)
 

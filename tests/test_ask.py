@@ -139,7 +139,7 @@ TEAMS = {  # three kinds of team, and the questions each is asked (before: 15, 1
     "fine-tune by size and GPU-hours, EU only": (
         {"model": "none", "model_params_b": "13", "training_tokens_b": "",
          "hours_per_year": "3000", "hours_gpu": "rtx-4090", "data_residency": "region",
-         "allowed_regions": ["eu"]}, 14),
+         "allowed_regions": ["eu"]}, 15),  # and the length of a run, in those hours
     "pretrain": ({"workload": "pretrain", "model": "llama-3.1-8b",
                   "training_tokens_b": "100", "runs_per_year": "1"}, 13),
 }

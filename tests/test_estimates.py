@@ -16,8 +16,10 @@ from engine.catalog.models import Constant, Policy
 from engine.errors import CatalogError
 from engine.estimates.cost import (
     CostLine,
+    all_in_usd_per_gpu_hour,
     api_cost_per_month,
     break_even,
+    hourly_rent_usd,
     owning_cost,
     owning_fixed_per_year,
     platform_for,
@@ -435,20 +437,27 @@ def test_owning_a_year_writes_off_less_resale_plus_upkeep_and_power(catalog: Cat
         fixed.value + run.value * 2000, abs=0.01)
 
 
-def test_renting_pays_busy_hours_and_a_reservation_every_hour(catalog: Catalog) -> None:
-    """On demand: busy hours × $/GPU-hour × GPUs × (1 + hidden); spot adds the work redone;
-    a reserved term is paid for every hour of the year."""
+def test_renting_pays_the_hours_billed_with_the_hidden_costs(catalog: Catalog) -> None:
+    """The year's rent: the configuration's $/hour for the hours billed, hidden costs on top;
+    a GPU-only price's VM is part of the hourly rent."""
     policy = catalog.policy
     over = policy.hidden_cloud_overhead.expected
-    on_demand = renting_cost(2.0, 8, 1, 0.0, 100, "on-demand", policy)
+    on_demand = renting_cost(2.0 * 8, 100, "on-demand", policy)
     assert on_demand.value == pytest.approx(2.0 * 8 * 100 * (1 + over), abs=0.01)
-    spot = renting_cost(2.0, 8, 1, 0.0, 100, "spot", policy)
-    rework = policy.spot_rework_fraction.value
-    assert spot.value == pytest.approx(on_demand.value * (1 + rework), abs=0.01)
-    reserved = renting_cost(2.0, 8, 1, 0.0, 100, "reserved", policy)
+    reserved = renting_cost(2.0 * 8, 8760, "reserved", policy)
     assert reserved.value == pytest.approx(2.0 * 8 * 8760 * (1 + over), abs=0.01)
-    vm = renting_cost(0.56, 1, 1, 0.15, 100, "on-demand", policy)
-    assert vm.value == pytest.approx((0.56 + 0.15) * 100 * (1 + over), abs=0.01)
+    assert "committed term" in reserved.formula and "spot" not in on_demand.formula
+    assert "expected spot rework" in renting_cost(1.0, 1, "spot", policy).formula
+    hourly = hourly_rent_usd(0.56, 1, 0.15, 1)
+    assert renting_cost(hourly, 100, "on-demand", policy).value == pytest.approx(
+        (0.56 + 0.15) * 100 * (1 + over), abs=0.01)
+
+
+def test_an_all_in_gpu_hour_shares_the_vm_between_the_instance_s_gpus() -> None:
+    """One home for a rented GPU-hour: an 8-GPU GPU-only quote at $2 with a $8 VM is $3."""
+    assert all_in_usd_per_gpu_hour(2.0, 8, 8.0, 1) == pytest.approx(3.0)
+    assert all_in_usd_per_gpu_hour(2.0, 16, 8.0, 2) == pytest.approx(3.0)
+    assert all_in_usd_per_gpu_hour(2.0, 1, 0.0, 1) == pytest.approx(2.0)
 
 
 def test_break_even_by_hand() -> None:

@@ -255,7 +255,7 @@ def test_the_chart_draws_the_decisions_figures() -> None:
     assert curves.own(curves.planned) == pytest.approx(facts["local_cost_usd_year"], abs=1.0)
     assert curves.rent(curves.planned) == pytest.approx(facts["cloud_cost_usd_year"], abs=1.0)
     assert decision.hardware.choice is not None
-    assert decision.hardware.choice.cost.per_year_usd == facts["local_cost_usd_year"]
+    assert decision.hardware.choice.cost.per_year_usd == round(facts["local_cost_usd_year"])
 
 
 # -- operators and numbers -------------------------------------------------------------------

@@ -5,6 +5,12 @@ decision; the pick fits, does the year's work and meets the deadline; nothing wa
 the pick; the break-even, chart, training estimate and deployment reasons are about the pick
 and the best configuration on the other side; a cheaper configuration is never passed over
 without a reason the user can read; what the text prints is what the decision holds.
+
+And the operators' model (issue 25): checkpointing is on only where the pick does not fit
+without it; no 8-GPU (or larger) node for a run under an hour that fewer GPUs hold, and no
+spot across nodes or beyond the policy's run length unless the team checkpoints often; the
+run limit holds in every unit of work, start-up included; the method is the pick's; a close
+call within the policy's margin is said; the team's plan, when given, is priced.
 """
 
 from __future__ import annotations
@@ -87,7 +93,64 @@ def check_one_story(decision: Decision) -> list[str]:
         bad.append(f"{cheaper[0].id} costs less for the work and no reason says why not")
     if axes["approach"] != "use-api" and c.gpu_label not in headline(decision):
         bad.append("the headline does not name the pick")
+    return bad + _operators(decision)
+
+
+def _operators(decision: Decision) -> list[str]:
+    """The pick as people who run GPU fleets would check it."""
+    bad: list[str] = []
+    c = decision.hardware.choice
+    assert c is not None
+    per_gpu = c.vram_total_gib / c.count * POLICY.usable_vram_fraction.value
+    answer = decision.answers.get("gradient_checkpointing")
+    if answer == "auto" and c.gradient_checkpointing != (
+            c.vram_without_checkpointing_gib > per_gpu + 1e-6):
+        bad.append(f"checkpointing is {c.gradient_checkpointing} though the job needs "
+                   f"{c.vram_without_checkpointing_gib} GiB without it of {per_gpu:.1f}")
+    if c.where == "cloud" and c.count >= POLICY.big_node_gpus.value and (
+            c.run_hours < POLICY.big_node_min_run_hours.value
+            and c.vram_needed_gib * c.count < c.vram_total_gib / 2):
+        bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
+                   "would hold")
+    if c.pricing == "spot":
+        if not decision.answers.get("frequent_checkpoints") and (
+                c.nodes > 1 or c.run_hours > POLICY.spot_max_run_hours.value):
+            bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
+    deadline = decision.facts.get("max_days_per_run_effective")
+    if deadline is None or c.days_per_run is None:
+        bad.append("a run's length or its limit is unknown: the limit must hold in every unit")
+    elif c.days_per_run > deadline + 0.01:
+        bad.append(f"a run takes {c.days_per_run} days, start-up included; the limit is "
+                   f"{deadline}")
+    method = decision.decisions["method"]
+    if method.choice != c.method.replace("pretrain", "full"):
+        bad.append(f"the method is {method.choice}, the pick trains with {c.method}")
+    if decision.estimates["memory"]["method"] != c.method:
+        bad.append("the memory estimate is not of the pick's method")
+    margin = POLICY.close_call_margin.value
+    near = {_group(r.id) for r in decision.hardware.close_calls}
+    for alt in decision.hardware.alternatives:
+        if (abs(alt.cost.per_year_usd - c.cost.per_year_usd) < margin * c.cost.per_year_usd - 1
+                and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
+                and (alt.gpu, alt.where) not in near):
+            bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")
+    if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
+            i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):
+        bad.append("the team's plan was priced but is not reported")
     return bad
+
+
+def _group(candidate_id: str) -> tuple[str, str]:
+    """(GPU, owned or rented) of a candidate id (``local:rtx-4090x1:lora``,
+    ``cloud:OFFER:PRICINGxN:METHOD``)."""
+    where, rest = candidate_id.split(":", 1)
+    if where == "local":
+        return rest.split(":", 1)[0].rsplit("x", 1)[0], where
+    offer = rest.split(":", 1)[0]
+    return CATALOG_OFFERS[offer], "cloud"
+
+
+CATALOG_OFFERS = {o.id: o.gpu for o in CATALOG.offers}
 
 
 def _deployment_reasons(decision: Decision) -> list[str]:
@@ -128,7 +191,7 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
         assert f"→ {c.count}× {c.gpu_label}" in text
     be = decision.estimates.get("break_even")
     if be is not None:
-        assert f"{be['hours_per_year']:,.0f} GPU-hours a year" in text
+        assert f" {be['unit']}; yours is " in text
 
 
 def test_the_examples_tell_one_story() -> None:

@@ -64,7 +64,7 @@ def _value(question: Question) -> st.SearchStrategy[Any]:
 
 
 SKIP = {"model", "model_params_b", "allowed_regions", "data_residency", "training_tokens_b",
-        "runs_per_year", "hours_per_year", "hours_gpu"}
+        "runs_per_year", "hours_per_year", "hours_gpu", "hours_per_run", "max_days_per_run"}
 
 
 @st.composite
@@ -85,9 +85,13 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
         if draw(st.booleans()):
             out["runs_per_year"] = draw(st.floats(0.1, 500))
     elif draw(st.booleans()):
-        out["hours_per_year"] = draw(_number(QUESTIONS["hours_per_year"]))
+        out["hours_per_year"] = hours = draw(_number(QUESTIONS["hours_per_year"]))
         if draw(st.booleans()):
             out["hours_gpu"] = draw(st.sampled_from(sorted(CATALOG.gpus)))
+        if hours >= 0.01 and draw(st.booleans()):
+            out["hours_per_run"] = draw(st.floats(0.01, max(0.01, hours)))
+    if draw(st.booleans()) and (out.get("hours_per_run") or "hours_per_year" not in out):
+        out["max_days_per_run"] = draw(_number(QUESTIONS["max_days_per_run"]))
     residency = draw(st.sampled_from(list(QUESTIONS["data_residency"].choices or [])))
     out["data_residency"] = residency
     if residency == "region":
@@ -162,8 +166,12 @@ def test_json_output_validates_against_the_published_schema(
 def test_an_excluded_option_is_never_chosen(raw: dict[str, Any]) -> None:
     decision = decide(raw)
     for axis, result in decision.decisions.items():
+        if result.follows is not None:  # chosen with the hardware: the pick's, or none
+            pick = decision.hardware.choice
+            assert (result.choice is None) == (pick is None), axis
         if result.choice is None:
-            assert all(o.excluded for o in result.ranking) or not result.ranking, axis
+            assert (all(o.excluded for o in result.ranking) or not result.ranking
+                    or result.follows is not None), axis
             continue
         chosen = next(o for o in result.ranking if o.option == result.choice)
         assert not chosen.excluded, (axis, result.choice)
@@ -196,7 +204,8 @@ def test_more_work_never_moves_deployment_from_local_to_cloud(raw: dict[str, Any
                                                              hours: list[float]) -> None:
     """With the same owned and rented configurations on both sides, more work makes owning
     relatively cheaper (its fixed cost is spread further): never local → cloud."""
-    raw = {k: v for k, v in raw.items() if k not in ("training_tokens_b", "runs_per_year")}
+    raw = {k: v for k, v in raw.items() if k not in ("training_tokens_b", "runs_per_year",
+                                                     "hours_per_run", "max_days_per_run")}
     low, high = sorted(hours)
     before = decide({**raw, "hours_per_year": low}, trace=True)
     after = decide({**raw, "hours_per_year": high}, trace=True)

@@ -99,7 +99,11 @@ def test_excluded_option_is_never_the_choice(path: Path) -> None:
     for axis, decision in decision_of(path).decisions.items():
         excluded = {o.option for o in decision.ranking if o.excluded}
         assert decision.choice not in excluded, axis
-        if decision.choice is None:
+        if decision.follows is not None:  # chosen with the hardware: the pick's
+            pick = decision_of(path).hardware.choice
+            assert decision.choice == (pick.method.replace("pretrain", "full") if pick
+                                       else None), axis
+        elif decision.choice is None:
             assert len(excluded) == len(decision.ranking), axis
         elif decision.revised_from is None:
             best = max(o.score for o in decision.ranking if not o.excluded)
@@ -181,7 +185,9 @@ TOP_LEVEL = {"schema_version", "decision_id", "engine_version", "ruleset", "cata
              "facts", "decisions", "hardware", "warnings", "strategies", "estimates"}
 CANDIDATE_KEYS = {"gpu", "count", "where", "provider", "region", "pricing", "vram_needed_gib",
                   "vram_total_gib", "usd_per_gpu_hour", "busy_hours_per_year", "days_per_run",
-                  "cost", "score", "reasons"}
+                  "cost", "score", "reasons", "method", "gradient_checkpointing",
+                  "vram_without_checkpointing_gib", "access", "plan", "runs_per_year",
+                  "run_hours", "start_up_hours", "spot_rework_hours"}
 REASON_KEYS = {"rule", "effect", "weight", "text", "sources"}
 
 
@@ -190,8 +196,17 @@ def _check_candidate(cand: dict[str, Any]) -> None:
     assert cand["where"] in ("local", "cloud")
     assert isinstance(cand["count"], int) and cand["count"] >= 1
     assert set(cand["cost"]) == {"upfront_usd", "per_hour_usd", "fixed_usd_year",
-                                 "per_year_usd"}
-    assert all(isinstance(v, (int, float)) and v >= 0 for v in cand["cost"].values())
+                                 "per_year_usd", "per_run_usd", "start_up_usd_per_run",
+                                 "range_usd"}
+    cost = cand["cost"]
+    assert all(isinstance(v, (int, float)) and v >= 0 for k, v in cost.items()
+               if k != "range_usd")
+    assert cost["range_usd"]["low"] <= cost["per_year_usd"] + 1 <= cost["range_usd"]["high"] + 2
+    # checkpointing is on only where the job does not fit the cards without it
+    assert cand["gradient_checkpointing"] == (
+        cand["vram_without_checkpointing_gib"] > cand["vram_needed_gib"]
+        and cand["vram_without_checkpointing_gib"] > cand["vram_total_gib"] / cand["count"]
+        * 0.95) or cand["vram_needed_gib"] > cand["vram_total_gib"] / cand["count"] * 0.95
     if cand["where"] == "local":
         assert cand["provider"] is None and cand["cost"]["upfront_usd"] > 0
     else:
@@ -217,7 +232,8 @@ def test_json_contract(engine: Engine, path: Path) -> None:
     assert data["facts"] == {k: v for k, v in traced.facts.items() if k in data["facts"]}
     assert set(data["decisions"]) == set(engine.rulebook.decisions)
     for axis, decision in data["decisions"].items():
-        assert set(decision) == {"choice", "ranking", "applies", "revised_from", "revision"}
+        assert set(decision) == {"choice", "ranking", "applies", "revised_from", "revision",
+                                 "follows"}
         assert [o["option"] for o in decision["ranking"]] != []
         assert sorted(o["option"] for o in decision["ranking"]) == sorted(
             engine.rulebook.decisions[axis])
@@ -237,7 +253,8 @@ def test_json_contract(engine: Engine, path: Path) -> None:
         assert {"id", "rule", "text", "sources"} <= set(strategy)
     assert {"memory", "work", "break_even", "training", "traces"} <= set(data["estimates"])
     be = data["estimates"]["break_even"]
-    assert (be and be["hours_per_year"]) == traced.facts.get("break_even_hours")
+    assert (be and be["work"]) == traced.facts.get("break_even_work")
+    assert be is None or be["unit"] == data["estimates"]["work"]["unit"]
     assert data["estimates"]["memory"]["total_gib"] > 0
 
 
@@ -255,14 +272,18 @@ def test_pretrain_training_estimate_is_on_the_pick(stem: str) -> None:
     assert data["answers"]["workload"] == "pretrain"
     training = data["estimates"]["training"]
     choice = data["hardware"]["choice"]
-    if choice is None or data["estimates"]["work"]["mode"] == "hours":
-        assert training is None  # no run: the work is given in hours a year
+    if choice is None:
+        assert training is None
         return
+    # every unit of work comes in runs (GPU-hours too: of a given or default length)
     assert training is not None and training["on"] == choice["id"]
     assert training["days"] == choice["days_per_run"]
     assert training["gpu_hours"] == pytest.approx(
         choice["busy_hours_per_year"] * choice["count"]
-        / (data["estimates"]["work"]["runs_per_year"] or 1), rel=1e-2)
+        / data["estimates"]["work"]["runs_per_year"], rel=1e-2)
+    assert training["days"] * 24 == pytest.approx(
+        training["training_hours"] + training["start_up_hours"] + choice["spot_rework_hours"],
+        abs=0.2)
 
 
 def test_candidate_facts_are_declared(engine: Engine) -> None:
@@ -275,6 +296,6 @@ def test_candidate_facts_are_declared(engine: Engine) -> None:
     for path in SCENARIOS[:6]:
         answers = answers_of(engine, path)
         facts = build_facts(answers, engine.catalog)
-        sizing = size(facts, answers, engine.catalog, "lora")
+        sizing = size(facts, answers, engine.catalog, ("full", "lora", "qlora"))
         for cand in build_candidates(engine.catalog, sizing):
             assert set(cand.facts) <= known, set(cand.facts) - known

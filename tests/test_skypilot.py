@@ -86,10 +86,11 @@ def test_skipped_rows_are_one_summed_warning(aws_csv: Path) -> None:
 @pytest.mark.slow
 def test_a_new_price_moves_the_pick(runner: CliRunner, aws_csv: Path) -> None:
     before, _ = recommend(runner)
-    assert before["hardware"]["choice"]["gpu"] == "h100-sxm"
+    assert before["hardware"]["choice"]["offer"] == "aws-l40s-g6e"
     after, stderr = recommend(runner, "--prices", str(aws_csv))
     choice = after["hardware"]["choice"]
     assert (choice["gpu"], choice["offer"]) == ("l40s", "aws-g6e.xlarge-us")
+    assert choice["cost"]["per_year_usd"] < before["hardware"]["choice"]["cost"]["per_year_usd"]
     assert choice["usd_per_gpu_hour"] == pytest.approx(0.12)
     assert stderr.splitlines() == [f"note: {aws_csv}: skipped 3 row(s) the catalog has no GPU "
                                    "or region for: Trainium ×2, Inferentia2 ×1"]

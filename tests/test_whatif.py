@@ -39,7 +39,7 @@ def whatif(fmt: str, *sets: str) -> str:
 def below_break_even() -> tuple[float, list[str]]:
     """The break-even hours of the intermittent team, and --set values just below them."""
     estimates = recommend_json("usage_pattern=intermittent")["estimates"]
-    break_even = float(estimates["break_even"]["hours_per_year"])
+    break_even = float(estimates["break_even"]["work"])  # hours: the work is in hours
     hours = int(break_even) - 20
     sets = ["usage_pattern=intermittent", f"hours_per_year={hours}"]
     assert recommend_json(*sets)["decisions"]["deployment"]["choice"] != "local"
@@ -72,8 +72,9 @@ def test_break_even_flip_matches_the_fact(flips: list[dict[str, Any]],
     deployment = next(f for f in flips if f["axis"] == "deployment")
     assert deployment["to"] == "local"
     assert deployment["answer"] == "hours_per_year"
-    # the smallest change found by search, within an hour of the rounded fact
-    assert abs(deployment["value"] - break_even) <= 1
+    # the smallest change found by search, at the fact: within an hour or 0.2 % (runs are
+    # billed in whole increments, so the cost is a line only to within them)
+    assert abs(deployment["value"] - break_even) <= max(1.0, 0.002 * break_even)
     # and the reported value does flip it, on its own
     flipped = recommend_json(below_break_even[1][0], f"hours_per_year={deployment['value']}")
     assert flipped["decisions"]["deployment"]["choice"] == "local"
@@ -107,11 +108,16 @@ def test_text_lines(below_break_even: tuple[float, list[str]]) -> None:
     assert deployment.startswith("deployment: cloud → local if hours_per_year ≥ ")
     # the first whole hour at or above the break-even fact (itself rounded)
     shown = float(deployment.split("≥ ")[1].split(" ")[0].replace(",", ""))
-    assert shown == int(shown) and 0 <= shown - below_break_even[0] <= 1
+    assert shown == int(shown)
+    assert 0 <= shown - below_break_even[0] <= max(1.0, 0.002 * below_break_even[0])
     assert by_axis["approach"] == ("approach: fine-tune → train-from-scratch if workload = "
                                    "pretrain (now fine-tune)")
     for line in lines:
         assert " → " in line or "(no single answer change flips it)" in line
+
+
+def _text(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 @pytest.mark.slow
@@ -121,8 +127,11 @@ def test_library_flip_is_smallest_change(catalog: Catalog) -> None:
     base, flips = what_if(engine, answers)
     assert base.decisions["deployment"].choice == "local"
     deployment = next(f for f in flips if f.axis == "deployment")
-    # going down from 8,000 the first flip is at or below the 3,500 continuous-use line
-    assert deployment.answer == "hours_per_year"
-    assert isinstance(deployment.value, (int, float)) and deployment.value < 8000
+    # the smallest change that flips it (another method can come before less work); where it
+    # is the work, going down from 8,000 the first flip is at or below the break-even
+    if deployment.answer == "hours_per_year":
+        assert isinstance(deployment.value, (int, float)) and deployment.value < 8000
+    assert recommend_json(f"{deployment.answer}={_text(deployment.value)}",
+                          "hours_per_year=8000")["decisions"]["deployment"]["choice"] != "local"
     assert "hours_per_year" in {q.id for q in engine.catalog.questions}
     assert thresholds(engine, "hours_per_year", Probe(engine, answers).facts)

@@ -38,9 +38,38 @@ def _work_twice(v: Values) -> str | None:
     return None
 
 
-def _runs_without_tokens(v: Values) -> str | None:
-    if v.get("runs_per_year") is not None and v.get("training_tokens_b") is None:
-        return "only applies with training_tokens_b (tokens per run)"
+def _runs_without_work(v: Values) -> str | None:
+    if (v.get("runs_per_year") is not None and v.get("training_tokens_b") is None
+            and v.get("hours_per_year") is None):
+        return "only applies with training_tokens_b (tokens per run) or hours_per_year"
+    return None
+
+
+def _run_length_without_hours(v: Values) -> str | None:
+    if v.get("hours_per_run") is not None and v.get("hours_per_year") is None:
+        return "only applies with hours_per_year (the length of a run in those hours)"
+    return None
+
+
+def _runs_twice(v: Values) -> str | None:
+    if v.get("hours_per_run") is not None and v.get("runs_per_year") is not None:
+        return "give the runs as hours_per_run or as runs_per_year, not both"
+    return None
+
+
+def _run_longer_than_year(v: Values) -> str | None:
+    hours, run = v.get("hours_per_year"), v.get("hours_per_run")
+    if hours is not None and run is not None and run > hours:
+        return f"a run of {run:g} hours is more than the {hours:g} hours a year of work"
+    return None
+
+
+def _deadline_unchecked(v: Values) -> str | None:
+    if (v.get("max_days_per_run") is not None and v.get("hours_per_year") is not None
+            and v.get("hours_per_run") is None and v.get("runs_per_year") is None):
+        return ("with the work in hours_per_year, a longest run can only be checked against "
+                "the length of a run: give hours_per_run (hours one run keeps that GPU busy) "
+                "or runs_per_year")
     return None
 
 
@@ -71,7 +100,13 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("model model_params_b", "model_params_b", _model_twice),
     _check("model model_params_b", "model", _no_model),
     _check("training_tokens_b hours_per_year", "hours_per_year", _work_twice),
-    _check("training_tokens_b runs_per_year", "runs_per_year", _runs_without_tokens),
+    _check("training_tokens_b hours_per_year runs_per_year", "runs_per_year",
+           _runs_without_work),
+    _check("hours_per_year hours_per_run", "hours_per_run", _run_length_without_hours),
+    _check("hours_per_run runs_per_year", "runs_per_year", _runs_twice),
+    _check("hours_per_year hours_per_run", "hours_per_run", _run_longer_than_year),
+    _check("max_days_per_run hours_per_year hours_per_run runs_per_year", "max_days_per_run",
+           _deadline_unchecked),
     _check("hours_per_year hours_gpu", "hours_gpu", _gpu_without_hours),
     _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
     _check("data_residency allowed_regions", "allowed_regions", _regions_unused),

@@ -79,6 +79,7 @@ class AnswerFields(Protocol):
     runs_per_year: float | None
     hours_per_year: float | None
     hours_gpu: str | None
+    hours_per_run: float | None
     max_days_per_run: float | None
     usage_pattern: str
     budget_usd: float
@@ -86,6 +87,7 @@ class AnswerFields(Protocol):
     data_residency: str
     allowed_regions: tuple[str, ...]
     cloud_ecosystem: str
+    frequent_checkpoints: bool
     needs_latest_hardware: bool
     electricity_usd_per_kwh: float
     shared_small_workloads: bool

@@ -13,10 +13,13 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from engine.catalog.models import (
+    Access,
     ApiOffer,
     CloudFile,
+    Country,
     Gpu,
     GpuFile,
+    Location,
     ModelFile,
     ModelPreset,
     Offer,
@@ -27,6 +30,8 @@ from engine.catalog.models import (
     Provider,
     Question,
     QuestionFile,
+    RegionFile,
+    RegionGroup,
     Source,
     SourceFile,
 )
@@ -38,7 +43,8 @@ from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.memo import Memo
 from engine.resources import bundled_dir
 
-CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "models", "policy", "questions")
+CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "regions", "models", "policy",
+                 "questions")
 T = TypeVar("T")
 
 
@@ -55,6 +61,10 @@ class Catalog:
     models: Mapping[str, ModelPreset]
     policy: Policy
     questions: tuple[Question, ...]
+    countries: Mapping[str, Country]
+    """Every country a location may name (``regions.yaml``), by ISO code."""
+    region_groups: Mapping[str, RegionGroup]
+    """The region ids (eu, us, uk, asia...) the ``regions`` fields use, by id."""
     texts: Mapping[str, str] = field(repr=False)
     """The exact text of every file read (name → content), for hashing and the audit store."""
     notices: tuple[str, ...] = ()
@@ -79,6 +89,28 @@ class Catalog:
         found: T = self._derived.remember(key, compute, *args)
         return found
 
+    @cached_property
+    def _per_job(self) -> Memo[Hashable, Any]:
+        return Memo()
+
+    def per_job(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+        """``compute(*args)`` for values that depend on one job (a model shape, a method, a
+        batch geometry) as well as the catalog: shared by the configurations of a request and
+        by requests that ask the same, and kept apart from :meth:`derived`, so that many
+        distinct requests never push the catalog's own figures out (bounded alike)."""
+        found: T = self._per_job.remember(key, compute, *args)
+        return found
+
+    @cached_property
+    def newest_price_date(self) -> dt.date:
+        """The date of the newest price the catalog holds (offers and APIs)."""
+        return max([o.as_of for o in self.offers] + [a.as_of for a in self.apis])
+
+    def is_stale(self, as_of: dt.date) -> bool:
+        """A price older than the policy's limit, counted back from the catalog's newest
+        price (not from today: the same catalog always decides the same way)."""
+        return (self.newest_price_date - as_of).days > self.policy.max_price_age_days.value
+
     def gpu(self, gpu_id: str) -> Gpu:
         """The GPU with this id; a CatalogError with did-you-mean otherwise."""
         try:
@@ -98,6 +130,23 @@ class Catalog:
     def question(self, question_id: str) -> Question:
         """The questionnaire entry for an answers field."""
         return next(q for q in self.questions if q.id == question_id)
+
+    def access_of(self, offer: Offer) -> Access:
+        """How ``offer`` is sold: its own access, else its provider's."""
+        return offer.access or self.providers[offer.provider].access
+
+    def locations_of(self, offer: Offer) -> tuple[Location, ...]:
+        """Where ``offer`` is sold: its own locations, else its provider's that fall in the
+        offer's regions (never empty for a loaded catalog)."""
+        if offer.locations:
+            return tuple(offer.locations)
+        return tuple(loc for loc in self.providers[offer.provider].locations
+                     if _in_regions(self.countries, loc.country, offer.regions))
+
+    def country_regions(self, code: str) -> tuple[str, ...]:
+        """The region ids a country belongs to (``gb`` → ``uk``; ``de`` → ``eu``)."""
+        country = self.countries.get(code)
+        return tuple(country.groups) if country else ()
 
 
 def cited_sources(data: Any) -> list[str]:
@@ -148,6 +197,7 @@ def load_catalog(directory: Path | None = None, *,
     gpu_file: GpuFile = parse("gpus", GpuFile)
     platform_file: PlatformFile = parse("platforms", PlatformFile)
     cloud_file: CloudFile = parse("clouds", CloudFile)
+    region_file: RegionFile = parse("regions", RegionFile)
     model_file: ModelFile = parse("models", ModelFile)
     policy_file: PolicyFile = parse("policy", PolicyFile)
     question_file: QuestionFile = parse("questions", QuestionFile)
@@ -186,6 +236,9 @@ def load_catalog(directory: Path | None = None, *,
         models=_index(model_file.models, raw["models"], "models", _p(root, "models")),
         policy=policy_file.policy,
         questions=tuple(question_file.questions),
+        countries=_index(region_file.countries, raw["regions"], "countries",
+                         _p(root, "regions")),
+        region_groups=_index(region_file.groups, raw["regions"], "groups", _p(root, "regions")),
         texts=texts,
         notices=tuple(notices),
     )
@@ -238,10 +291,12 @@ def _read_csv(prices: PriceInput, clouds: CloudFile, gpus: GpuFile,
     if clouds.skypilot is None:
         raise CatalogError("the catalog has no skypilot mapping (clouds.yaml) to read a "
                            "SkyPilot vms.csv with", path=prices.shown)
+    current = [o for o in clouds.offers if o.provider == provider_id]
+    located = {loc.region: loc for loc in [*known[provider_id].locations,
+                                          *(loc for o in current for loc in o.locations)]
+               if loc.region}
     imported = read_skypilot(prices, [g.id for g in gpus.gpus], clouds.skypilot,
-                             known[provider_id].regions,
-                             [o for o in clouds.offers if o.provider == provider_id],
-                             limits_of(policy))
+                             known[provider_id].regions, current, limits_of(policy), located)
     if not imported.offers:
         raise CatalogError(f"no offer for a catalog GPU in {provider_id}'s regions",
                            path=prices.shown)
@@ -304,8 +359,6 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
     for name, reference, index in (("reference_gpu", policy.reference_gpu, catalog.gpus),
                              ("reference_datacenter_gpu", policy.reference_datacenter_gpu,
                               catalog.gpus),
-                             ("reference_api", policy.reference_api,
-                              {a.id: a for a in catalog.apis}),
                              ("bare_size_family", policy.bare_size_family,
                               {m.family: m for m in catalog.models.values()})):
         checks.append(("policy", name, "value", [reference.value], index))
@@ -322,6 +375,8 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
         checks.append(("policy", name, "sources", constant.sources, known))
     for question in catalog.questions:
         checks.append(("questions", question.id, "sources", question.sources, known))
+    for group in catalog.region_groups.values():
+        checks.append(("groups", group.id, "sources", group.sources, known))
     for kind, item_id, attr, refs, index in checks:
         for ref in refs:
             if ref not in index:
@@ -335,6 +390,7 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
                     field=f"{kind}[{item_id}].{attr}",
                 )
     _check_offer_regions(catalog, raw, root, overrides)
+    _check_locations(catalog, raw, root, overrides)
 
 
 _FILE_OF = {
@@ -346,6 +402,8 @@ _FILE_OF = {
     "apis": "clouds",
     "policy": "policy",
     "questions": "questions",
+    "groups": "regions",
+    "countries": "regions",
 }
 
 
@@ -363,6 +421,82 @@ def _check_offer_regions(catalog: Catalog, raw: dict[str, Any], root: Path,
                     line=line,
                     field=f"offers[{offer.id}].regions",
                 )
+
+
+def _in_regions(countries: Mapping[str, Country], code: str, regions: Iterable[str]) -> bool:
+    country = countries.get(code)
+    return country is not None and not set(country.groups).isdisjoint(regions)
+
+
+def _check_locations(catalog: Catalog, raw: dict[str, Any], root: Path,
+                     overrides: _Override | None = None) -> None:
+    """regions.yaml is coherent and covers every region id; every location names a known
+    country inside its offer's (or provider's) regions; every offer resolves to a location."""
+    regions_path = _p(root, "regions")
+    groups = catalog.region_groups
+    raw_regions = raw["regions"]
+    for i, country in enumerate(catalog.countries.values()):
+        for j, group in enumerate(country.groups):
+            if group not in groups:
+                raise CatalogError(
+                    f"unknown region group '{group}'{did_you_mean(group, groups)}",
+                    path=regions_path, line=line_of(raw_regions, ("countries", i, "groups", j)),
+                    field=f"countries[{country.code}].groups")
+    members = {g for c in catalog.countries.values() for g in c.groups}
+    for i, group_id in enumerate(groups):
+        if group_id not in members:
+            raise CatalogError(f"region group '{group_id}' has no country",
+                               path=regions_path, line=line_of(raw_regions, ("groups", i)),
+                               field=f"groups[{group_id}]")
+    clouds = raw["clouds"]
+    for i, provider in enumerate(catalog.providers.values()):
+        for j, region in enumerate(provider.regions):
+            if region not in groups:
+                hint = did_you_mean(region, groups)
+                raise CatalogError(
+                    f"region '{region}' is not a group of regions.yaml{hint}",
+                    path=_p(root, "clouds"), line=line_of(clouds, ("providers", i, "regions", j)),
+                    field=f"providers[{provider.id}].regions")
+        for j, loc in enumerate(provider.locations):
+            _check_location(catalog, loc, provider.regions, _p(root, "clouds"),
+                            line_of(clouds, ("providers", i, "locations", j, "country")),
+                            f"providers[{provider.id}].locations[{j}].country")
+    for offer in catalog.offers:
+        path, data = (overrides.path, overrides.data) if (
+            overrides and offer.id in overrides.offer_ids) else (_p(root, "clouds"), clouds)
+        index = _index_of_id(data, "offers", offer.id)
+        for j, loc in enumerate(offer.locations):
+            line = line_of(data, ("offers", index, "locations", j, "country")) \
+                if index is not None else None
+            _check_location(catalog, loc, offer.regions, path, line,
+                            f"offers[{offer.id}].locations[{j}].country")
+        if index is not None and data is clouds and not catalog.locations_of(offer):
+            # a catalog offer must say where it is sold; a user's quote may rely on defaults
+            raise CatalogError(
+                f"no location: list the offer's locations (provider {offer.provider} has none "
+                f"in {offer.regions})", path=path,
+                line=line_of(data, ("offers", index)), field=f"offers[{offer.id}].locations")
+
+
+def _check_location(catalog: Catalog, loc: Location, regions: Iterable[str], path: str,
+                    line: int | None, field: str) -> None:
+    country = catalog.countries.get(loc.country)
+    if country is None:
+        raise CatalogError(f"unknown country '{loc.country}' (not in regions.yaml)"
+                           f"{did_you_mean(loc.country, catalog.countries)}",
+                           path=path, line=line, field=field)
+    if not _in_regions(catalog.countries, loc.country, regions):
+        raise CatalogError(f"country '{loc.country}' ({', '.join(country.groups) or 'no group'})"
+                           f" is outside regions {list(regions)}", path=path, line=line,
+                           field=field)
+
+
+def _index_of_id(data: Any, key: str, item_id: str) -> int | None:
+    items = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None
+    return next((i for i, item in enumerate(items)
+                 if isinstance(item, dict) and item.get("id") == item_id), None)
 
 
 def _policy_constants(policy: Policy) -> Iterable[tuple[str, Any]]:

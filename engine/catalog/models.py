@@ -15,6 +15,17 @@ PositiveFloat = Annotated[float, Field(gt=0, le=MAX_FIGURE, allow_inf_nan=False)
 NonNegativeFloat = Annotated[float, Field(ge=0, le=MAX_FIGURE, allow_inf_nan=False)]
 BoundedFloat = Annotated[float, Field(ge=-MAX_FIGURE, le=MAX_FIGURE, allow_inf_nan=False)]
 Id = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.\-]*$", max_length=60)]
+CountryCode = Annotated[str, Field(pattern=r"^[a-z]{2}$",
+                                   description="ISO 3166-1 alpha-2, lower case (gb, not uk)")]
+HttpsUrl = Annotated[str, Field(pattern=r"^https://[^\s]+$", max_length=500)]
+Access = Literal["self-serve", "account", "contract"]
+"""How GPU capacity is sold: ``self-serve`` (sign up with a card, launch in minutes),
+``account`` (a quota increase, account review or approval first: days), ``contract`` (through
+sales under a contract: weeks)."""
+
+
+ProviderKind = Literal["hyperscaler", "specialised", "marketplace"]
+ModelClass = Literal["small", "mid", "frontier"]
 
 
 class Strict(BaseModel):
@@ -138,6 +149,16 @@ class GpuFile(Strict):
 
 
 # ---------------------------------------------------------------- clouds
+class Location(Strict):
+    """Where an offer is sold: a country, and the provider's own region code and city if known."""
+
+    country: CountryCode
+    region: str | None = Field(default=None, min_length=1, max_length=60,
+                               description="the provider's region code (us-east-1, "
+                               "europe-west4, FIN-02)")
+    city: str | None = Field(default=None, min_length=1, max_length=60)
+
+
 class Provider(Strict):
     """A cloud provider."""
 
@@ -145,13 +166,31 @@ class Provider(Strict):
     name: str
     short_name: str | None = Field(default=None, max_length=16,
                                    description="how tables name it (default: the id)")
-    kind: Literal["hyperscaler", "specialised", "marketplace"] = Field(
+    kind: ProviderKind = Field(
         description="hyperscaler (AWS, Azure, GCP), specialised GPU cloud, or a marketplace "
         "of third-party hosts")
     ecosystem: Literal["aws", "azure", "gcp"] | None = None
     regions: list[Id] = Field(min_length=1)
+    access: Access = Field(description="how its GPU offers are sold by default (an offer's "
+                           "own access overrides it)")
+    access_note: str | None = Field(default=None, max_length=200,
+                                    description="what that access takes, in one short phrase")
+    billing_increment_s: int = Field(ge=1, le=86_400, description="billing granularity in "
+                                     "seconds: 1 per second, 60 per minute, 3600 per hour")
+    billing_minimum_s: int = Field(ge=1, le=86_400 * 31, description="the least charged per "
+                                   "instance start, in seconds (at least one increment)")
+    url: HttpsUrl | None = Field(default=None, description="its GPU pricing page")
+    locations: list[Location] = Field(
+        min_length=1, description="where it sells GPUs at all: the locations of an offer that "
+        "lists none of its own (those in the offer's regions)")
     sources: SourceIds
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _billing(self) -> Provider:
+        if self.billing_minimum_s < self.billing_increment_s:
+            raise ValueError("billing_minimum_s must be at least one billing_increment_s")
+        return self
 
 
 class ReservedTerm(Strict):
@@ -182,6 +221,13 @@ class Offer(Strict):
     market: Id | None = Field(
         default=None, description="a region the offer is sold only to (e.g. cn for the "
         "China-market A800): eligible only for teams that allow it")
+    access: Access | None = Field(
+        default=None, description="how this offer is sold when it differs from its "
+        "provider's access (None: the provider's)")
+    locations: list[Location] = Field(
+        default_factory=list, description="where this GPU/instance type is sold, each "
+        "country within regions; empty: the provider's locations apply")
+    link: HttpsUrl | None = Field(default=None, description="the page selling this offer")
     on_demand_usd_per_gpu_hour: PositiveFloat
     spot_usd_per_gpu_hour: PositiveFloat | None = None
     reserved: list[ReservedTerm] = Field(default_factory=list)
@@ -202,6 +248,9 @@ class Offer(Strict):
                              "vm_usd_per_instance_hour, the VM the provider requires")
         if not self.shapes:
             raise ValueError("gpus_per_instance needs at least one shape")
+        seen = [(loc.country, loc.region, loc.city) for loc in self.locations]
+        if len(set(seen)) != len(seen):
+            raise ValueError("locations lists the same location twice")
         return self
 
     @property
@@ -234,6 +283,8 @@ class ApiOffer(Strict):
 
     id: Id
     name: str
+    model_class: ModelClass = Field(
+        description="the class of hosted model: what a team's own model of that size replaces")
     input_usd_per_m_tokens: PositiveFloat
     output_usd_per_m_tokens: PositiveFloat
     as_of: dt.date
@@ -255,6 +306,35 @@ class CloudFile(Strict):
     offers: list[Offer]
     apis: list[ApiOffer] = Field(default_factory=list)
     skypilot: SkyPilotMap | None = None
+
+
+# ---------------------------------------------------------------- regions
+class Country(Strict):
+    """A country an offer can be sold in, and the region groups (markets) it belongs to."""
+
+    code: CountryCode
+    name: str
+    groups: list[Id] = Field(default_factory=list,
+                             description="the region ids (groups) it counts towards")
+
+    @property
+    def id(self) -> str:
+        """The code, so countries index like every other catalog list."""
+        return self.code
+
+
+class RegionGroup(Strict):
+    """A region id the catalog's ``regions`` fields use (eu, us, uk, asia...)."""
+
+    id: Id
+    name: str
+    sources: SourceIds
+    note: str | None = None
+
+
+class RegionFile(Strict):
+    countries: list[Country] = Field(min_length=1)
+    groups: list[RegionGroup] = Field(min_length=1)
 
 
 # ---------------------------------------------------------------- models
@@ -390,7 +470,16 @@ class Policy(Strict):
     flops_per_param_token: dict[MethodGroup, Constant]
     # cost
     hidden_cloud_overhead: RangeConstant
-    spot_rework_fraction: Constant
+    # a run's fixed cost and spot interruptions (operators' model)
+    provisioning_minutes: dict[ProviderKind, Constant]
+    cluster_start_minutes: Constant
+    container_image_gb: Constant
+    transfer_gb_per_s: dict[ProviderKind, Constant]
+    qlora_quantise_seconds_per_b: Constant
+    spot_interruptions_per_instance_hour: Constant
+    checkpoint_interval_hours: Constant
+    frequent_checkpoint_interval_hours: Constant
+    checkpoint_write_gb_per_s: Constant
     amortisation_years: Constant
     resale_fraction: dict[Form, Constant]
     electricity_usd_per_kwh: Constant
@@ -400,12 +489,27 @@ class Policy(Strict):
     hours_per_year_max: Constant
     hours_per_month: Constant
     max_price_age_days: Constant
-    reference_api: Reference
     api_output_token_share: Constant
+    api_class_max_params_b: dict[Literal["small", "mid"], Constant]
+    serving_tokens_per_s_per_bandwidth: Constant
+    serving_peak_to_mean: Constant
+    serving_operations_fte: Constant
+    engineer_usd_per_year: Constant
     # thresholds the rules name ({policy: NAME})
     entry_vram_gib_min: Constant
     entry_vram_gib_max: Constant
     large_model_params_b: Constant
+    spot_max_run_hours: Constant
+    spot_min_saving: Constant
+    capacity_busy_target: dict[Literal["low", "high"], Constant]
+    idle_rented_utilisation: Constant
+    method_quality_margin: Constant
+    close_call_margin: Constant
+    access_budget_usd_min: dict[Access, Constant]
+    contract_cluster_gpus: Constant
+    big_node_gpus: Constant
+    big_node_min_run_hours: Constant
+    default_hours_per_run: Constant
     # input limits
     batch_line_max_bytes: Constant
     price_file_rows_max: Constant

@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from engine.catalog.models import Offer, Policy, SkyPilotMap, Source
+from engine.catalog.models import Location, Offer, Policy, SkyPilotMap, Source
 from engine.catalog.prices import PriceInput
 from engine.errors import CatalogError
 
@@ -69,10 +69,13 @@ class _Row:
     like: Offer | None
     line: int
     instance: str
+    location: Location | None = None
+    """The catalog's location of the row's region code, if it has one."""
 
 
 def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPilotMap,
-                  regions: Iterable[str], current: Iterable[Offer], limits: Limits) -> Imported:
+                  regions: Iterable[str], current: Iterable[Offer], limits: Limits,
+                  locations: Mapping[str, Location] | None = None) -> Imported:
     """Offers of the file's provider from its CSV text.
 
     ``current`` are the catalog's offers of that provider: an instance type they name keeps
@@ -80,6 +83,9 @@ def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPil
     GPUs) takes the VM price of the catalog's GPU-only offer of that GPU, and is skipped when
     there is none (a GPU without a VM cannot train). Rows are read one at a time, at most
     ``limits.rows`` of them, each price and count checked against the policy's bounds.
+    ``locations`` are the catalog's locations of that provider by region code: an offer whose
+    cheapest row is in one of them is located there; otherwise it lists none (the provider's
+    locations apply), as does its access.
     """
     reader = _reader(prices)
     provider = str(prices.provider)
@@ -89,7 +95,8 @@ def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPil
                     title=f"{provider} prices from {prices.name} (SkyPilot catalog layout)",
                     publisher="the user's price file", date=as_of.isoformat(),
                     note=f"Offers read from a SkyPilot vms.csv; dated by {prices.dated_by}.")
-    reading = _Reading(prices, names, set(known_gpus), set(regions), mapping, current, limits)
+    reading = _Reading(prices, names, set(known_gpus), set(regions), mapping, current, limits,
+                       locations or {})
     for number, cell in enumerate(reader, start=2):
         if number - 1 > limits.rows:
             raise CatalogError(f"more than {limits.rows:,} rows (price_file_rows_max in "
@@ -128,8 +135,9 @@ class _Reading:
 
     def __init__(self, prices: PriceInput, names: Mapping[str, str], gpus: set[str],
                  regions: set[str], mapping: SkyPilotMap, current: Iterable[Offer],
-                 limits: Limits) -> None:
+                 limits: Limits, locations: Mapping[str, Location]) -> None:
         self.prices, self.names, self.gpus, self.regions = prices, names, gpus, regions
+        self.locations = locations
         self.region, self.limits = _regions(mapping), limits
         current = list(current)
         self.by_instance = {o.instance: o for o in current if o.instance}
@@ -170,7 +178,8 @@ class _Reading:
                      self._per_gpu(spot, whole, number, "SpotPrice")
                      if spot and 0 < spot < price else None,
                      self.by_instance.get(instance) if instance else vm_of, number,
-                     instance or f"{accelerator} x{whole}")
+                     instance or f"{accelerator} x{whole}",
+                     self.locations.get(cell("Region").strip()))
         key = (entry.instance, region)
         if key not in self.best and len(self.best) >= self.limits.offers:
             raise self.error(f"more than {self.limits.offers:,} offers (instance types × "
@@ -256,6 +265,7 @@ def _offer(provider: str, region: str, entry: _Row, as_of: dt.date, source: str)
         instance=instance, gpus_per_instance=entry.count, regions=[region],
         multi_node=like.multi_node if like is not None else False,
         network=like.network if like is not None else "ethernet",
+        locations=[entry.location] if entry.location is not None else [],
         on_demand_usd_per_gpu_hour=round(entry.price, 6),
         spot_usd_per_gpu_hour=None if entry.spot is None else round(entry.spot, 6),
         price_includes_vm=not gpu_only,

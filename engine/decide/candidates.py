@@ -1,27 +1,56 @@
 """Hardware candidates: every configuration a team could buy or rent, priced for the same work.
 
-Built once the rules have decided the method. For each buyable GPU (on the platform of its
-form) and each training offer (at each pricing it is sold at), the smallest count that holds
-the job in memory, does the year's work with no GPU busier than the hours in a year, and
-finishes one run within the team's deadline; its busy hours, days per run and cost for the
-year's work. A configuration that cannot meet one of these keeps its best attempt and says
-which failed, so that the rules can exclude it with a reason the user can read.
+Built once the request rules have decided which methods are open. For each method, each
+buyable GPU (on the platform of its form) and each training offer (at each pricing it is sold
+at, each committed term included): the count that does the year's work for the least, among
+those that hold the job in memory, keep owned and committed capacity within the busy share of
+the year it is sized for, and finish a run, start-up included, within the team's limit. A
+rented run pays its start-up and its finish on the whole configuration, in the provider's
+billing increments; a spot run also its expected rework. The team's own plan is a candidate of
+its own. A configuration that cannot meet a requirement keeps its best attempt and says which
+failed, so that the rules can exclude it with a reason the user can read.
+
+Where several methods are open, each is priced on each configuration: a worse method that is
+no cheaper than a better one on the same hardware is dropped, and the rules weigh the rest
+(``better_method_cost_ratio``).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
 from typing import Any
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Offer, Platform
-from engine.estimates.cost import hourly_rent_usd, owning, platform_for, renting_cost
+from engine.catalog.models import Gpu, Offer, Provider
+from engine.decide.placements import (
+    Trial,
+    cloud_counts,
+    home,
+    local_counts,
+    nodes_of,
+    trial,
+)
+from engine.estimates.cost import (
+    Owning,
+    all_in_usd_per_gpu_hour,
+    hourly_rent_usd,
+    owning,
+    owning_cost,
+    renting_cost,
+)
 from engine.estimates.figure import Figure, tidy
-from engine.estimates.memory import memory_model, usable_gib
-from engine.estimates.throughput import effective_tflops, hours_for
-from engine.facts.build import Sizing
+from engine.estimates.runs import (
+    billed_hours,
+    checkpoint_gb,
+    committed_hours,
+    run_overhead,
+    spot_overhead,
+    spot_rework,
+)
+from engine.facts.build import Job, Sizing, needed_on
 
 MAX_RATIO = 1e12
 """Largest ratio reported (far beyond any rule threshold, still a plain number)."""
@@ -29,155 +58,184 @@ MAX_RATIO = 1e12
 
 @dataclass(frozen=True)
 class PricedCandidate:
-    """One priced configuration: its facts for the rules and the figures behind its cost."""
+    """One priced configuration: its facts for the rules and the figures behind its cost
+    (the cost's own figure is made when first asked for: most configurations are only
+    ranked, never shown)."""
 
     facts: dict[str, Any]
-    cost: Figure
+    make_cost: Callable[[], Figure]
     speed: Figure
     purchase: Figure | None = None
+    start_up: Figure | None = None
+    make_spot: Callable[[], Figure | None] = lambda: None
+    hardware: str = ""
+    """What it is without its method: candidates of several methods on the same hardware
+    share it."""
+    low_cost: float = 0.0
+    high_cost: float = 0.0
+    """The cost for the work at the high and low ends of the throughput range."""
 
     @property
     def id(self) -> str:
         """The candidate id."""
         return str(self.facts["candidate_id"])
 
+    @cached_property
+    def cost(self) -> Figure:
+        """The cost for the year's work, with its formula, inputs and sources."""
+        return self.make_cost()
 
-@dataclass(frozen=True)
-class _Trial:
-    """A count tried for one placement."""
-
-    count: int
-    nodes: int
-    peak: float
-    fits: bool
-    checkpointing: bool
-    speed: Figure
-    busy_hours: float
-    days_per_run: float | None
-    within_year: bool
-    meets_deadline: bool
+    @cached_property
+    def spot(self) -> Figure | None:
+        """The expected spot rework a run, for a spot configuration."""
+        return self.make_spot()
 
     @property
     def ok(self) -> bool:
-        return self.fits and self.within_year and self.meets_deadline
+        """It holds the job, does the year's work and a run within the limit."""
+        f = self.facts
+        return bool(f["fits"] and f["within_year"] and f["meets_deadline"])
 
 
 def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
-    """Every local and cloud candidate for this sizing, local first, in catalog order."""
-    out: list[PricedCandidate] = []
+    """Every local and cloud candidate for this sizing, local first, in catalog order (each
+    method in turn, best quality first), then the team's plan where it is not among them."""
+    local: list[PricedCandidate] = []
+    cloud: list[PricedCandidate] = []
     for gpu in catalog.gpus.values():
         if gpu.buyable:
-            found = _local(catalog, sizing, gpu)
-            if found is not None:
-                out.append(found)
+            below: int | None = None
+            for job, dominated in _jobs(catalog, sizing):
+                counts = [c for c in local_counts(catalog, gpu)
+                          if not dominated or below is None or c < below]
+                found = _local(catalog, sizing, job, gpu, counts) if counts else None
+                if found is not None:
+                    local.append(found)
+                below = found.facts["count"] if found is not None and found.ok else None
     for offer in catalog.offers:
-        out.extend(_cloud(catalog, sizing, offer))
-    return out
+        below = None
+        for job, dominated in _jobs(catalog, sizing):
+            shapes = [(c, n) for c, n in cloud_counts(catalog, offer)
+                      if not dominated or below is None or c < below]
+            found_cloud = _cloud(catalog, sizing, job, offer, shapes) if shapes else []
+            cloud.extend(found_cloud)
+            ok = [c.facts["count"] for c in found_cloud if c.ok]
+            below = min(ok) if ok else None
+    out = _with_plan(catalog, sizing, [*local, *cloud])
+    return _methods_compared(out)
 
 
-# -- counts ------------------------------------------------------------------------------
-def _local_counts(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
-    """Card counts an owned configuration of this card can have (remembered per catalog)."""
-    return catalog.derived(("local_counts", gpu.id), _counts_for, catalog, gpu)
-
-
-def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
-    limit = int(catalog.policy.max_gpus_considered.value)
-    homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
-    if not homes:
-        return ()
-    single = max(p.max_gpus for p in homes)
-    if gpu.form == "consumer":
-        single = min(single, int(catalog.policy.max_consumer_gpus_per_box.value))
-    step = single if gpu.socket != "pcie" else 1  # SXM/OAM come as whole baseboards
-    counts = list(range(step, single + 1, step))
-    if any(p.multi_node for p in homes):
-        counts += range(2 * single, limit + 1, single)
-    # every count has a home (``platform_for``): up to ``single`` a box that large, beyond it
-    # nodes of a multi-node platform
-    return tuple(counts)
-
-
-def _home(catalog: Catalog, gpu: Gpu, count: int) -> tuple[Platform, int] | None:
-    return catalog.derived(("home", gpu.id, count), platform_for, gpu, count, catalog.platforms)
-
-
-def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
-    """(GPUs, instances) an offer can be rented at: each shape, then whole multi-node sets."""
-    limit = int(catalog.policy.max_gpus_considered.value)
-    for shape in offer.shapes:
-        yield shape, 1
-    if offer.multi_node:
-        largest = offer.shapes[-1]
-        for instances in range(2, limit // largest + 1):
-            yield largest * instances, instances
-
-
-# -- trying a count -----------------------------------------------------------------------
-def _trial(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
-           network: Any) -> _Trial:
+def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
+    """Each job, best quality first, with whether the one before it dominates it at the same
+    GPU count (no more FLOPs per token, no lower utilisation: LoRA over QLoRA), so that only
+    smaller counts than the better one needs are worth trying."""
     policy = catalog.policy
-    peak, ckpt, speed = catalog.derived(
-        ("placement", sizing.request, sizing.method, gpu.id, count, nodes, network),
-        _placement, catalog, sizing, gpu, count, nodes, network)
-    work = sizing.work
-    busy = hours_for(work.flops_per_year, speed.value)
-    days = None if work.flops_per_run is None else hours_for(work.flops_per_run,
-                                                             speed.value) / 24
-    return _Trial(
-        count=count, nodes=nodes, peak=peak, fits=peak <= usable_gib(gpu, policy),
-        checkpointing=ckpt, speed=speed, busy_hours=busy, days_per_run=days,
-        within_year=busy <= policy.hours_per_year_max.value,
-        meets_deadline=(days is None or sizing.deadline_days is None
-                        or days <= sizing.deadline_days),
-    )
+    previous: Job | None = None
+    for job in sizing.jobs:
+        dominated = previous is not None and (
+            policy.flops_per_param_token[previous.method].value
+            <= policy.flops_per_param_token[job.method].value
+            and policy.mfu[previous.method].expected >= policy.mfu[job.method].expected)
+        yield job, dominated
+        previous = job
 
 
-def _placement(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int, nodes: int,
-               network: Any) -> tuple[float, bool, Figure]:
-    """What a placement holds and how fast it trains, whatever the work: the per-GPU peak,
-    whether checkpointing is on, the effective speed (remembered per catalog)."""
-    memory = memory_model(catalog)
-    peak = memory.peak_on(sizing.request, gpu, count)
-    ckpt = memory.checkpointing_on(sizing.request, gpu, count)
-    speed = effective_tflops(gpu, count, nodes, network, sizing.method, ckpt, catalog.policy)
-    return peak, ckpt, speed
+# -- choosing a count ---------------------------------------------------------------------
+Verdicts = dict[str, tuple[bool, float]]
+"""Per pricing: (meets every requirement, cost for the work)."""
 
 
-def _best_trial(trials: Iterator[_Trial]) -> _Trial | None:
-    """The first trial that meets every requirement, else the best attempt: the fastest one
-    that fits, else the first."""
-    first: _Trial | None = None
-    fastest: _Trial | None = None
-    for trial in trials:
-        if trial.ok:
-            return trial
-        first = first or trial
-        if trial.fits and (fastest is None or trial.speed.value > fastest.speed.value):
-            fastest = trial
-    return fastest or first
+class _Counts:
+    """The counts of one placement, tried only where a search asks (each once)."""
+
+    def __init__(self, size: int, make: Callable[[int], Trial],
+                 judge: Callable[[Trial], Verdicts]) -> None:
+        self.size, self._make, self._judge = size, make, judge
+        self._seen: dict[int, tuple[Trial, Verdicts]] = {}
+
+    def at(self, i: int) -> tuple[Trial, Verdicts]:
+        if i not in self._seen:
+            t = self._make(i)
+            self._seen[i] = (t, self._judge(t))
+        return self._seen[i]
+
+    def first(self, holds: Callable[[Trial, Verdicts], bool], lo: int = 0) -> int | None:
+        """The first index from ``lo`` where ``holds``, for a requirement that, once met by
+        a count, is met by every larger one (bisection: a few trials, not every count)."""
+        hi = self.size
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if holds(*self.at(mid)):
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo if lo < self.size and holds(*self.at(lo)) else None
 
 
-def _nodes(catalog: Catalog, gpu: Gpu, count: int) -> int:
-    home = _home(catalog, gpu, count)
-    return home[1] if home else 1
+def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int | None]:
+    """Per key (a pricing), the trial to price, and the fewest GPUs that hold the job.
+
+    More GPUs hold the job more easily, finish a run sooner and are busy fewer hours, so
+    each requirement, once met, stays met as the count grows; and from the first count that
+    meets them all, more GPUs only cost more, unless they let gradient checkpointing off.
+    So the candidates are the first count that meets every requirement and the first that
+    does without recomputation: the cheaper is priced. Where no count meets them, the best
+    attempt is the largest count that fits (the fastest), else the smallest.
+    """
+    def fits(t: Trial, _: Verdicts) -> bool:
+        return t.fits
+
+    fit = counts.first(fits)
+    chosen: dict[str, Trial] = {}
+    for key in keys:
+        def meets(t: Trial, v: Verdicts, key: str = key) -> bool:
+            return v[key][0]
+
+        def plainly(t: Trial, v: Verdicts, key: str = key) -> bool:
+            return v[key][0] and not t.checkpointing
+
+        ok = None if fit is None else counts.first(meets, fit)
+        if ok is None:
+            chosen[key] = counts.at(counts.size - 1 if fit is not None else 0)[0]
+            continue
+        plain = counts.first(plainly, ok)
+        options = [counts.at(i) for i in sorted({ok} | ({plain} if plain is not None else set()))]
+        chosen[key] = min(options, key=lambda o: (o[1][key][1], o[0].count))[0]
+    return chosen, None if fit is None else counts.at(fit)[0].count
 
 
 # -- local ----------------------------------------------------------------------------------
-def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> PricedCandidate | None:
-    trial = _best_trial(_trial(catalog, sizing, gpu, count, _nodes(catalog, gpu, count),
-                               "infiniband")
-                        for count in _local_counts(catalog, gpu))
-    if trial is None:
+def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
+           *, plan: bool = False) -> PricedCandidate | None:
+    policy = catalog.policy
+    counts_of = list(counts)  # every count local_counts gives has a home
+    cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+
+    def judge(t: Trial) -> Verdicts:
+        line = _owning_parts(catalog, sizing, gpu, t.count).line
+        ok = t.fits and t.busy_hours <= cap and t.run_hours / 24 <= sizing.deadline_days
+        return {"purchase": (ok, line.at(t.busy_hours))}
+
+    def make(i: int) -> Trial:
+        count = counts_of[i]
+        return trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count), "infiniband")
+
+    if not counts_of:
         return None
-    home = _home(catalog, gpu, trial.count)
-    assert home is not None
-    platform, boxes = home
-    own = owning(gpu, trial.count, home, sizing.electricity_usd_per_kwh, trial.busy_hours,
-                 catalog.policy)
+    found, fewest = _scan(_Counts(len(counts_of), make, judge), ("purchase",))
+    chosen = found.get("purchase")
+    if chosen is None:
+        return None
+    placed = home(catalog, gpu, chosen.count)
+    assert placed is not None
+    platform, boxes = placed
+    parts = _owning_parts(catalog, sizing, gpu, chosen.count)
+    own = replace(parts, cost=owning_cost(parts.fixed, parts.running, chosen.busy_hours),
+                  busy_hours=chosen.busy_hours)
+    suffix = ":plan" if plan else ""
     facts = {
-        **_config_facts(catalog, gpu, trial.count, None),
-        "candidate_id": f"local:{gpu.id}x{trial.count}",
+        **_config_facts(catalog, gpu, chosen.count, None),
+        "candidate_id": f"local:{gpu.id}x{chosen.count}:{job.method}{suffix}",
         "nodes": boxes,
         "platform": platform.id,
         "platform_name": platform.name,
@@ -185,63 +243,344 @@ def _local(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> PricedCandidate | None
         "pricing": "purchase",
         "in_allowed_region": True,
         "market_allowed": True,
+        "access": "self-serve",
+        "access_note": "",
         "upfront_usd": tidy(own.purchase.value, 0),
-        "usd_per_gpu_hour": tidy(own.running.value / trial.count, 4),
+        "usd_per_gpu_hour": tidy(own.running.value / chosen.count, 4),
         "per_hour_usd": tidy(own.running.value, 4),
-        "fixed_usd_year": tidy(own.fixed.value, 0),
-        **_sized_facts(sizing, gpu, trial, own.cost.value, first_year=own.purchase.value),
+        "fixed_usd_year": tidy(own.fixed.value, 2),
+        "start_up_hours": 0.0,
+        "spot_extra_hours": 0.0,
+        "interruptions_per_run": 0.0,
+        "start_up_usd_per_run": 0.0,
+        "billed_hours_per_year": tidy(chosen.busy_hours, 1),
+        "is_plan": plan,
+        **_sized_facts(catalog, sizing, gpu, chosen, wall_hours=chosen.run_hours,
+                       within=chosen.busy_hours <= cap, cost=own.cost.value,
+                       first_year=own.purchase.value, fewest=fewest,
+                       smallest=next(iter(counts_of), chosen.count)),
     }
-    return PricedCandidate(facts, own.cost, trial.speed, own.purchase)
+    low, high = _cost_range(catalog, chosen, lambda hours: own.line.at(hours))
+    return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
+                           hardware=f"local:{gpu.id}{suffix}", low_cost=low, high_cost=high)
+
+
+def _owning_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
+    """What owning ``count`` × ``gpu`` costs whatever the work (purchase, fixed, running),
+    remembered per catalog: a trial's cost is then one line, ``fixed + running × hours``."""
+    placed = home(catalog, gpu, count)
+    assert placed is not None
+    found: Owning = catalog.derived(
+        ("owning", gpu.id, count, sizing.electricity_usd_per_kwh), owning, gpu, count, placed,
+        sizing.electricity_usd_per_kwh, 0.0, catalog.policy)
+    return found
 
 
 # -- cloud ----------------------------------------------------------------------------------
-def _cloud(catalog: Catalog, sizing: Sizing, offer: Offer) -> list[PricedCandidate]:
-    gpu = catalog.gpus[offer.gpu]
-    counts = dict(_cloud_counts(catalog, offer))
-    trial = _best_trial(_trial(catalog, sizing, gpu, count, instances, offer.network)
-                        for count, instances in counts.items())
-    if trial is None:
-        return []
-    instances = counts[trial.count]
-    prices: list[tuple[str, int | None, float]] = [
-        ("on-demand", None, offer.on_demand_usd_per_gpu_hour)]
+@dataclass(frozen=True)
+class _Price:
+    """One way an offer is paid: a pricing, its committed months, its $/GPU-hour."""
+
+    pricing: str
+    months: int | None
+    rate: float
+
+    @property
+    def key(self) -> str:
+        return self.pricing if self.months is None else f"reserved-{self.months}m"
+
+
+@dataclass
+class _Rented:
+    """What one trial of an offer costs at one price (numbers; the figures behind them are
+    made for the configuration chosen, :func:`_priced`)."""
+
+    trial: Trial
+    price: _Price
+    instances: int
+    start_up: Figure
+    spot_hours: float
+    interruptions: float
+    wall_hours: float
+    hours: float
+    cost: float
+    within: bool
+    ok: bool
+
+
+def _prices(offer: Offer) -> list[_Price]:
+    prices = [_Price("on-demand", None, offer.on_demand_usd_per_gpu_hour)]
     if offer.spot_usd_per_gpu_hour is not None:
-        prices.append(("spot", None, offer.spot_usd_per_gpu_hour))
-    prices += [("reserved", t.term_months, t.usd_per_gpu_hour) for t in offer.reserved_terms]
-    return [_priced(catalog, sizing, offer, gpu, trial, instances, pricing, months, rate)
-            for pricing, months, rate in prices]
+        prices.append(_Price("spot", None, offer.spot_usd_per_gpu_hour))
+    prices += [_Price("reserved", t.term_months, t.usd_per_gpu_hour) for t in offer.reserved_terms]
+    return prices
 
 
-def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, gpu: Gpu, trial: _Trial,
-            instances: int, pricing: str, months: int | None, rate: float) -> PricedCandidate:
-    vm = offer.vm_usd_per_instance_hour or 0.0
-    cost = renting_cost(rate, trial.count, instances, vm, trial.busy_hours, pricing,
-                        catalog.policy, sources=offer.sources)
+def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t: Trial,
+          instances: int, price: _Price) -> _Rented:
+    """``t`` rented at ``price``: the year's billed hours, cost and whether it meets every
+    requirement."""
+    policy = catalog.policy
+    job = t.job
+    start = _start_up(catalog, sizing, job, provider, instances)
+    spot = interruptions = 0.0
+    if price.pricing == "spot":
+        spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
+                                                _checkpoint_gb(catalog, sizing, job), policy,
+                                                frequent=sizing.frequent_checkpoints)
+    wall = t.run_hours + start.value + spot
+    runs = job.work.runs_per_year
+    hours = _billed(catalog, provider, price, runs, wall)
+    if price.pricing == "reserved":
+        cap = policy.capacity_busy_target["high"].value * hours
+        within = runs * wall <= cap * (1 + 1e-9)
+    else:
+        within = runs * wall <= policy.hours_per_year_max.value
+    hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
+                             instances)
+    cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
+    ok = t.fits and within and wall / 24 <= sizing.deadline_days
+    return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
+                   ok)
+
+
+def _start_up(catalog: Catalog, sizing: Sizing, job: Job, provider: Provider,
+              instances: int) -> Figure:
+    found: Figure = catalog.per_job(
+        ("run_overhead", sizing.shape.label, sizing.shape.params_b, job.method, provider.kind,
+         instances), run_overhead, sizing.shape, job.method, provider.kind, instances,
+        catalog.policy)
+    return found
+
+
+def _restart_hours(start: Figure) -> float:
+    """A restart after an interruption: the start-up without the final upload."""
+    return float(start.value) - float(start.inputs["upload_h"] or 0.0)
+
+
+def _checkpoint_gb(catalog: Catalog, sizing: Sizing, job: Job) -> float:
+    found: float = catalog.per_job(("checkpoint_gb", sizing.shape.label, sizing.shape.params_b,
+                                    job.method), checkpoint_gb, sizing.shape, job.method,
+                                   catalog.policy)
+    return found
+
+
+def _billed(catalog: Catalog, provider: Provider, price: _Price, runs: float,
+            wall: float) -> float:
+    """Hours a year the provider bills: each run in its increments, or the committed term."""
+    if price.pricing == "reserved":
+        assert price.months is not None
+        return committed_hours(price.months, runs, wall, catalog.policy)
+    return runs * billed_hours(wall, provider.billing_increment_s, provider.billing_minimum_s)
+
+
+def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
+           counts: Iterable[tuple[int, int]] | None = None, *,
+           plan: bool = False) -> list[PricedCandidate]:
+    gpu = catalog.gpus[offer.gpu]
     provider = catalog.providers[offer.provider]
+    shapes = dict(cloud_counts(catalog, offer) if counts is None else counts)
+    prices = _prices(offer)
+    rented: dict[tuple[int, str], _Rented] = {}
+
+    def judge(t: Trial) -> Verdicts:
+        out = {}
+        for price in prices:
+            r = _rent(catalog, sizing, offer, provider, t, shapes[t.count], price)
+            rented[(t.count, price.key)] = r
+            out[price.key] = (r.ok, r.cost)
+        return out
+
+    listed = list(shapes.items())
+
+    def make(i: int) -> Trial:
+        count, instances = listed[i]
+        return trial(catalog, job, gpu, count, instances, offer.network)
+
+    if not listed:
+        return []
+    chosen, fewest = _scan(_Counts(len(listed), make, judge), [p.key for p in prices])
+    return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
+                    fewest=fewest, smallest=next(iter(shapes)))
+            for key, t in chosen.items()]
+
+
+def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, gpu: Gpu,
+            r: _Rented, *, plan: bool, fewest: int | None, smallest: int) -> PricedCandidate:
+    t, price = r.trial, r.price
+    runs = t.job.work.runs_per_year
     allowed = sizing.allowed_regions
-    suffix = pricing if months is None else f"reserved-{months}m"
+    vm = offer.vm_usd_per_instance_hour or 0.0
+    hourly = hourly_rent_usd(price.rate, t.count, vm, r.instances)
+    over = 1 + catalog.policy.hidden_cloud_overhead.expected
+    policy = catalog.policy
+
+    def spot() -> Figure | None:
+        return spot_overhead(t.run_hours, r.instances, _restart_hours(r.start_up),
+                             sizing.shape, t.job.method, policy,
+                             frequent=sizing.frequent_checkpoints
+                             ) if price.pricing == "spot" else None
+
+    def cost() -> Figure:
+        return renting_cost(hourly, r.hours, price.pricing, policy, sources=offer.sources,
+                            usd_per_gpu_hour=price.rate, gpus=t.count, instances=r.instances,
+                            vm_usd_per_instance_hour=vm, runs=runs,
+                            training_hours_per_run=t.run_hours,
+                            start_up_hours_per_run=r.start_up.value,
+                            spot_rework_hours_per_run=r.spot_hours,
+                            committed_months=price.months)
+    plan_suffix = ":plan" if plan else ""
     facts = {
-        **_config_facts(catalog, gpu, trial.count, offer),
-        "candidate_id": f"cloud:{offer.id}:{suffix}x{trial.count}",
-        "nodes": instances,
+        **_config_facts(catalog, gpu, t.count, offer),
+        "candidate_id": f"cloud:{offer.id}:{price.key}x{t.count}:{t.job.method}{plan_suffix}",
+        "nodes": r.instances,
         "provider": provider.id,
         "provider_name": provider.name,
         "provider_label": provider.short_name or provider.id,
         "provider_kind": provider.kind,
         "provider_ecosystem": provider.ecosystem or "none",
-        "pricing": pricing,
+        "pricing": price.pricing,
         "condition": "rented",
-        "reserved_months": months or 0,
-        "in_allowed_region": allowed is None or any(r in allowed for r in offer.regions),
+        "reserved_months": price.months or 0,
+        "in_allowed_region": allowed is None or any(g in allowed for g in offer.regions),
         "market_allowed": offer.market is None or (allowed is not None
                                                    and offer.market in allowed),
+        **_access(catalog, offer, provider, t.count, r.instances),
         "upfront_usd": 0.0,
-        "usd_per_gpu_hour": tidy(rate + vm * instances / trial.count, 4),
-        "per_hour_usd": tidy(hourly_rent_usd(rate, trial.count, vm, instances), 4),
-        "fixed_usd_year": tidy(cost.value, 0) if pricing == "reserved" else 0.0,
-        **_sized_facts(sizing, gpu, trial, cost.value, first_year=cost.value),
+        "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, t.count, vm,
+                                                         r.instances), 4),
+        "per_hour_usd": tidy(hourly, 4),
+        "fixed_usd_year": tidy(r.cost, 2) if price.pricing == "reserved" else 0.0,
+        "start_up_hours": tidy(r.start_up.value, 3),
+        "spot_extra_hours": tidy(r.spot_hours, 3),
+        "interruptions_per_run": tidy(r.interruptions, 3),
+        "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
+        "billed_hours_per_year": tidy(r.hours, 1),
+        "is_plan": plan,
+        **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
+                       cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest),
     }
-    return PricedCandidate(facts, cost, trial.speed)
+    extra = r.wall_hours - t.run_hours
+
+    def at(busy: float) -> float:
+        wall = busy / runs + extra if runs else extra
+        return hourly * _billed(catalog, provider, price, runs, wall) * over
+
+    low, high = _cost_range(catalog, t, at)
+    return PricedCandidate(facts, cost, t.speed, start_up=r.start_up, make_spot=spot,
+                           hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}",
+                           low_cost=low, high_cost=high)
+
+
+_ACCESS_ORDER = ("self-serve", "account", "contract")
+
+
+def _access(catalog: Catalog, offer: Offer, provider: Provider, gpus: int,
+            instances: int) -> dict[str, str]:
+    """How this configuration is sold: the offer's way, at least by account for several
+    instances at once, and by contract from the policy's cluster size."""
+    sold = offer.access or provider.access
+    note = provider.access_note or ""
+    if instances > 1 and sold == "self-serve":
+        sold, note = "account", (f"{instances} instances at once need a raised quota or a "
+                                 "reservation (days)")
+    large = catalog.policy.contract_cluster_gpus.value
+    if gpus >= large and sold != "contract":
+        sold, note = "contract", (f"clusters of {large:,.0f} GPUs or more are arranged with "
+                                  "the provider's sales team, weeks ahead")
+    return {"access": sold, "access_note": note}
+
+
+def _cost_range(catalog: Catalog, t: Trial,
+                cost_at: Callable[[float], float]) -> tuple[float, float]:
+    """The cost for the work at the high and the low end of the method's MFU range: busy
+    hours scale inversely with the utilisation reached."""
+    mfu = catalog.policy.mfu[t.job.method]
+    fast = t.busy_hours * mfu.expected / mfu.high
+    slow = t.busy_hours * mfu.expected / mfu.low
+    return tidy(cost_at(fast), 0), tidy(cost_at(slow), 0)
+
+
+# -- the team's plan ------------------------------------------------------------------------
+def _with_plan(catalog: Catalog, sizing: Sizing,
+               found: list[PricedCandidate]) -> list[PricedCandidate]:
+    """``found`` with the team's planned GPUs priced for the same work: owned where it can
+    buy them, else the cheapest offer of that GPU at that count; a candidate already among
+    ``found`` at the planned count is marked as the plan instead."""
+    if sizing.plan is None:
+        return found
+    gpu_id, count = sizing.plan
+    gpu = catalog.gpus[gpu_id]
+    where = "local" if sizing.upfront_capex and gpu.buyable else "cloud"
+    same = [c for c in found if c.facts["gpu"] == gpu_id and c.facts["count"] == count
+            and c.facts["where"] == where]
+    if same:
+        return [_marked(c) if any(c is x for x in same) else c for c in found]
+    planned: list[PricedCandidate] = []
+    for job in sizing.jobs:
+        if where == "local":
+            local = (_local(catalog, sizing, job, gpu, [count], plan=True)
+                     if home(catalog, gpu, count) is not None else None)
+            planned += [local] if local is not None else []
+            continue
+        for offer in catalog.offers:
+            shapes = dict(cloud_counts(catalog, offer))
+            if offer.gpu == gpu_id and count in shapes:
+                planned += [c for c in _cloud(catalog, sizing, job, offer,
+                                              [(count, shapes[count])], plan=True)
+                            if c.facts["pricing"] == "on-demand"]
+    if where == "cloud" and planned:
+        planned = [min(planned, key=lambda c: (c.facts["cost_usd_year"], c.id))]
+    return [*found, *planned]
+
+
+def _marked(candidate: PricedCandidate) -> PricedCandidate:
+    return replace(candidate, facts={**candidate.facts, "is_plan": True})
+
+
+# -- several methods on the same hardware --------------------------------------------------
+def _methods_compared(found: list[PricedCandidate]) -> list[PricedCandidate]:
+    """Candidates with, per hardware, the next better method's cost against theirs (and the
+    next worse one's); a worse method that costs no less than a better one that meets every
+    requirement on the same hardware is dropped (it could only lose)."""
+    by_hardware: dict[str, list[PricedCandidate]] = {}
+    for cand in found:
+        by_hardware.setdefault(cand.hardware, []).append(cand)
+    dropped: set[str] = set()
+    for group in by_hardware.values():
+        group.sort(key=lambda c: c.facts["method_rank"])
+        for i, cand in enumerate(group):
+            better = [c for c in group[:i] if c.ok and c.facts["method_rank"]
+                      < cand.facts["method_rank"]]
+            if any(c.facts["cost_usd_year"] <= cand.facts["cost_usd_year"] for c in better):
+                dropped.add(cand.id)
+    kept = [c for c in found if c.id not in dropped]
+    groups: dict[str, list[PricedCandidate]] = {}
+    for cand in kept:
+        groups.setdefault(cand.hardware, []).append(cand)
+    for group in groups.values():
+        _method_neighbours(group)
+    return kept
+
+
+def _method_neighbours(group: list[PricedCandidate]) -> None:
+    ranked = sorted(group, key=lambda c: c.facts["method_rank"])
+    for i, cand in enumerate(ranked):
+        f = cand.facts
+        better = next((c for c in reversed(ranked[:i]) if c.ok), None)
+        worse = next((c for c in ranked[i + 1:] if c.ok), None)
+        f["better_method"] = better.facts["train_method"] if better else "none"
+        f["better_method_premium"] = _premium(better, cand)
+        f["worse_method"] = worse.facts["train_method"] if worse else "none"
+        f["premium_over_worse_method"] = _premium(cand, worse)
+
+
+def _premium(dearer: PricedCandidate | None, cheaper: PricedCandidate | None) -> float | None:
+    """How much more the better method costs than the worse for the same work (a share)."""
+    if dearer is None or cheaper is None or not cheaper.facts["cost_usd_year"]:
+        return None
+    return tidy(min(dearer.facts["cost_usd_year"] / cheaper.facts["cost_usd_year"] - 1,
+                    MAX_RATIO), 3)
 
 
 # -- facts ----------------------------------------------------------------------------------
@@ -272,6 +611,10 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
         "regions": "" if offer is None else ",".join(offer.regions),
         "market": "" if offer is None or offer.market is None else offer.market,
         "smallest_shape": count if offer is None else offer.shapes[0],
+        "provider_smallest_shape": count if offer is None else min(
+            o.shapes[0] for o in catalog.offers
+            if o.provider == offer.provider and o.gpu == offer.gpu),
+
         "multi_node": offer is not None and offer.multi_node,
         "form": gpu.form,
         "socket": gpu.socket,
@@ -290,27 +633,44 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
     }
 
 
-def _sized_facts(sizing: Sizing, gpu: Gpu, trial: _Trial, cost: float,
-                 first_year: float) -> dict[str, Any]:
-    """What the configuration does for this work and what it costs."""
-    single = sizing.single_gpu_gib
+def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
+                 within: bool, cost: float, first_year: float, fewest: int | None,
+                 smallest: int) -> dict[str, Any]:
+    """What the configuration does for this work and what it costs; ``fewest`` is the
+    fewest GPUs of the placement that hold the job, ``smallest`` the fewest it comes as."""
+    job = t.job
+    runs = job.work.runs_per_year
+    single = job.single_gpu_gib
+    for_memory = needed_on(catalog, job.request, gpu)
     return {
-        "vram_needed_gib": trial.peak,
-        "fits": trial.fits,
-        "gradient_checkpointing_on": trial.checkpointing,
-        "effective_tflops": tidy(trial.speed.value, 1),
-        "busy_hours_per_year": tidy(trial.busy_hours, 1),
-        "gpu_hours_per_year": tidy(trial.busy_hours * trial.count, 1),
-        "utilisation": tidy(min(trial.busy_hours / 8760, MAX_RATIO), 4),
-        "within_year": trial.within_year,
-        "days_per_run": None if trial.days_per_run is None else tidy(trial.days_per_run, 2),
-        "meets_deadline": trial.meets_deadline,
-        "cost_usd_year": tidy(cost, 0),
+        "train_method": job.method,
+        "method_option": "full" if job.method == "pretrain" else job.method,
+        "method_rank": job.quality_rank,
+        "vram_needed_gib": t.peak,
+        "vram_without_checkpointing_gib": t.peak_without_checkpointing,
+        "fits": t.fits,
+        "gradient_checkpointing_on": t.checkpointing,
+        "gpus_for_memory": for_memory,
+        "fewest_gpus_that_fit": fewest,
+        "speed_sets_count": fewest is not None and t.count > fewest,
+        "memory_sets_count": fewest is not None and t.count == fewest and fewest > smallest,
+        "effective_tflops": tidy(t.speed.value, 1),
+        "busy_hours_per_year": tidy(t.busy_hours, 1),
+        "gpu_hours_per_year": tidy(t.busy_hours * t.count, 1),
+        "utilisation": tidy(min(t.busy_hours / catalog.policy.hours_per_year_max.value,
+                                MAX_RATIO), 4),
+        "within_year": within,
+        "runs_per_year": runs,
+        "run_hours": tidy(t.run_hours, 3),
+        "days_per_run": tidy(wall_hours / 24, 2),
+        "meets_deadline": wall_hours / 24 <= sizing.deadline_days,
+        "cost_usd_year": tidy(cost, 2),
+        "cost_usd_per_run": tidy(cost / runs, 2) if runs else 0.0,
         "over_budget": first_year > sizing.budget_usd,
         "budget_ratio": tidy(min(first_year / sizing.budget_usd, MAX_RATIO), 3)
         if sizing.budget_usd > 0 else 1000.0,
-        "vram_headroom_ratio": tidy(gpu.vram_gib / trial.peak, 3) if trial.peak else 0.0,
-        "vram_ratio": tidy(gpu.vram_gib * trial.count / single, 3) if single else 0.0,
+        "vram_headroom_ratio": tidy(gpu.vram_gib / t.peak, 3) if t.peak else 0.0,
+        "vram_ratio": tidy(gpu.vram_gib * t.count / single, 3) if single else 0.0,
     }
 
 

@@ -56,6 +56,9 @@ class AxisDecision(_Out):
     """False when another decision makes this one moot (pricing when buying)."""
     revised_from: str | None = None
     revision: str | None = None
+    follows: str | None = None
+    """The configuration fact whose value on the pick is the choice (``chosen_by: pick`` in
+    decisions.yaml), else None: the rules' highest score chose it."""
 
 
 class Note(_Out):
@@ -75,6 +78,11 @@ class CandidateCost(_Out):
     per_hour_usd: float
     fixed_usd_year: float
     per_year_usd: float
+    per_run_usd: float
+    start_up_usd_per_run: float
+    """What a rented run pays on the whole configuration to start and finish."""
+    range_usd: dict[str, float]
+    """The cost a year at the high and low ends of the throughput range (``low``, ``high``)."""
 
 
 class Candidate(_Out):
@@ -97,10 +105,24 @@ class Candidate(_Out):
     region: str | None
     pricing: str
     reserved_months: int | None
+    method: str
+    """The method it is priced for (``pretrain``, ``full``, ``lora``, ``qlora``)."""
+    gradient_checkpointing: bool
     vram_needed_gib: float
+    vram_without_checkpointing_gib: float
     vram_total_gib: float
     usd_per_gpu_hour: float
+    access: Literal["self-serve", "account", "contract"]
+    plan: bool
+    """The GPUs the team plans, at the planned count."""
     busy_hours_per_year: float
+    runs_per_year: float
+    run_hours: float
+    """Hours one run trains."""
+    start_up_hours: float
+    """Hours a rented run spends starting and finishing (provisioning, downloads, upload)."""
+    spot_rework_hours: float
+    """Expected hours a spot run loses to interruptions and checkpoints."""
     days_per_run: float | None
     cost: CandidateCost
     score: float
@@ -136,6 +158,23 @@ class Cheaper(_Out):
     reason: str
 
 
+class Rival(_Out):
+    """A configuration weighed against the pick: the team's plan, or a close call."""
+
+    id: str
+    label: str
+    per_year_usd: float
+    upfront_usd: float
+    premium: float
+    """Its cost for the work over the pick's, minus one (0.05: 5 % more; negative: less)."""
+    busy_share: float
+    """Hours it is busy ÷ hours in a year."""
+    days_per_run: float | None
+    excluded: bool
+    reason: str | None
+    """Why it is not the pick (the rule that excluded or scored it down), if it is not."""
+
+
 class Hardware(_Out):
     """The chosen configuration, alternatives, and what rules excluded."""
 
@@ -145,6 +184,11 @@ class Hardware(_Out):
     excluded: list[Excluded]
     cheaper: Cheaper | None = None
     """The cheapest configuration the pick beat despite costing more, if any, and why."""
+    plan: Rival | None = None
+    """The GPUs the team plans, priced for the same work (the pick itself when it wins)."""
+    close_calls: list[Rival] = []
+    """Eligible configurations whose cost for the work is within the policy's close-call
+    margin of the pick's, of another GPU or on the other side (owned vs rented)."""
 
     @field_validator("excluded", mode="before")
     @classmethod
@@ -189,9 +233,10 @@ def fired_by_rule(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
 
 
 def first_exclusions(groups: Sequence[Excluded]) -> list[Excluded]:
-    """``groups`` (as :func:`excluded` orders them) with each configuration under the first
-    rule that excluded it only: the lean decision's form, made the same way from a traced
-    decision's groups."""
+    """``groups`` (as :func:`excluded` orders them) in the lean decision's form: each
+    configuration under the first rule that excluded it only, one entry per rule, whose
+    reason is that of its first configuration (the reason of each one comes with trace);
+    made the same way from a traced decision's groups."""
     seen: set[str] = set()
     by_rule: dict[str, list[Excluded]] = {}
     for group in groups:
@@ -199,8 +244,12 @@ def first_exclusions(groups: Sequence[Excluded]) -> list[Excluded]:
         seen.update(ids)
         if ids:
             by_rule.setdefault(group.rule, []).append(group.model_copy(update={"ids": ids}))
-    return [g for rule_groups in by_rule.values()
-            for g in sorted(rule_groups, key=lambda g: g.ids[0])]
+    out = []
+    for rule, rule_groups in by_rule.items():
+        ordered = sorted(rule_groups, key=lambda g: g.ids[0])
+        out.append(Excluded(rule=rule, reason=ordered[0].reason,
+                            ids=sorted(i for g in ordered for i in g.ids)))
+    return out
 
 
 def request_firings(fired: Mapping[str, list[str]]) -> dict[str, list[str]]:

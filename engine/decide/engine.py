@@ -25,8 +25,10 @@ from engine.decide.decision import (
     decide_axes,
     fired_by_rule,
     first_exclusions,
+    reason,
     request_firings,
     sort_warnings,
+    text_of,
 )
 from engine.decide.pick import candidate_notes, hardware, score_candidates
 from engine.decide.sides import (
@@ -38,17 +40,20 @@ from engine.decide.sides import (
     summary_facts,
 )
 from engine.errors import EngineError
-from engine.facts.build import Facts, build_facts, method_sized, size
+from engine.estimates.figure import tidy
+from engine.estimates.workload import Workload
+from engine.facts.build import Facts, build_facts, methods_allowed, size
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
 from engine.rules.evaluate import Evaluator
 from engine.rules.limits import durable_fact
-from engine.rules.load import Rulebook, load_rulebook
+from engine.rules.load import Rule, Rulebook, load_rulebook
 from engine.rules.trial import verified
 
 SCHEMA_VERSION = 3
-SHOWN_TRACES = ("break_even_hours", "pick_cost_usd_year", "pick_purchase_usd")
+SHOWN_TRACES = ("break_even_work", "pick_cost_usd_year", "pick_purchase_usd",
+                "pick_start_up_hours", "pick_spot_rework_hours")
 """The formula traces of figures the advice itself prints (the break-even chart, the pick's
 cost and purchase): in every decision. The others come with ``trace``."""
 SHOWN_FACTS = frozenset({"model_name", "params_b", "hours_gpu_name", "dev_gpu_name",
@@ -163,7 +168,7 @@ class _Made:
 
     run: _Run
     axes: dict[str, AxisDecision]
-    method: MethodGroup
+    methods: tuple[MethodGroup, ...]
     candidates: list[PricedCandidate]
     scored: list[Scored]
     local: Scored | None
@@ -212,7 +217,8 @@ class Engine:
         """
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
-        hw = hardware(choice, made.scored, axes, trace=trace)
+        hw = hardware(choice, made.scored, axes, trace=trace,
+                      margin=self.catalog.policy.close_call_margin.value)
         warnings, strategies = self._notes(run)
         if choice is not None:
             notes = candidate_notes(choice)
@@ -235,7 +241,7 @@ class Engine:
             hardware=hw,
             warnings=warnings,
             strategies=strategies,
-            estimates=_estimates(run.facts, made.method, choice, made.local, made.cloud,
+            estimates=_estimates(run.facts, made.methods, choice, made.local, made.cloud,
                                  trace=trace),
             fired=fired if trace else request_firings(fired),
         )
@@ -256,8 +262,8 @@ class Engine:
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])
         self._phase(run, 1)
         axes = self._decide(run)
-        method = method_sized(axes["approach"].choice, axes["method"].choice)
-        sizing = size(run.facts, answers, self.catalog, method)
+        methods = _methods(axes)
+        sizing = size(run.facts, answers, self.catalog, methods)
         candidates = build_candidates(self.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in self.rulebook.early_axes}
         scored = self._score(run, candidates, choices)
@@ -271,17 +277,18 @@ class Engine:
         deployment, line = deployment_facts(local, cloud, run.facts.work, self.catalog.policy)
         run.facts.values.update(deployment)
         if line is not None:
-            run.facts.traces["break_even_hours"] = line
+            run.facts.traces["break_even_work"] = line
         self._phase(run, 3)
         axes = self._decide(run)
         choice, revision = _pick(axes["deployment"], local, cloud)
         if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
             # owning or renting is not open to this team: no break-even to weigh
-            run.facts.traces.pop("break_even_hours", None)
-            for name in ("break_even_hours", "payback_years"):
+            run.facts.traces.pop("break_even_work", None)
+            for name in ("break_even_work", "payback_years"):
                 run.facts.values.pop(name, None)
         axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
-        return _Made(run, axes, method, candidates, scored, local, cloud, choice)
+        axes = _followed(axes, choice, scored, self.rulebook)
+        return _Made(run, axes, methods, candidates, scored, local, cloud, choice)
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made
@@ -291,8 +298,7 @@ class Engine:
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])
         self._phase(run, 1)
         axes = self._decide(run)
-        sizing = size(run.facts, answers, self.catalog,
-                      method_sized(axes["approach"].choice, axes["method"].choice))
+        sizing = size(run.facts, answers, self.catalog, _methods(axes))
         values = run.values
         # every phase-1 choice: those the candidate rules read among them
         inputs = (sizing, {name: values.get(name) for name in self.compiled.candidate_copies},
@@ -368,6 +374,41 @@ class Engine:
         return fired
 
 
+def _methods(axes: Mapping[str, AxisDecision]) -> tuple[MethodGroup, ...]:
+    """The methods candidates are built for, from the phase-1 decisions."""
+    return methods_allowed(axes["approach"].choice,
+                           [o.option for o in axes["method"].ranking if not o.excluded])
+
+
+def _followed(axes: dict[str, AxisDecision], choice: Scored | None, scored: list[Scored],
+              book: Rulebook) -> dict[str, AxisDecision]:
+    """The axes chosen by the pick (``chosen_by: pick``) take the picked configuration's
+    value, with the reasons the candidate rules gave on that hardware for the options it
+    kept and dropped (the method: why this method on this configuration)."""
+    if choice is None:
+        return {**axes, **{axis: axes[axis].model_copy(update={"choice": None, "follows": field})
+                           for axis, field in book.picked.items()}}
+    out = dict(axes)
+    hardware = choice.candidate.hardware
+    for axis, field_name in book.picked.items():
+        option = str(choice.facts[field_name])
+        notes = [reason(rule, "prefer", 0.0, text_of(rule, s.facts))
+                 for s in scored if s.candidate.hardware == hardware and s is not choice
+                 for rule in s.rules if rule.scoring[0]
+                 and _speaks_of(rule, field_name)]
+        ranking = [o.model_copy(update={"reasons": [*o.reasons, *notes]})
+                   if o.option == option else o for o in axes[axis].ranking]
+        ranking.sort(key=lambda o: (o.option != option, o.excluded, -o.score))
+        out[axis] = axes[axis].model_copy(update={"choice": option, "ranking": ranking,
+                                                  "follows": field_name})
+    return out
+
+
+def _speaks_of(rule: Rule, field_name: str) -> bool:
+    """The rule reads the configuration fact an axis follows, or its neighbours'."""
+    return any(name in rule.reads for name in (field_name, "better_method", "worse_method"))
+
+
 def _outcome(axes: Mapping[str, AxisDecision]) -> tuple[Any, ...]:
     """Each axis' choice, open options in rank order and excluded options."""
     return tuple((name, axis.choice, tuple(_ranked(axis)),
@@ -440,10 +481,11 @@ def _traces(facts: Facts, choice: Scored | None, local: Scored | None,
     return traces
 
 
-def _estimates(facts: Facts, method: str, choice: Scored | None, local: Scored | None,
-               cloud: Scored | None, *, trace: bool) -> dict[str, Any]:
+def _estimates(facts: Facts, methods: tuple[MethodGroup, ...], choice: Scored | None,
+               local: Scored | None, cloud: Scored | None, *, trace: bool) -> dict[str, Any]:
+    method = str(choice.facts["train_method"]) if choice is not None else methods[-1]
     memory = facts.memory[method]
-    work = facts.work
+    work = facts.works.get(method, facts.work)
     assert work is not None
     traces = _traces(facts, choice, local, cloud, trace=trace)
     return {
@@ -461,48 +503,50 @@ def _estimates(facts: Facts, method: str, choice: Scored | None, local: Scored |
             "tokens_per_run_b": work.tokens_per_run_b,
             "tokens_from": work.tokens_from,
             "runs_per_year": work.runs_per_year,
+            "runs_assumed": work.runs_assumed,
             "hours_per_year": work.hours_per_year,
             "hours_assumed": work.hours_assumed,
             "hours_gpu": work.hours_gpu,
-            "flops_per_run": None if work.flops_per_run is None
-            else float(f"{work.flops_per_run:.4g}"),
+            "units": tidy(work.units, 2),
+            "unit": work.unit,
+            "flops_per_run": float(f"{work.flops_per_run:.4g}"),
             "flops_per_year": float(f"{work.flops_per_year:.4g}"),
             "reference_gpu_hours": round(work.reference_gpu_hours, 1),
         },
         "break_even": _break_even(facts),
-        "training": _training(facts, choice),
+        "training": _training(work, choice),
         "traces": traces,
     }
 
 
 def _break_even(facts: Facts) -> dict[str, Any] | None:
-    line = facts.traces.get("break_even_hours")
+    line = facts.traces.get("break_even_work")
     if line is None:
         return None
-    return {"hours_per_year": round(line.value), "unit": line.unit,
+    return {"work": tidy(line.value, 2), "unit": line.unit,
             "own": line.inputs["own"], "rent": line.inputs["rent"],
-            "payback_years": facts.values.get("payback_years")}
+            "payback_years": facts.values.get("payback_years"),
+            "write_off_years": facts.values.get("write_off_years")}
 
 
-def _training(facts: Facts, choice: Scored | None) -> dict[str, Any] | None:
-    """One training run on the pick: GPU-hours, days and what it costs."""
-    work = facts.work
-    if choice is None or work is None or work.flops_per_run is None:
+def _training(work: Workload, choice: Scored | None) -> dict[str, Any] | None:
+    """One training run on the pick: GPU-hours, days (start-up included) and its cost."""
+    if choice is None:
         return None
     f = choice.facts
-    runs = work.runs_per_year or 1
-    share = work.flops_per_run / work.flops_per_year if work.flops_per_year else 0.0
     return {
         "tokens_b": work.tokens_per_run_b,
         "tokens_from": work.tokens_from,
         "on": f["candidate_id"],
         "gpus": f["count"],
         "gpu": f["gpu"],
+        "method": f["train_method"],
         "flops": float(f"{work.flops_per_run:.4g}"),
-        "gpu_hours": round(float(f["gpu_hours_per_year"]) / runs, 1),
+        "gpu_hours": round(float(f["run_hours"]) * int(f["count"]), 1),
+        "training_hours": f["run_hours"],
+        "start_up_hours": f["start_up_hours"],
         "days": f["days_per_run"],
-        "cost_usd": round(float(f["cost_usd_year"]) * share) if f["where"] == "cloud"
-        and f["pricing"] != "reserved" else None,
+        "cost_usd": round(float(f["cost_usd_per_run"]), 2) if f["where"] == "cloud" else None,
     }
 
 

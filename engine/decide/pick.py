@@ -20,6 +20,7 @@ from engine.decide.decision import (
     Hardware,
     Note,
     Reason,
+    Rival,
     first_exclusions,
     note,
     reason,
@@ -29,6 +30,7 @@ from engine.decide.decision import (
     Candidate as CandidateOut,
 )
 from engine.decide.sides import Scored
+from engine.estimates.figure import tidy
 from engine.rules.load import Rule, Rulebook
 
 ALTERNATIVES = 4
@@ -52,33 +54,86 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 
 
 def hardware(choice: Scored | None, scored: Sequence[Scored],
-             axes: Mapping[str, AxisDecision], *, trace: bool = False) -> Hardware:
-    """The hardware section: the pick, alternatives, exclusions and the cheaper row it beat;
-    with ``trace``, each configuration's own warnings and strategies, and every rule that
+             axes: Mapping[str, AxisDecision], *, margin: float,
+             trace: bool = False) -> Hardware:
+    """The hardware section: the pick, alternatives, exclusions, the cheaper row it beat,
+    the team's plan and the close calls (within ``margin`` of the pick's cost); with
+    ``trace``, each configuration's own warnings and strategies, and every rule that
     excluded a configuration (else the first only)."""
+    plan = plan_of(scored)
+    near = close_calls(choice, scored, margin) if choice else []
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
-                      for s in alternatives(choice, scored)],
+                      for s in alternatives(choice, scored, keep=[plan, *near])],
         considered=len(scored),
         excluded=excluded(scored) if trace else first_exclusions(excluded(scored)),
         cheaper=cheaper(choice, scored, axes) if choice else None,
+        plan=rival(choice, plan, axes) if choice and plan else None,
+        close_calls=[rival(choice, s, axes) for s in near] if choice else [],
     )
 
 
+def plan_of(scored: Sequence[Scored]) -> Scored | None:
+    """The team's planned configuration: the best-ranked one marked as the plan."""
+    planned = [s for s in scored if s.facts.get("is_plan")]
+    return min(planned, key=lambda s: (s.excluded, s.sort_key)) if planned else None
+
+
+def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
+                limit: int = 2) -> list[Scored]:
+    """Eligible configurations of another GPU or on the other side whose cost for the work is
+    within ``margin`` of the pick's, nearest first (at most ``limit``): what would tip the
+    decision is then said with them."""
+    cost = float(choice.facts["cost_usd_year"])
+    found: list[Scored] = []
+    seen = {_group(choice)}
+    for entry in sorted((s for s in scored if not s.excluded and s is not choice),
+                        key=lambda s: abs(float(s.facts["cost_usd_year"]) - cost)):
+        other = float(entry.facts["cost_usd_year"])
+        if not cost or abs(other - cost) > margin * cost or _group(entry) in seen:
+            continue
+        seen.add(_group(entry))
+        found.append(entry)
+        if len(found) >= limit:
+            break
+    return found
+
+
+def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision]) -> Rival:
+    """``entry`` against the pick: its cost, how much more, how busy, why it is not the pick."""
+    f, cost = entry.facts, float(choice.facts["cost_usd_year"])
+    reason_text: str | None = None
+    if entry is not choice:
+        if entry.excluded:
+            rule = next((r for r in entry.rules if r.scoring[0]), None)
+            reason_text = text_of(rule, f) if rule else None
+        else:
+            rule_id, text = _why_not(choice, entry, axes)
+            reason_text = None if rule_id == "hardware.rank" else text
+    return Rival(id=entry.id, label=label(entry), per_year_usd=tidy(f["cost_usd_year"], 0),
+                 upfront_usd=f["upfront_usd"],
+                 premium=tidy(float(f["cost_usd_year"]) / cost - 1, 3) if cost else 0.0,
+                 busy_share=f["utilisation"], days_per_run=f["days_per_run"],
+                 excluded=entry.excluded, reason=reason_text)
+
+
 def alternatives(choice: Scored | None, scored: Sequence[Scored],
-                 limit: int = ALTERNATIVES) -> list[Scored]:
+                 limit: int = ALTERNATIVES, keep: Sequence[Scored | None] = ()) -> list[Scored]:
     """The best configuration of each other GPU and place, by rank, with the cheapest
-    eligible configuration and the best one on the other side always among them."""
+    eligible configuration, the best one on the other side and those in ``keep`` (the plan,
+    the close calls) always among them."""
     ranked = sorted((s for s in scored if not s.excluded and s is not choice),
                     key=lambda s: s.sort_key)
     seen = {_group(choice)} if choice else set()
     picked: list[Scored] = []
-    must = [s for s in (_cheapest(ranked), _other_side(choice, ranked)) if s is not None]
+    kept = [s for s in keep if s is not None and s is not choice and not s.excluded]
+    must = [*kept, *(s for s in (_cheapest(ranked), _other_side(choice, ranked))
+                     if s is not None)]
     for entry in [*must, *ranked]:
-        if len(picked) >= limit:
+        if len(picked) >= max(limit, len(kept)):
             break
-        if _group(entry) not in seen:
+        if (entry in kept and entry not in picked) or _group(entry) not in seen:
             seen.add(_group(entry))
             picked.append(entry)
     return sorted(picked, key=lambda s: s.sort_key)
@@ -149,7 +204,7 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) ->
                           ("pricing", rented and r["pricing"] != _chosen(axes, "pricing")),
                           ("deployment", c["where"] != r["where"])):
         if differs and axis in axes:
-            return _axis_reason(axis, axes[axis])
+            return axis_reason(axis, axes[axis])
     return _rule_reason(choice, rival)
 
 
@@ -157,7 +212,9 @@ def _chosen(axes: Mapping[str, AxisDecision], axis: str) -> str | None:
     return axes[axis].choice if axis in axes else None
 
 
-def _axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:
+def axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:
+    """(rule, text): why an axis chose what it chose, in its strongest reason (or the
+    revision, or the declared order when no rule preferred an option)."""
     label = axis.replace("_", " ")
     if decision.revision:
         return f"{axis}.revised", f"{label} is {decision.choice}: {decision.revision}"
@@ -181,9 +238,21 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
         if loss and rule not in choice.rules:
             options.append((loss, rule, rival.facts))
     if not options:
-        return "hardware.rank", "equal score; ranked by cost, then id"
+        return "hardware.rank", _by_cost(choice, rival)
     _, rule, facts = max(options, key=lambda o: (o[0], -o[1].order))
     return rule.id, text_of(rule, facts)
+
+
+def _by_cost(choice: Scored, rival: Scored) -> str:
+    """Why the pick outranks a rival no rule separates: its cost for the same work."""
+    mine, theirs = float(choice.facts["cost_usd_year"]), float(rival.facts["cost_usd_year"])
+    if theirs > mine:
+        return (f"equal rule score; it costs ${theirs - mine:,.0f} a year more than the pick "
+                "for the same work")
+    if theirs < mine:
+        return (f"equal rule score and ${mine - theirs:,.0f} a year cheaper; ranked by "
+                "cost, then id")
+    return "equal rule score and cost; ranked by up-front cost, then id"
 
 
 def candidate_notes(entry: Scored) -> list[Note]:
@@ -217,10 +286,20 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         offer=None if local else f["offer"], instance=f["instance"] or None,
         platform=f.get("platform") if local else None, region=f["regions"] or None,
         pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,
-        vram_needed_gib=f["vram_needed_gib"], vram_total_gib=f["vram_total_gib"],
-        usd_per_gpu_hour=f["usd_per_gpu_hour"], busy_hours_per_year=f["busy_hours_per_year"],
-        days_per_run=f["days_per_run"],
+        method=f["train_method"], gradient_checkpointing=f["gradient_checkpointing_on"],
+        vram_needed_gib=f["vram_needed_gib"],
+        vram_without_checkpointing_gib=f["vram_without_checkpointing_gib"],
+        vram_total_gib=f["vram_total_gib"], usd_per_gpu_hour=f["usd_per_gpu_hour"],
+        access=f["access"], plan=f["is_plan"],
+        busy_hours_per_year=f["busy_hours_per_year"], runs_per_year=f["runs_per_year"],
+        run_hours=f["run_hours"], start_up_hours=f["start_up_hours"],
+        spot_rework_hours=f["spot_extra_hours"], days_per_run=f["days_per_run"],
         cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
-                           fixed_usd_year=f["fixed_usd_year"], per_year_usd=f["cost_usd_year"]),
+                           fixed_usd_year=tidy(f["fixed_usd_year"], 0),
+                           per_year_usd=tidy(f["cost_usd_year"], 0),
+                           per_run_usd=tidy(f["cost_usd_per_run"], 2),
+                           start_up_usd_per_run=f["start_up_usd_per_run"],
+                           range_usd={"low": entry.candidate.low_cost,
+                                      "high": entry.candidate.high_cost}),
         score=entry.score, reasons=reasons, warnings=candidate_notes(entry) if notes else None,
     )

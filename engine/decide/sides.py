@@ -125,6 +125,7 @@ def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
     od = costs.get("on_demand")
     if od and "spot" in costs:
         out["spot_to_on_demand_cost_ratio"] = tidy(costs["spot"] / od, 3)
+        out["spot_saving"] = tidy(1 - costs["spot"] / od, 3)
     others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
     if "hyperscaler" in costs and others and min(others) > 0:
         out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)
@@ -196,7 +197,7 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
     out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
     line = break_even_line(local, cloud, work, policy)
     if line is not None:
-        out["break_even_hours"] = round(line.value)
+        out["break_even_work"] = tidy(line.value, 2)
         years = _payback_years(local, cloud)
         if years is not None:
             out["payback_years"] = tidy(years, 2)
@@ -205,15 +206,16 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
 
 def break_even_line(local: Scored, cloud: Scored, work: Workload,
                     policy: Policy) -> Figure | None:
-    """The year's work (GPU-hours of the team's reference GPU) above which owning ``local``
-    costs less than renting ``cloud``; both configurations held fixed."""
-    units = work.reference_gpu_hours
+    """The year's work, in the team's own unit (runs a year, or GPU-hours on its GPU), above
+    which owning ``local`` costs less than renting ``cloud``; both configurations held
+    fixed, each doing the work with its own method."""
+    units = work.units
     if units <= 0:
         return None
     lf, cf = local.facts, cloud.facts
     return break_even(
         _line(lf, units), _line(cf, units),
-        unit=f"GPU-hours/year of {work.hours_gpu_name}",
+        unit=work.unit,
         sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
                  "price.break-even-4090", "price.onprem-break-even"],
         own_label=f"{lf['count']}× {lf['gpu_label']}",

@@ -161,34 +161,33 @@ def hourly_rent_usd(usd_per_gpu_hour: float, gpus: int, vm_usd_per_instance_hour
     return usd_per_gpu_hour * gpus + vm_usd_per_instance_hour * instances
 
 
-def renting_cost(usd_per_gpu_hour: float, gpus: int, instances: int,
-                 vm_usd_per_instance_hour: float, busy_hours: float, pricing: str,
-                 policy: Policy, *, sources: Sequence[str] = ()) -> Figure:
-    """Renting for a year's work, hidden cloud costs included.
+def all_in_usd_per_gpu_hour(usd_per_gpu_hour: float, gpus: int,
+                            vm_usd_per_instance_hour: float, instances: int) -> float:
+    """A rented GPU-hour all in: the offer's rate plus the GPU's share of the VMs a GPU-only
+    price needs (the one place a $/GPU-hour is made; ``estimate cost`` and ``recommend``
+    both read it)."""
+    return hourly_rent_usd(usd_per_gpu_hour, gpus, vm_usd_per_instance_hour,
+                           instances) / gpus
 
-    On demand and spot, the busy hours are paid (spot: plus the work redone after
-    interruptions); a reserved term is paid for every hour of the year it commits to.
-    """
+
+def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, *,
+                 sources: Sequence[str] = (), **parts: float | int | str | None) -> Figure:
+    """Renting for a year's work, hidden cloud costs included: the configuration's $/hour
+    for the hours billed, which are every run's billed hours (start-up, training and, on
+    spot, the expected rework), or every hour a committed term covers."""
     over = policy.hidden_cloud_overhead.expected
-    hourly = hourly_rent_usd(usd_per_gpu_hour, gpus, vm_usd_per_instance_hour, instances)
     if pricing == "reserved":
-        hours = policy.hours_per_year_max.value
-        formula = "($/GPU-hour × GPUs + VM $/hour × instances) × every hour of the year × " \
-                  "(1 + hidden overhead)"
-        extra: list[str] = []
+        formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × hours the committed term "
+                   "covers a year × (1 + hidden overhead)")
     else:
-        rework = policy.spot_rework_fraction.value if pricing == "spot" else 0.0
-        hours = busy_hours * (1 + rework)
-        formula = "($/GPU-hour × GPUs + VM $/hour × instances) × busy hours" + (
-            " × (1 + spot rework)" if rework else "") + " × (1 + hidden overhead)"
-        extra = list(policy.spot_rework_fraction.sources) if rework else []
-    return figure(
-        hourly * hours * (1 + over), "USD/year", formula,
-        [*sources, *policy.hidden_cloud_overhead.sources, *extra],
-        usd_per_gpu_hour=usd_per_gpu_hour, gpus=gpus, instances=instances,
-        vm_usd_per_instance_hour=vm_usd_per_instance_hour, hours=hours,
-        hidden_overhead=over, pricing=pricing,
-    )
+        formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × runs × billed hours a run "
+                   "(start-up + training" + (" + expected spot rework" if pricing == "spot"
+                                              else "") + ", in the billing increment) × "
+                   "(1 + hidden overhead)")
+    return figure(hourly_usd * hours * (1 + over), "USD/year", formula,
+                  [*sources, *policy.hidden_cloud_overhead.sources],
+                  hourly_usd=hourly_usd, hours=hours, hidden_overhead=over, pricing=pricing,
+                  **parts)
 
 
 def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],

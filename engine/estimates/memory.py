@@ -285,9 +285,9 @@ def peak_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> float:
     return MemoryModel(policy).peak_on(req, gpu, gpus)
 
 
-def checkpointing_on(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> bool:
-    """:meth:`MemoryModel.checkpointing_on` under ``policy``."""
-    return MemoryModel(policy).checkpointing_on(req, gpu, gpus)
+def checkpointing_needed(req: MemoryRequest, gpu: Gpu, policy: Policy, gpus: int) -> bool:
+    """:meth:`MemoryModel.checkpointing_needed` under ``policy``."""
+    return MemoryModel(policy).checkpointing_needed(req, gpu, gpus)
 
 
 def gpus_needed(req: MemoryRequest, gpu: Gpu, policy: Policy) -> int | None:
@@ -369,26 +369,24 @@ class MemoryModel:
         )
 
     def peak_on(self, req: MemoryRequest, gpu: Gpu, gpus: int) -> float:
-        """The per-GPU peak (GiB, rounded like ``total_gib``) on ``gpus`` cards of ``gpu``.
+        """The per-GPU peak (GiB, rounded like ``total_gib``) on ``gpus`` cards of ``gpu``,
+        checkpointing on only where it is needed (:meth:`checkpointing_needed`): consistent
+        with :meth:`gpus_needed`."""
+        return self.peak_with(req, self.checkpointing_needed(req, gpu, gpus), gpus)
 
-        Consistent with :meth:`gpus_needed`: with checkpointing on auto, the usual choice is
-        kept when it fits the card, else the other setting if that one fits (it is what made
-        this count feasible).
-        """
-        return tidy(self.peak(req, self.checkpointing_on(req, gpu, gpus), gpus), 2)
+    def peak_with(self, req: MemoryRequest, ckpt: bool, gpus: int) -> float:
+        """The per-GPU peak (GiB, rounded like ``total_gib``) with checkpointing as given."""
+        return tidy(self.peak(req, ckpt and req.method != "inference", gpus), 2)
 
-    def checkpointing_on(self, req: MemoryRequest, gpu: Gpu, gpus: int) -> bool:
-        """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as asked, else on when
-        it lowers the peak noticeably, or when only it makes the job fit the card."""
+    def checkpointing_needed(self, req: MemoryRequest, gpu: Gpu, gpus: int) -> bool:
+        """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as the team asked,
+        else only when the job does not fit the cards without it (recomputation costs time,
+        so it is never on where nothing needs it)."""
         if req.method == "inference":
             return False
         if req.checkpointing is not None:
             return req.checkpointing
-        ckpt, _ = self.resolve_checkpointing(req, gpus)
-        cap = usable_gib(gpu, self.policy)
-        if self.peak(req, ckpt, gpus) > cap and self.peak(req, not ckpt, gpus) <= cap:
-            return not ckpt
-        return ckpt
+        return self.peak(req, False, gpus) > usable_gib(gpu, self.policy)
 
     def resolve_checkpointing(self, req: MemoryRequest, gpus: int) -> tuple[bool, bool]:
         """(checkpointing on?, decided automatically?)."""

@@ -114,6 +114,7 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
     cheapest (or given) offer for the same work (its GPUs' throughput taken into account)."""
     from engine.estimates.cost import (
         CostLine,
+        all_in_usd_per_gpu_hour,
         break_even,
         owning,
         payback_years,
@@ -147,9 +148,10 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
         ratio = (effective_tflops(gpu, 1, 1, None, "full", False, policy).value
                  / effective_tflops(rented, 1, 1, None, "full", False, policy).value)
         rent_hours = hours_per_year * gpus * ratio
-        rate = offer.on_demand_usd_per_gpu_hour + (offer.vm_usd_per_instance_hour or 0.0)
-        rent_fig = renting_cost(rate, 1, 0, 0.0, rent_hours, "on-demand", policy,
-                                sources=offer.sources)
+        rate = all_in_usd_per_gpu_hour(offer.on_demand_usd_per_gpu_hour, offer.shapes[0],
+                                       offer.vm_usd_per_instance_hour or 0.0, 1)
+        rent_fig = renting_cost(rate, rent_hours, "on-demand", policy, sources=offer.sources,
+                                usd_per_gpu_hour=rate, gpu_hours=rent_hours)
         trace["rent"] = rent_fig
         rent = rent_fig.value
         if own is not None and hours_per_year > 0:

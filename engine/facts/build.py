@@ -13,12 +13,13 @@ Facts come in the order the decision needs them:
 from __future__ import annotations
 
 import math
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from engine.answers.model import Answers
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, MethodGroup
+from engine.catalog.models import ApiOffer, Gpu, MethodGroup, Policy
 from engine.estimates.cost import api_cost_per_month, platform_for, purchase_cost
 from engine.estimates.figure import Figure, figure, tidy
 from engine.estimates.memory import (
@@ -42,6 +43,9 @@ class Facts:
     memory: dict[str, MemoryEstimate] = field(default_factory=dict)
     shape: Shape | None = None
     work: Workload | None = None
+    """The work of the lightest method allowed (what the request-level sized facts speak of)."""
+    works: dict[str, Workload] = field(default_factory=dict)
+    """The work of every method candidates are built for."""
 
     def put(self, name: str, value: Any, trace: Figure | None = None) -> None:
         """Set a fact (floats tidied so they never need exponent form).
@@ -81,6 +85,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     facts.put("params_b", shape.params_b)
     facts.put("model_name", shape.label)
     facts.put("base_model_named", answers.model is not None)
+    facts.put("is_moe", shape.compute_params_b < shape.params_b * 0.99)
     _method_memory_facts(facts, answers, catalog, shape)
     _dev_box_facts(facts, answers, catalog, shape)
     _api_facts(facts, answers, catalog, shape)
@@ -90,6 +95,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
               answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
     facts.put("max_consumer_gpus_per_box", int(catalog.policy.max_consumer_gpus_per_box.value))
+    facts.put("write_off_years", catalog.policy.amortisation_years.value)
     return facts
 
 
@@ -119,7 +125,7 @@ def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
         estimate = memory_of(catalog, req)
         facts.memory[method] = estimate
         facts.put(f"vram_{method}_gib", estimate.total_gib,
-                  catalog.derived(("memory_trace", req), _memory_trace, estimate))
+                  catalog.per_job(("memory_trace", req), _memory_trace, estimate))
     for method in TRAINING_METHODS:
         n = needed_on(catalog, memory_request(answers, shape, method), largest)
         facts.put(f"consumer_gpus_needed_{method}", n)
@@ -140,13 +146,13 @@ def _memory_trace(estimate: MemoryEstimate) -> Figure:
 
 def needed_on(catalog: Catalog, req: MemoryRequest, gpu: Gpu) -> int | None:
     """:func:`gpus_needed` with the catalog's policy, remembered per catalog."""
-    return catalog.derived(("gpus_needed", req, gpu.id), memory_model(catalog).gpus_needed, req,
+    return catalog.per_job(("gpus_needed", req, gpu.id), memory_model(catalog).gpus_needed, req,
                            gpu)
 
 
 def memory_of(catalog: Catalog, req: MemoryRequest) -> MemoryEstimate:
     """:func:`estimate_memory` on one GPU with the catalog's policy, remembered per catalog."""
-    return catalog.derived(("estimate_memory", req), memory_model(catalog).estimate, req, 1)
+    return catalog.per_job(("estimate_memory", req), memory_model(catalog).estimate, req, 1)
 
 
 @dataclass(frozen=True)
@@ -161,7 +167,7 @@ class LocalBox:
 def cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
     """The owned configuration with the lowest purchase price that holds ``req`` (no more
     consumer cards than the policy's practical box)."""
-    return catalog.derived(("cheapest_box", req), _cheapest_box, catalog, req)
+    return catalog.per_job(("cheapest_box", req), _cheapest_box, catalog, req)
 
 
 def _cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
@@ -188,37 +194,91 @@ def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shap
 
 
 def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """An API's monthly bill for the team's volume, against serving the model yourself."""
+    """A hosted API's monthly bill for the team's volume, against serving the model
+    yourself: always-on GPUs sized for the busiest hours, and the people who run them."""
     volume = answers.api_tokens_per_month_m
-    api = next((a for a in catalog.apis if a.id == catalog.policy.reference_api.value), None)
-    if volume is None or api is None:
+    if volume is None:
+        return
+    api = api_for(catalog, shape)
+    if api is None:
         return
     bill = api_cost_per_month(volume, api, catalog.policy)
+    facts.put("api_model_class", api.model_class)
+    facts.put("api_name", api.name)
     facts.put("api_cost_usd_month", bill.value, bill)
-    req = memory_request(answers, shape, "inference")
-    serving = []
-    for offer in catalog.offers:
-        if offer.market is not None:
-            continue
-        n = needed_on(catalog, req, catalog.gpus[offer.gpu])
-        if n is not None and n <= offer.shapes[-1]:
-            count = next(s for s in offer.shapes if s >= n)
-            serving.append((offer.on_demand_usd_per_gpu_hour * count, offer.id, offer, count))
-    if not serving:
+    month = serving_cost_per_month(catalog, shape, volume, memory_request(answers, shape,
+                                                                          "inference"))
+    if month is None:
         return
-    _, _, offer, n = min(serving, key=lambda s: (s[0], s[1]))
-    policy = catalog.policy
-    hours = policy.hours_per_month.value
-    over = policy.hidden_cloud_overhead.expected
-    month = figure(offer.on_demand_usd_per_gpu_hour * n * hours * (1 + over), "USD/month",
-                   "$/GPU-hour × GPUs × hours a month × (1 + hidden overhead), on demand",
-                   [*offer.sources, *policy.hours_per_month.sources,
-                    *policy.hidden_cloud_overhead.sources],
-                   offer=offer.id, usd_per_gpu_hour=offer.on_demand_usd_per_gpu_hour, gpus=n,
-                   hours=hours, hidden_overhead=over)
     facts.put("own_cost_usd_month", month.value, month)
+    facts.put("own_serving_gpus", month.inputs["gpus"])
+    facts.put("own_serving_gpu_name", month.inputs["gpu_name"])
     if month.value > 0:
         facts.put("api_to_own_cost_ratio", bill.value / month.value)
+
+
+def api_for(catalog: Catalog, shape: Shape) -> ApiOffer | None:
+    """The hosted API a team's own model of this size stands in for: the cheapest (blended)
+    current price of its class (``api_class_max_params_b``; stale prices only when no
+    current one is listed)."""
+    policy = catalog.policy
+    limits = policy.api_class_max_params_b
+    model_class = ("small" if shape.params_b <= limits["small"].value else
+                   "mid" if shape.params_b <= limits["mid"].value else "frontier")
+    offers = [a for a in catalog.apis if a.model_class == model_class]
+    current = [a for a in offers if not catalog.is_stale(a.as_of)] or offers
+    share = policy.api_output_token_share.value
+    return min(current, key=lambda a: (a.input_usd_per_m_tokens * (1 - share)
+                                       + a.output_usd_per_m_tokens * share, a.id),
+               default=None)
+
+
+def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: float,
+                           req: MemoryRequest) -> Figure | None:
+    """Serving the model yourself for a month: the GPUs that hold it and serve the busiest
+    hours (decoding speed from memory bandwidth), rented on demand around the clock on the
+    cheapest datacenter offer, plus the share of an engineer who runs it."""
+    policy = catalog.policy
+    hours = policy.hours_per_month.value
+    peak = tokens_m_per_month * 1e6 / (hours * 3600) * policy.serving_peak_to_mean.value
+    over = policy.hidden_cloud_overhead.expected
+    options = []
+    for offer in catalog.offers:
+        gpu = catalog.gpus[offer.gpu]
+        if offer.market is not None or gpu.form == "consumer":
+            continue
+        memory = needed_on(catalog, req, gpu)
+        if memory is None:
+            continue
+        speed = (policy.serving_tokens_per_s_per_bandwidth.value * gpu.bandwidth_gbps
+                 / max(shape.compute_params_b, 0.01))
+        need = max(memory, math.ceil(peak / speed - 1e-9), 1)
+        count = next((s for s in offer.shapes if s >= need), None)
+        if count is None and offer.multi_node:
+            largest = offer.shapes[-1]
+            count = largest * math.ceil(need / largest)
+        if count is None:
+            continue
+        rent = offer.on_demand_usd_per_gpu_hour * count * hours * (1 + over)
+        options.append((rent, offer.id, offer, gpu, count, speed))
+    if not options:
+        return None
+    rent, _, offer, gpu, count, speed = min(options, key=lambda o: (o[0], o[1]))
+    people = (policy.serving_operations_fte.value * policy.engineer_usd_per_year.value / 12)
+    return figure(
+        rent + people, "USD/month",
+        "GPUs × $/GPU-hour × hours a month × (1 + hidden overhead), on demand, for the GPUs "
+        "that hold the model and serve the busiest hours (tokens a second × peak-to-mean ÷ "
+        "tokens a second one GPU serves) + engineers × $ a year ÷ 12",
+        [*offer.sources, *policy.hours_per_month.sources,
+         *policy.hidden_cloud_overhead.sources,
+         *policy.serving_tokens_per_s_per_bandwidth.sources,
+         *policy.serving_peak_to_mean.sources, *policy.serving_operations_fte.sources,
+         *policy.engineer_usd_per_year.sources],
+        offer=offer.id, gpu_name=gpu.name, gpus=count,
+        usd_per_gpu_hour=offer.on_demand_usd_per_gpu_hour, hours=hours, hidden_overhead=over,
+        peak_tokens_per_s=peak, tokens_per_s_per_gpu=speed, gpus_usd_month=rent,
+        operations_usd_month=people)
 
 
 def _plan_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:
@@ -240,94 +300,172 @@ def _plan_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:
 
 
 @dataclass(frozen=True)
+class Job:
+    """One way of doing the team's training: a method, its memory question and its work."""
+
+    method: MethodGroup
+    request: MemoryRequest
+    work: Workload
+    single_gpu_gib: float
+    """What the job needs on one GPU: the base of ``vram_ratio``."""
+
+    @property
+    def quality_rank(self) -> int:
+        """0 for full training (and pretraining), 1 for LoRA, 2 for QLoRA: lower is better."""
+        return METHOD_QUALITY.index("full" if self.method == "pretrain" else self.method)
+
+
+METHOD_QUALITY: tuple[MethodGroup, ...] = ("full", "lora", "qlora")
+"""Training methods best quality first: full training updates every weight in 16 bits, LoRA
+trains 16-bit adapters on a frozen base, QLoRA adapters on a 4-bit base."""
+
+
+@dataclass(frozen=True)
 class Sizing:
     """What every candidate is sized and priced for."""
 
-    request: MemoryRequest
-    method: MethodGroup
-    work: Workload
-    deadline_days: float | None
-    """Longest acceptable run (None when the work is given in hours: no run length known)."""
+    jobs: tuple[Job, ...]
+    """One per method the decisions allow, best quality first."""
+    shape: Shape
+    deadline_days: float
+    """Longest acceptable run, start-up included."""
     electricity_usd_per_kwh: float
     budget_usd: float
     allowed_regions: frozenset[str] | None
     """Regions the team allows (None: any region, but no restricted market)."""
-    single_gpu_gib: float
-    """What the job needs on one GPU: the base of ``vram_ratio``."""
+    frequent_checkpoints: bool
+    plan: tuple[str, int] | None
+    """The GPU and count the team plans, priced as a candidate of its own."""
+    upfront_capex: bool
 
 
 # -- 2. sized facts ------------------------------------------------------------------------
-def method_sized(approach: str | None, method: str | None) -> MethodGroup:
-    """What the hardware is sized for: pretraining when training from scratch, else the
-    decided fine-tuning method."""
+def methods_allowed(approach: str | None,
+                    open_methods: Collection[str]) -> tuple[MethodGroup, ...]:
+    """The methods candidates are built for: pretraining when training from scratch, else
+    every fine-tuning method the decisions left open, best quality first."""
     if approach == "train-from-scratch":
-        return "pretrain"
-    return method if method in TRAINING_METHODS else "lora"  # type: ignore[return-value]
+        return ("pretrain",)
+    found = tuple(m for m in METHOD_QUALITY if m in open_methods)
+    return found or ("lora",)
 
 
-def size(facts: Facts, answers: Answers, catalog: Catalog, method: MethodGroup) -> Sizing:
-    """The sized facts for the decided method, and what every candidate is sized for."""
+def size(facts: Facts, answers: Answers, catalog: Catalog,
+         methods: Sequence[MethodGroup]) -> Sizing:
+    """The sized facts and what every candidate is sized for. The request-level sized facts
+    (does the job fit a consumer box, how many datacenter GPUs it needs) are of the lightest
+    method allowed: whether the job fits at all."""
     assert facts.shape is not None
     shape = facts.shape
     policy = catalog.policy
-    req = memory_request(answers, shape, method)
-    estimate = facts.memory[method]
-    facts.put("method_sized", method)
-    facts.put("vram_needed_gib", estimate.total_gib, facts.traces[f"vram_{method}_gib"])
+    jobs = tuple(_job(facts, answers, catalog, shape, m) for m in methods)
+    lightest = jobs[-1]
+    facts.work = lightest.work
+    estimate = facts.memory[lightest.method]
+    facts.put("method_sized", lightest.method)
+    facts.put("methods_considered", ",".join(methods))
+    facts.put("vram_needed_gib", estimate.total_gib, facts.traces[f"vram_{lightest.method}_gib"])
     largest = max(consumer_gpus(catalog), key=lambda g: (g.vram_gib, g.id))
-    consumer = needed_on(catalog, req, largest)
+    consumer = needed_on(catalog, lightest.request, largest)
     box = int(policy.max_consumer_gpus_per_box.value)
     facts.put("consumer_gpus_needed", consumer)
     facts.put("fits_consumer_gpu", consumer is not None and consumer <= box)
     facts.put("fits_single_consumer_gpu", consumer == 1)
     reference = catalog.gpus[policy.reference_datacenter_gpu.value]
     facts.put("reference_datacenter_gpu_name", reference.name)
-    facts.put("datacenter_gpus_needed", needed_on(catalog, req, reference))
+    facts.put("datacenter_gpus_needed", needed_on(catalog, lightest.request, reference))
     acts = estimate.breakdown.get("activations", 0.0) + estimate.breakdown.get("logits", 0.0)
     facts.put("activation_share", acts / estimate.total_gib if estimate.total_gib else 0.0)
     facts.put("checkpointing_on", estimate.gradient_checkpointing)
-    work = _work_facts(facts, answers, catalog, shape, method)
-    _plan_fit_facts(facts, answers, catalog, req)
-    deadline = answers.max_days_per_run
-    if deadline is None:
-        deadline = policy.max_days_per_run[
-            "pretrain" if method == "pretrain" else "fine-tune"].value
-    facts.put("max_days_per_run_effective", deadline if work.flops_per_run else None)
+    _work_facts(facts, lightest.work)
+    _plan_fit_facts(facts, answers, catalog, lightest.request)
+    deadline = run_limit_days(answers, lightest.work, policy)
+    facts.put("max_days_per_run_effective", deadline)
     allowed = (frozenset(answers.allowed_regions) if answers.data_residency == "region"
                else None)
-    return Sizing(request=req, method=method, work=work,
-                  deadline_days=deadline if work.flops_per_run else None,
+    plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
+    return Sizing(jobs=jobs, shape=shape, deadline_days=deadline,
                   electricity_usd_per_kwh=answers.electricity_usd_per_kwh,
                   budget_usd=answers.budget_usd, allowed_regions=allowed,
-                  single_gpu_gib=estimate.total_gib)
+                  frequent_checkpoints=answers.frequent_checkpoints, plan=plan,
+                  upfront_capex=answers.upfront_capex)
 
 
-def _work_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,
-                method: MethodGroup) -> Workload:
+def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
+    """The longest acceptable run: the team's answer, else the policy's for the workload,
+    and for continuous work at least its runs back to back over the share of the year owned
+    capacity is sized to be busy."""
+    if answers.max_days_per_run is not None:
+        return answers.max_days_per_run
+    default = policy.max_days_per_run[
+        "pretrain" if work.method == "pretrain" else "fine-tune"].value
+    if answers.usage_pattern != "continuous" or work.runs_per_year <= 0:
+        return default
+    year_days = policy.hours_per_year_max.value / 24
+    fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
+    return tidy(max(default, min(fill, year_days)), 2)
+
+
+def _job(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,
+         method: MethodGroup) -> Job:
+    req = memory_request(answers, shape, method)
+    work = _workload(answers, catalog, shape, method)
+    facts.works[method] = work
+    return Job(method, req, work, facts.memory[method].total_gib)
+
+
+def _workload(answers: Answers, catalog: Catalog, shape: Shape,
+              method: MethodGroup) -> Workload:
     policy = catalog.policy
     hours_gpu = catalog.gpus[answers.hours_gpu or policy.reference_gpu.value]
-    req = memory_request(answers, shape, method)
+    measured = hours_method(answers, method)
+    req = memory_request(answers, shape, measured)
     n = needed_on(catalog, req, hours_gpu) or 1
     nodes = max(1, math.ceil(n / 8))
-    speed = effective_tflops(hours_gpu, n, nodes, "infiniband", method,
-                             memory_model(catalog).checkpointing_on(req, hours_gpu, n), policy)
+    speed = effective_tflops(hours_gpu, n, nodes, "infiniband", measured,
+                             memory_model(catalog).checkpointing_needed(req, hours_gpu, n),
+                             policy)
     hour = figure(speed.value / n, "TFLOPS/GPU", "useful TFLOPS of the configuration ÷ GPUs",
-                  speed.sources, gpus=n, useful_tflops=speed.value)
-    work = workload(shape=shape, method=method, policy=policy, hours_gpu=hours_gpu, hour=hour,
+                  speed.sources, gpus=n, useful_tflops=speed.value, method=measured)
+    return workload(shape=shape, method=method, policy=policy, hours_gpu=hours_gpu, hour=hour,
                     tokens_per_run_b=answers.training_tokens_b,
-                    runs_per_year=answers.runs_per_year, hours_per_year=answers.hours_per_year)
-    facts.work = work
+                    runs_per_year=answers.runs_per_year, hours_per_year=answers.hours_per_year,
+                    hours_per_run=answers.hours_per_run, hours_method=measured)
+
+
+def hours_method(answers: Answers, method: MethodGroup) -> MethodGroup:
+    """The method a team's GPU-hours are hours of: pretraining, the method it asked for, or
+    LoRA (the usual way to fine-tune) when it left the method to us."""
+    if method == "pretrain":
+        return "pretrain"
+    return next((m for m in METHOD_QUALITY if m == answers.method), "lora")
+
+
+def _work_facts(facts: Facts, work: Workload) -> None:
     facts.put("work_mode", work.mode)
     facts.put("work_assumed", work.hours_assumed or work.tokens_from == "chinchilla")
+    facts.put("runs_assumed", work.runs_assumed)
     facts.put("hours_gpu_name", work.hours_gpu_name)
     facts.put("work_gpu_hours_per_year", tidy(work.reference_gpu_hours, 1),
               work.trace["flops_per_year"])
     facts.put("work_flops_per_year", float(f"{work.flops_per_year:.4g}"))
+    facts.put("work_units", tidy(work.units, 2))
+    facts.put("work_unit", work.unit)
+    facts.put("work_description", describe_work(work))
+    facts.put("runs_per_year_effective", work.runs_per_year)
     if work.tokens_per_run_b is not None:
         facts.put("tokens_per_run_b", work.tokens_per_run_b)
         facts.put("tokens_from", work.tokens_from)
-        facts.put("runs_per_year_effective", work.runs_per_year)
-    return work
+
+
+def describe_work(work: Workload) -> str:
+    """The year's work as the team stated it: ``6 runs a year of 0.2B tokens`` or ``6,000
+    GPU-hours a year on one NVIDIA GeForce RTX 4090``."""
+    if work.mode == "tokens":
+        runs = f"{work.runs_per_year:,.4g}"
+        return f"{runs} run{'s' if work.runs_per_year != 1 else ''} a year of " \
+               f"{work.tokens_per_run_b:,.4g}B tokens"
+    return f"{work.hours_per_year or 0:,.0f} GPU-hours a year on one {work.hours_gpu_name}"
 
 
 def _plan_fit_facts(facts: Facts, answers: Answers, catalog: Catalog,

@@ -85,14 +85,21 @@ REQUEST: tuple[FactSpec, ...] = (
       for m in TRAINING_METHODS),
     _d("largest_consumer_vram_gib", "number", "VRAM of the largest consumer card", "GiB"),
     _d("max_consumer_gpus_per_box", "number", "policy: cards one consumer box holds", "GPUs"),
+    _d("write_off_years", "number", "policy: years a purchase is written off over", "years"),
     _d("full_to_lora_vram_ratio", "number", "VRAM of full fine-tuning ÷ LoRA"),
+    _d("is_moe", "bool", "the model is a mixture of experts"),
     _d("dev_gpu_name", "string", "cheapest local box for QLoRA development and tests"),
     _d("dev_gpu_count", "number", "cards in that development box", "GPUs"),
     _d("dev_purchase_usd", "number", "up-front cost of that development box", "USD"),
     _d("api_cost_usd_month", "number", "monthly API bill for api_tokens_per_month_m",
        "USD/month"),
-    _d("own_cost_usd_month", "number", "monthly cost of serving the model yourself, 24/7",
-       "USD/month"),
+    _d("own_cost_usd_month", "number", "monthly cost of serving the model yourself, 24/7, "
+       "operations included", "USD/month"),
+    _d("own_serving_gpus", "number", "GPUs that serving it needs", "GPUs"),
+    _d("own_serving_gpu_name", "string", "their GPU"),
+    _d("api_model_class", "string", "the class of hosted model it stands in for",
+       choices=("small", "mid", "frontier")),
+    _d("api_name", "string", "the hosted model priced"),
     _d("api_to_own_cost_ratio", "number", "API bill ÷ own serving cost"),
     _d("fine_tune_advised", "bool", "fine-tuning is planned, or none of the four reasons to "
        "train from scratch holds"),
@@ -111,18 +118,21 @@ REQUEST: tuple[FactSpec, ...] = (
 )
 
 SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
-    _d("method_sized", "string", "what the hardware is sized for: pretrain when training from "
-       "scratch, else the decided method", choices=("pretrain",), options_of="method"),
-    _d("vram_needed_gib", "number", "peak VRAM on one GPU for the decided method", "GiB"),
-    _d("fits_consumer_gpu", "bool", "the decided method fits a consumer box"),
-    _d("fits_single_consumer_gpu", "bool", "the decided method fits one consumer card"),
-    _d("consumer_gpus_needed", "number", "consumer cards needed (decided method)", "GPUs"),
+    _d("method_sized", "string", "the lightest method candidates are built for (pretrain when "
+       "training from scratch): what the request-level fit facts speak of",
+       choices=("pretrain",), options_of="method"),
+    _d("methods_considered", "string", "the methods candidates are built for, comma-separated"),
+    _d("vram_needed_gib", "number", "peak VRAM on one GPU of the lightest method", "GiB"),
+    _d("fits_consumer_gpu", "bool", "the lightest method fits a consumer box"),
+    _d("fits_single_consumer_gpu", "bool", "the lightest method fits one consumer card"),
+    _d("consumer_gpus_needed", "number", "consumer cards needed (lightest method)", "GPUs"),
     _d("reference_datacenter_gpu_name", "string", "the policy's reference datacenter GPU"),
-    _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (decided method)",
-       "GPUs"),
-    _d("activation_share", "number", "share of the peak taken by activations (decided method)"),
+    _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (lightest "
+       "method)", "GPUs"),
+    _d("activation_share", "number", "share of the peak taken by activations (lightest "
+       "method, one GPU)"),
     _d("checkpointing_on", "bool", "gradient checkpointing is on in the one-GPU estimate of the "
-       "decided method (asked for, or auto where it saves memory)"),
+       "lightest method (asked for, or where it lowers the peak)"),
     _d("work_mode", "string", "how the team states its work", choices=("tokens", "hours")),
     _d("work_assumed", "bool", "the amount of work is a default, not the team's answer"),
     _d("hours_gpu_name", "string", "the GPU whose hours measure the work"),
@@ -130,6 +140,11 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
        "GPU-hours/year", scales=True),
     _d("work_flops_per_year", "number", "the year's work in model FLOPs", "FLOP/year",
        scales=True),
+    _d("work_units", "number", "the year's work in the team's own unit (runs a year, or "
+       "GPU-hours on its GPU)", scales=True),
+    _d("work_unit", "string", "the name of that unit"),
+    _d("work_description", "string", "the year's work as the team stated it"),
+    _d("runs_assumed", "bool", "the number of runs is a default, not the team's answer"),
     _d("tokens_per_run_b", "number", "tokens per training run", "billion tokens"),
     _d("tokens_from", "string", "where the token count comes from",
        choices=("answer", "chinchilla")),
@@ -154,6 +169,8 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
            "hours/year"),
     )),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
+    _d("spot_saving", "number", "what the best spot configuration saves against the best "
+       "on-demand one for the work, rework and start-ups included (a share)"),
     _d("reserved_to_on_demand_cost_ratio", "number",
        "the best reservation ÷ the same offer paid on demand, for the work"),
     _d("hyperscaler_to_other_cost_ratio", "number",
@@ -180,9 +197,9 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
-        replace(_d("break_even_hours", "number", "the year's work (GPU-hours of "
-                   "hours_gpu_name) above which owning the local configuration costs less "
-                   "than renting the cloud one", "GPU-hours/year"), work_level=True),
+        replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
+                   "owning the local configuration costs less than renting the cloud one"),
+                work_level=True),
         _d("payback_years", "number", "years for the purchase to pay for itself in saved rent",
            "years"),
     ))
@@ -234,6 +251,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          None),
         ("smallest_shape", "number", "GPUs in the smallest instance sold (local: the count)",
          None, "GPUs"),
+        ("provider_smallest_shape", "number", "GPUs in the smallest instance of this GPU the "
+         "provider sells in any offer (local: the count)", None, "GPUs"),
+        ("access_note", "string", "what getting access to the offer takes", None, None),
         ("multi_node", "bool", "instances can train together over a fast fabric", None, None),
         ("platform", "string", "platform of an owned configuration", None, None),
         ("condition", "string", "bought new or used, or rented", ("new", "used", "rented"), None),
@@ -247,7 +267,34 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("vram_headroom_ratio", "number", "VRAM of one card ÷ what the job needs per card",
          None, None),
         ("fits", "bool", "the job fits the cards' memory", None, None),
-        ("gradient_checkpointing_on", "bool", "checkpointing on at this count", None, None),
+        ("gradient_checkpointing_on", "bool", "checkpointing on at this count (only where the "
+         "job does not fit without it, unless the team decided)", None, None),
+        ("vram_without_checkpointing_gib", "number", "peak VRAM per card without "
+         "checkpointing", None, "GiB"),
+        ("gpus_for_memory", "number", "fewest of these cards that hold the job", None, "GPUs"),
+        ("fewest_gpus_that_fit", "number", "the fewest GPUs of this placement (as it is sold or "
+         "built) that hold the job", None, "GPUs"),
+        ("speed_sets_count", "bool", "the count is above what memory needs: the year's work or "
+         "the run limit set it", None, None),
+        ("memory_sets_count", "bool", "memory sets the count: more than the fewest the "
+         "placement comes as, and no more than the job needs to fit", None, None),
+        ("train_method", "string", "the method this configuration is priced for",
+         ("pretrain",), None),
+        ("method_option", "string", "the method option it is (pretraining: full)", None,
+         None),
+        ("method_rank", "number", "0 full training, 1 LoRA, 2 QLoRA (lower: better quality)",
+         None, None),
+        ("better_method", "string", "the next better method that does the job on the same "
+         "hardware (none: no better one)", ("none",), None),
+        ("better_method_premium", "number", "how much more that method costs for the work "
+         "than this one (a share: 0.1 is 10 % more)", None, None),
+        ("worse_method", "string", "the next worse method that does the job on the same "
+         "hardware (none: no worse one)", ("none",), None),
+        ("premium_over_worse_method", "number", "how much more this one costs for the work "
+         "than that worse method (a share)", None, None),
+        ("is_plan", "bool", "the GPUs the team plans, at the planned count", None, None),
+        ("access", "string", "how the offer is sold (owned: self-serve)",
+         ("self-serve", "account", "contract"), None),
         ("nvlink", "bool", "cards linked by NVLink", None, None),
         ("bf16", "bool", "cards support bf16", None, None),
         ("ecc", "bool", "cards have ECC memory", None, None),
@@ -268,7 +315,18 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "GPU-hours/year"),
         ("utilisation", "number", "busy hours ÷ hours in a year", None, None),
         ("within_year", "bool", "no GPU is busier than the hours in a year", None, None),
-        ("days_per_run", "number", "days one training run takes", None, "days"),
+        ("days_per_run", "number", "days one training run takes, start-up included", None,
+         "days"),
+        ("run_hours", "number", "hours one run keeps it busy training", None, "hours"),
+        ("runs_per_year", "number", "runs a year", None, "runs/year"),
+        ("start_up_hours", "number", "hours a rented run spends starting and finishing "
+         "(provisioning, downloads, quantisation, upload)", None, "hours"),
+        ("start_up_usd_per_run", "number", "what that costs a run", None, "USD"),
+        ("spot_extra_hours", "number", "expected hours a spot run loses to interruptions and "
+         "checkpoints", None, "hours"),
+        ("interruptions_per_run", "number", "expected spot interruptions per run", None, None),
+        ("billed_hours_per_year", "number", "hours a year it is paid for", None, "hours/year"),
+        ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
         ("pricing", "string", "how it is paid for (a pricing option, or purchase)",
@@ -284,7 +342,10 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("over_budget", "bool", "first-year cost exceeds budget_usd", None, None),
         ("budget_ratio", "number", "first-year cost ÷ budget_usd", None, None),
 )
-_CANDIDATE_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing"}
+_CANDIDATE_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing",
+                   "train_method": "method", "method_option": "method",
+                   "better_method": "method",
+                   "worse_method": "method"}
 """Candidate facts whose values are an axis' options (besides their own)."""
 CANDIDATE: tuple[FactSpec, ...] = tuple(
     FactSpec(name, type_, description, choices, unit, "candidate", "sized",

@@ -1,8 +1,9 @@
 """Owning vs renting: cost a year by the year's work, the break-even and the team's work marked.
 
 The two lines are the pick and the best configuration on the other side, written as fixed cost
-a year + cost per unit of work (the ``break_even_hours`` trace), so the picture and the number
-always agree: the lines cross exactly at the break-even.
+a year + cost per unit of work (the ``break_even_work`` trace, in the team's own unit: runs a
+year, or GPU-hours on its GPU), so the picture and the number always agree: the lines cross
+exactly at the break-even.
 """
 
 from __future__ import annotations
@@ -50,14 +51,14 @@ class CostCurves:
 
 def curves_from(estimates: Mapping[str, Any]) -> CostCurves | None:
     """The curves of a decision's estimates (None when owning never catches up)."""
-    trace = estimates["traces"].get("break_even_hours")
+    trace = estimates["traces"].get("break_even_work")
     if not trace:
         return None
     i = trace["inputs"]
     own, rent = break_even_lines(i)
     return CostCurves(
         own_line=own, rent_line=rent, break_even=trace["value"],
-        planned=float(estimates["work"]["reference_gpu_hours"]),
+        planned=float(estimates["work"]["units"]),
         unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
 

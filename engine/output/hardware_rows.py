@@ -3,9 +3,12 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from engine.decide.decision import Candidate, first_exclusions
+from collections.abc import Mapping
+
+from engine.decide.decision import AxisDecision, Candidate, first_exclusions
 from engine.decide.engine import Decision
-from engine.output.summary import axis_title, config_name, hours, usd
+from engine.decide.pick import axis_reason
+from engine.output.summary import config_name, hours, usd
 
 
 def cheaper_line(decision: Decision) -> str | None:
@@ -46,23 +49,28 @@ def passed_over(decision: Decision) -> list[str]:
             break
         if cheaper is not None and c.id == cheaper.id:
             continue  # said by cheaper_line, with the engine's reason
-        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c)}.")
+        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c)}")
     return out
 
 
 def _decided_otherwise(decision: Decision, c: Candidate) -> str:
-    """The first decision the configuration goes against (deployment, cloud kind, pricing)."""
+    """The first decision the configuration goes against (deployment, cloud kind, pricing),
+    with that decision's own strongest reason and its rule."""
     pick = decision.hardware.choice
     axes = decision.decisions
-    checks = (("deployment", pick is not None and c.where != pick.where, "owned" if
-               c.where == "local" else "rented"),
-              ("cloud_kind", c.where == "cloud", c.provider_kind),
-              ("pricing", c.where == "cloud", c.pricing))
-    for axis, applies, option in checks:
-        decided = axes[axis].choice if axis in axes else None
-        if applies and decided is not None and (axis == "deployment" or option != decided):
-            return f"{axis_title(axis).lower()} is {decided}, this one is {option}"
-    return "not on the side the decisions point to"
+    checks = (("deployment", pick is not None and c.where != pick.where),
+              ("cloud_kind", c.where == "cloud" and c.provider_kind != _chosen(axes,
+                                                                             "cloud_kind")),
+              ("pricing", c.where == "cloud" and c.pricing != _chosen(axes, "pricing")))
+    for axis, differs in checks:
+        if differs and axis in axes:
+            rule, text = axis_reason(axis, axes[axis])
+            return f"{text.rstrip('.')} [{rule}]."
+    return "not on the side the decisions point to."
+
+
+def _chosen(axes: Mapping[str, AxisDecision], axis: str) -> str | None:
+    return axes[axis].choice if axis in axes else None
 
 
 def row_label(c: Candidate) -> str:

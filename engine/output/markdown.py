@@ -20,9 +20,12 @@ from engine.output.hardware_rows import (
 from engine.output.summary import (
     NO_RULE,
     SCORE_LEGEND,
+    against_break_even_line,
     break_even_line,
+    close_call_lines,
     headline,
     memory_line,
+    plan_line,
     printable_decision,
     purchase_line,
     revision_note,
@@ -49,7 +52,9 @@ def render_markdown(decision: Decision, book: Rulebook,
     # one paragraph: each line is a sentence, joined by the renderer
     lines += [_text(t) for t in (purchase_line(decision, platforms), running_line(decision),
                                  work_line(decision), memory_line(decision),
-                                 break_even_line(decision)) if t]
+                                 break_even_line(decision),
+                                 against_break_even_line(decision), plan_line(decision),
+                                 *close_call_lines(decision)) if t]
     lines += ["", "## Decisions", "", _text(SCORE_LEGEND), ""]
     for title, result in shown_axes(decision):
         lines += [f"### {title}: {result.choice or 'none'}", "",
@@ -89,7 +94,7 @@ def _hardware(decision: Decision) -> list[str]:
         return []
     days = with_days(decision)
     titles = headers(days)
-    lines = ["## Hardware", "", "Best first; → marks the pick; costs are for your year's work.",
+    lines = ["## Hardware", "", "→ marks the pick; the others by rule score, then cost for your year's work.",
              "", "| | " + " | ".join(titles) + " |",
              "|---|---|---|---|" + "---:|" * (len(titles) - 3)]
     for mark, cand in rows:

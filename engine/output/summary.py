@@ -131,58 +131,166 @@ def running_line(decision: Decision) -> str | None:
 
 
 def work_line(decision: Decision) -> str:
-    """The year's work and what it means on the pick."""
+    """The year's work as the team stated it, and what it means on the pick: a run's length,
+    start-up included, and the hours a year it is busy."""
     work = decision.estimates["work"]
     facts = decision.facts
     gpu = short_name(str(facts.get("hours_gpu_name") or work["hours_gpu"]))
     if work["mode"] == "hours":
         said = "assumed: you gave no amount of work" if work["hours_assumed"] else "as given"
-        text = (f"Work: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})")
+        text = f"Work: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
+        if work.get("runs_assumed"):
+            text += f", in runs of {_run_default(work)} (assumed)"
     else:
         source = ("Chinchilla default: 20 tokens per parameter" if work["tokens_from"]
                   == "chinchilla" else "as given")
-        text = (f"Work: {_runs(work['runs_per_year'])} of {work['tokens_per_run_b']:,g}B tokens "
-                f"({source}), {work['flops_per_year']:.2g} FLOPs a year, like "
-                f"{work['reference_gpu_hours']:,.0f} GPU-hours on one {gpu}")
+        runs = _runs(work["runs_per_year"])
+        if work.get("runs_assumed"):
+            runs += " (assumed: you gave no runs a year)"
+        text = f"Work: {runs} of {work['tokens_per_run_b']:,g}B tokens ({source})"
     choice = decision.hardware.choice
-    if choice is not None:
-        text += f"; the pick is busy {hours(choice.busy_hours_per_year)} hours a year"
-        if choice.days_per_run is not None:
-            text += f" and takes {run_length(choice.days_per_run)} a run"
+    if choice is not None and choice.days_per_run is not None:
+        text += f"; a run takes {run_length(choice.days_per_run)} on the pick"
+        if choice.start_up_hours:
+            text += f" ({_hours_text(choice.start_up_hours)} of it start-up and upload)"
+        text += f", busy {hours(choice.busy_hours_per_year)} hours a year"
     return text + "."
+
+
+def _run_default(work: Mapping[str, object]) -> str:
+    runs = float(str(work.get("runs_per_year") or 1))
+    per = float(str(work.get("hours_per_year") or 0)) / runs if runs else 0.0
+    return f"{per:,.0f} hours"
+
+
+def _hours_text(value: float) -> str:
+    minutes = value * 60
+    return f"{minutes:,.0f} min" if minutes < 90 else f"{value:,.1f} h"
 
 
 def _runs(runs: float | None) -> str:
     n = runs or 1
-    return f"{n:g} run a year" if n == 1 else f"{n:g} runs a year"
+    return f"{n:,.4g} run a year" if n == 1 else f"{n:,.4g} runs a year"
 
 
 def memory_line(decision: Decision) -> str:
-    """The model, the method and what it needs: on one GPU, and per GPU on the pick."""
+    """The model, the method on the pick and what it needs per GPU there, with whether
+    gradient checkpointing is on and why."""
     mem = decision.estimates["memory"]
     facts = decision.facts
-    line = (f"Model {facts['model_name']} ({facts['params_b']:g}B), {mem['method']}: "
-            f"~{mem['total_gib']:.1f} GiB on one GPU ({mem['range_gib']['low']:.1f}–"
-            f"{mem['range_gib']['high']:.1f})")
     choice = decision.hardware.choice
-    if choice is not None:
-        per = choice.vram_total_gib / choice.count
-        line += f"; {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
-        if choice.count > 1:
-            line += f" (sharded over {choice.count})"
+    line = f"Model {facts['model_name']} ({facts['params_b']:g}B), {mem['method']}"
+    if choice is None:
+        return (line + f": ~{mem['total_gib']:.1f} GiB on one GPU ({mem['range_gib']['low']:.1f}"
+                f"–{mem['range_gib']['high']:.1f}).")
+    per = choice.vram_total_gib / choice.count
+    line += f": {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
+    if choice.count > 1:
+        line += f" (sharded over {choice.count})"
+    if choice.gradient_checkpointing:
+        line += (f"; checkpointing on: without it {choice.vram_without_checkpointing_gib:.1f} "
+                 f"of {per:g} GiB")
+    else:
+        line += "; no gradient checkpointing needed"
     return line + "."
 
 
 def break_even_line(decision: Decision) -> str | None:
-    """Owning vs renting the same work: where they cross, against the team's work."""
+    """Owning vs renting the same work: where they cross, in the team's own unit of work."""
     be = decision.estimates.get("break_even")
     if not be:
         return None
-    work = decision.estimates["work"]["reference_gpu_hours"]
-    gpu = short_name(str(decision.facts.get("hours_gpu_name") or ""))
+    work = decision.estimates["work"]
     return (f"Owning {be['own']} costs less than renting {be['rent']} above "
-            f"{be['hours_per_year']:,.0f} GPU-hours a year of {gpu} work; yours is "
-            f"{work:,.0f}.")
+            f"{_amount(be['work'])} {be['unit']}; yours is {_amount(work['units'])}.")
+
+
+def _amount(value: float) -> str:
+    return f"{value:,.0f}" if value >= 10 else f"{value:,.2g}"
+
+
+def plan_line(decision: Decision) -> str | None:
+    """The team's own plan priced for the same work, beside the pick."""
+    plan, choice = decision.hardware.plan, decision.hardware.choice
+    if plan is None or choice is None:
+        return None
+    if plan.id == choice.id:
+        return f"Your plan ({plan.label}) is the pick."
+    days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
+    text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year "
+            f"({_percent(plan.premium)} {'more' if plan.premium >= 0 else 'less'} than the "
+            f"pick), busy {plan.busy_share:.0%} of the year{days}")
+    if plan.premium > 0:
+        text += f"; the pick saves {usd(plan.per_year_usd - choice.cost.per_year_usd)} a year"
+    if plan.reason:
+        text += f" ({'ruled out' if plan.excluded else 'not the pick'}: {plan.reason.rstrip('.')})"
+    return text + "."
+
+
+def close_call_lines(decision: Decision) -> list[str]:
+    """``A close call: …`` for each eligible configuration within the policy's margin of the
+    pick's cost, with what would tip it; and for an owned pick whose purchase pays back only
+    after its write-off."""
+    choice = decision.hardware.choice
+    if choice is None:
+        return []
+    out = []
+    for near in decision.hardware.close_calls:
+        more = "more" if near.premium >= 0 else "less"
+        text = (f"A close call: {near.label} costs {_percent(near.premium)} {more} "
+                f"({usd(near.per_year_usd)} a year)")
+        tips = _tips(choice, near.label, near.days_per_run, near.upfront_usd)
+        if tips:
+            text += f"; prefer it if {tips}"
+        if near.premium < 0 and near.reason:
+            text += f"; the pick won on: {near.reason.rstrip('.')}"
+        out.append(text + ".")
+    be = decision.estimates.get("break_even") or {}
+    years, write_off = be.get("payback_years"), be.get("write_off_years")
+    if choice.where == "local" and years and write_off and years > write_off:
+        out.append(f"A close call on owning: the purchase pays for itself in {years:.1f} "
+                   f"years of saved rent, after its {write_off:g}-year write-off.")
+    return out
+
+
+def _tips(choice: Candidate, label: str, days: float | None, upfront: float) -> str:
+    tips = []
+    if days is not None and choice.days_per_run is not None and days < choice.days_per_run * 0.8:
+        tips.append(f"shorter runs matter ({run_length(days)} a run instead of "
+                    f"{run_length(choice.days_per_run)})")
+    if choice.where == "local" and upfront == 0:
+        tips.append(f"you would rather not spend {usd(choice.cost.upfront_usd)} up front")
+    if choice.where == "cloud" and upfront > 0:
+        tips.append("you would rather own the capacity and keep it busy")
+    return " or ".join(tips)
+
+
+def _percent(share: float) -> str:
+    return f"{abs(share):.0%}" if abs(share) >= 0.01 else "under 1 %"
+
+
+def against_break_even_line(decision: Decision) -> str | None:
+    """When the pick goes against the break-even (rented where owning costs less for the
+    team's work, or owned where renting does), the reason that decided it."""
+    be, choice = decision.estimates.get("break_even"), decision.hardware.choice
+    if not be or choice is None:
+        return None
+    work = float(decision.estimates["work"]["units"])
+    owning_cheaper = work > float(be["work"])
+    if owning_cheaper == (choice.where == "local"):
+        return None
+    deployment = decision.decisions["deployment"]
+    chosen = _option(deployment, deployment.choice or "")
+    strongest = max((r for r in chosen.reasons if r.effect == "prefer"),
+                    key=lambda r: r.weight, default=None) if chosen else None
+    against = next((r for o in deployment.ranking if o.option != deployment.choice
+                    for r in o.reasons if r.effect in ("exclude", "avoid")), None)
+    side = "owning" if owning_cheaper else "renting"
+    why = against or strongest
+    if why is None:
+        return None
+    return (f"Although {side} costs less for your work, the decision is "
+            f"{deployment.choice}: {why.text.rstrip('.')} [{why.rule}].")
 
 
 def revision_note(axis: AxisDecision) -> str | None:
@@ -197,7 +305,12 @@ def standing(axis: AxisDecision) -> str:
     best, a tie broken by the declared order, or the option the rules chose before a
     revision."""
     if axis.choice is None:
-        return "every option was ruled out"
+        return ("chosen with the hardware: no configuration holds the job"
+                if axis.follows is not None else "every option was ruled out")
+    if axis.follows is not None:
+        ruled_out = [r.option for r in axis.ranking if r.excluded]
+        return ("chosen with the hardware: as priced on the picked configuration"
+                + (f"; ruled out: {', '.join(ruled_out)}" if ruled_out else ""))
     if axis.revised_from is not None:
         wanted = _option(axis, axis.revised_from)
         at = f" at {wanted.score:g}" if wanted is not None else ""

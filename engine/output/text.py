@@ -25,9 +25,12 @@ from engine.output.hardware_rows import (
 from engine.output.summary import (
     NO_RULE,
     SCORE_LEGEND,
+    against_break_even_line,
     break_even_line,
+    close_call_lines,
     headline,
     memory_line,
+    plan_line,
     printable_decision,
     purchase_line,
     revision_note,
@@ -75,7 +78,9 @@ def _line(out: Any, text: str | None, style: str = "") -> None:
 def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -> None:
     _line(out, headline(decision), "bold")
     for text in (purchase_line(decision, platforms), running_line(decision),
-                 work_line(decision), memory_line(decision), break_even_line(decision)):
+                 work_line(decision), memory_line(decision), break_even_line(decision),
+                 against_break_even_line(decision), plan_line(decision),
+                 *close_call_lines(decision)):
         _line(out, text)
     out.print()
     _line(out, SCORE_LEGEND, "dim")
@@ -120,7 +125,8 @@ def _hardware(out: Any, decision: Decision) -> None:
     if not rows:
         return
     days = with_days(decision)
-    table = Table(title="Hardware, best first (→ the pick; costs for your year's work)",
+    table = Table(title="Hardware (→ the pick, then by rule score and cost for your year's "
+                        "work)",
                   box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
                   pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     table.add_column("", no_wrap=True)

@@ -225,6 +225,8 @@ def _unpreferred_options(book: Rulebook, rules_dir: Any) -> list[Finding]:
     raw = _raw(path)
     found = []
     for axis, options in book.decisions.items():
+        if axis in book.picked:
+            continue  # the pick's configuration chooses it; rules exclude and weigh those
         for i, option in enumerate(options):
             if (axis, option) not in preferred:
                 found.append(Finding(str(path), line_of(raw, ("decisions", axis, "options", i)),

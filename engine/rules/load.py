@@ -104,6 +104,11 @@ class Rulebook:
     strategies: Mapping[str, Declared]
     set_facts: Mapping[str, FactSpec]
     texts: Mapping[str, str] = field(repr=False)
+    fields: Mapping[str, str | None] = field(default_factory=dict)
+    """Axis → the configuration fact its options are values of (None: none)."""
+    picked: Mapping[str, str] = field(default_factory=dict)
+    """Axis → the configuration fact the pick's value of which is its choice (``chosen_by:
+    pick``)."""
 
     @cached_property
     def hash(self) -> str:
@@ -192,6 +197,9 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         applies_when={k: {a: tuple(o) for a, o in v.applies_when.items()}
                       for k, v in decl.decisions.items()},
         phases={k: v.phase for k, v in decl.decisions.items()},
+        fields={k: v.field for k, v in decl.decisions.items()},
+        picked={k: v.field for k, v in decl.decisions.items()
+                if v.chosen_by == "pick" and v.field is not None},
         warnings={w.id: w for w in decl.warnings},
         strategies={s.id: s for s in decl.strategies},
         set_facts=checker.set_facts,

@@ -114,6 +114,19 @@ class AxisSpec(_Strict):
         3, description="when it is decided: 1 before the job is sized (its rules read request "
         "facts only; candidate rules can read its choice), 2 from the scored candidates, before "
         "owning and renting are compared, 3 with that comparison")
+    field: str | None = Field(
+        default=None, description="the configuration (candidate) fact whose values are this "
+        "axis' options: what the axis constrains in the pick")
+    chosen_by: Literal["rules", "pick"] = Field(
+        "rules", description="rules: the option the rules score highest; pick: the picked "
+        "configuration's value of `field` (the rules exclude options and weigh "
+        "configurations instead)")
+
+    @model_validator(mode="after")
+    def _pick_needs_field(self) -> AxisSpec:
+        if self.chosen_by == "pick" and self.field is None:
+            raise ValueError("an axis chosen_by: pick needs the field it follows")
+        return self
 
 
 class Declared(_Strict):

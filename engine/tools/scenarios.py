@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,20 @@ class ExpectedHardware(_Strict):
     count: int | None = None
     where: Literal["local", "cloud"] | None = None
     provider: str | list[str] | None = None
+    pricing: str | list[str] | None = None
+    method: str | list[str] | None = None
+    access: str | list[str] | None = None
+    gradient_checkpointing: bool | None = None
+    min_count: int | None = None
+    max_count: int | None = None
+    max_days_per_run: float | None = None
+    max_per_year_usd: float | None = None
+    """Bounds an operator would sign the pick within (GPUs, a run's length, its cost)."""
+
+    _LIMITS: ClassVar[dict[str, tuple[str, str]]] = {
+        "min_count": ("count", "ge"), "max_count": ("count", "le"),
+        "max_days_per_run": ("days_per_run", "le"),
+        "max_per_year_usd": ("per_year_usd", "le")}
 
 
 class Expected(_Strict):
@@ -99,6 +113,28 @@ def _one_of(value: Any, expected: str | Sequence[str]) -> bool:
     return value in expected if isinstance(expected, list) else value == expected
 
 
+def _hardware_failures(decision: Decision, want: ExpectedHardware) -> list[str]:
+    """What the pick is not, of what ``want`` says it must be."""
+    choice = decision.hardware.choice
+    failures = []
+    for attr in ("gpu", "count", "where", "provider", "pricing", "method", "access",
+                 "gradient_checkpointing"):
+        wanted = getattr(want, attr)
+        got = getattr(choice, attr) if choice else None
+        if wanted is not None and not _one_of(got, wanted):
+            failures.append(f"hardware.{attr}: expected {wanted}, got {got}")
+    for bound, (attr, op) in ExpectedHardware._LIMITS.items():
+        limit = getattr(want, bound)
+        if limit is None:
+            continue
+        got = None if choice is None else (
+            choice.cost.per_year_usd if attr == "per_year_usd" else getattr(choice, attr))
+        if got is None or (got < limit if op == "ge" else got > limit):
+            failures.append(f"hardware.{bound}: expected {'≥' if op == 'ge' else '≤'} "
+                            f"{limit:g}, got {got}")
+    return failures
+
+
 def check(decision: Decision, expect: Expected, fired: Sequence[str]) -> list[str]:
     """Each unmet expectation as ``what: expected X, got Y``."""
     failures = []
@@ -107,12 +143,7 @@ def check(decision: Decision, expect: Expected, fired: Sequence[str]) -> list[st
         if not _one_of(got, want):
             failures.append(f"decisions.{axis}: expected {want}, got {got}")
     if expect.hardware is not None:
-        choice = decision.hardware.choice
-        for attr in ("gpu", "count", "where", "provider"):
-            want = getattr(expect.hardware, attr)
-            got = getattr(choice, attr) if choice else None
-            if want is not None and not _one_of(got, want):
-                failures.append(f"hardware.{attr}: expected {want}, got {got}")
+        failures += _hardware_failures(decision, expect.hardware)
     warning_ids = {w.id for w in decision.warnings}
     strategy_ids = {s.id for s in decision.strategies}
     failures += [f"warnings: expected {w} present, got {sorted(warning_ids)}"

@@ -27,6 +27,7 @@ from engine.catalog.models import (
     PlatformFile,
     PolicyFile,
     QuestionFile,
+    RegionFile,
     SourceFile,
 )
 from engine.decide.engine import Decision
@@ -49,6 +50,8 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "platforms": ("gpu-advisor catalog platforms for owned GPUs (catalog/platforms.yaml)",
                   PlatformFile),
     "clouds": ("gpu-advisor catalog cloud providers and offers (catalog/clouds.yaml)", CloudFile),
+    "regions": ("gpu-advisor catalog countries and region groups (catalog/regions.yaml)",
+                RegionFile),
     "models": ("gpu-advisor catalog model presets (catalog/models.yaml)", ModelFile),
     "policy": ("gpu-advisor catalog policy constants (catalog/policy.yaml)", PolicyFile),
     "questions": ("gpu-advisor questionnaire (catalog/questions.yaml)", QuestionFile),

@@ -2,7 +2,7 @@
 
 Numeric answers are probed at and around every threshold the rules compare them with
 (literal thresholds, and the current value of a fact they are compared against, such as
-``break_even_hours``); choice and boolean answers are tried at every other value.
+``break_even_work``); choice and boolean answers are tried at every other value.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ class Flip:
                 "answer": self.answer, "value": self.value, "current": self.current}
 
 
-WORK_ANSWERS = ("hours_per_year", "runs_per_year", "training_tokens_b")
-"""Answers the year's work is proportional to."""
+WORK_ANSWERS = {"tokens": ("runs_per_year", "training_tokens_b"), "hours": ("hours_per_year",)}
+"""Per way of stating the work, the answers the year's work is proportional to."""
 
 
 def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]:
@@ -70,11 +70,11 @@ def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]
 
 def _work_levels(field: str, facts: dict[str, Any]) -> list[float]:
     """``field``'s value at which the year's work equals each work level among the facts
-    (the work is proportional to it)."""
-    if field not in WORK_ANSWERS:
+    (the work is proportional to it; levels are in the team's unit, ``work_units``)."""
+    if field not in WORK_ANSWERS.get(str(facts.get("work_mode")), ()):
         return []
     current = _current(field, facts)
-    work = facts.get("work_gpu_hours_per_year")
+    work = facts.get("work_units")
     if not current or not work:
         return []
     levels = [facts.get(spec.name) for spec in DERIVED if spec.work_level]

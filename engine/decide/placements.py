@@ -1,0 +1,116 @@
+"""Where a job can run and how fast: the GPU counts a placement can have, and each count tried.
+
+A placement is a GPU in a home: an owned platform (desktop, workstation, HGX node, several
+nodes) or a cloud offer's instance shapes. A count is tried for one job (a method with its
+memory question and its work): the per-GPU peak, whether gradient checkpointing is needed to
+fit (only then is it on, unless the team decided), the effective speed, and the busy hours a
+year and per run. Which count a configuration gets is the caller's choice (cost for the work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from engine.catalog.load import Catalog
+from engine.catalog.models import Gpu, Network, Offer, Platform
+from engine.estimates.cost import platform_for
+from engine.estimates.figure import Figure
+from engine.estimates.memory import memory_model, usable_gib
+from engine.estimates.throughput import effective_tflops, hours_for
+from engine.facts.build import Job
+
+
+@dataclass(frozen=True)
+class Trial:
+    """One count of one placement for one job."""
+
+    job: Job
+    count: int
+    nodes: int
+    peak: float
+    """Per-GPU peak (GiB) with checkpointing as set."""
+    peak_without_checkpointing: float
+    fits: bool
+    checkpointing: bool
+    speed: Figure
+    busy_hours: float
+    """Hours a year the configuration is busy training (start-up excluded)."""
+    run_hours: float
+    """Hours one run keeps it busy training."""
+
+
+def local_counts(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
+    """Card counts an owned configuration of this card can have (remembered per catalog)."""
+    return catalog.derived(("local_counts", gpu.id), _counts_for, catalog, gpu)
+
+
+def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
+    limit = int(catalog.policy.max_gpus_considered.value)
+    homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    if not homes:
+        return ()
+    single = max(p.max_gpus for p in homes)
+    if gpu.form == "consumer":
+        single = min(single, int(catalog.policy.max_consumer_gpus_per_box.value))
+    step = single if gpu.socket != "pcie" else 1  # SXM/OAM come as whole baseboards
+    counts = list(range(step, single + 1, step))
+    if any(p.multi_node for p in homes):
+        counts += range(2 * single, limit + 1, single)
+    # every count has a home (``home``): up to ``single`` a box that large, beyond it nodes of
+    # a multi-node platform
+    return tuple(counts)
+
+
+def home(catalog: Catalog, gpu: Gpu, count: int) -> tuple[Platform, int] | None:
+    """The platform that holds ``count`` × ``gpu`` and how many of it (remembered)."""
+    return catalog.derived(("home", gpu.id, count), platform_for, gpu, count, catalog.platforms)
+
+
+def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
+    """(GPUs, instances) an offer can be rented at: each shape, then whole multi-node sets
+    (remembered per catalog)."""
+    return catalog.derived(("cloud_counts", offer.id), lambda: tuple(_cloud_counts(catalog,
+                                                                                    offer)))
+
+
+def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
+    limit = int(catalog.policy.max_gpus_considered.value)
+    for shape in offer.shapes:
+        yield shape, 1
+    if offer.multi_node:
+        largest = offer.shapes[-1]
+        for instances in range(2, limit // largest + 1):
+            yield largest * instances, instances
+
+
+def trial(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
+          network: Network | None) -> Trial:
+    """``count`` × ``gpu`` in ``nodes`` nodes doing ``job``."""
+    peak, without, ckpt, speed = catalog.per_job(
+        ("placement", job.request, job.method, gpu.id, count, nodes, network),
+        _placement, catalog, job, gpu, count, nodes, network)
+    work = job.work
+    return Trial(job=job, count=count, nodes=nodes, peak=peak,
+                 peak_without_checkpointing=without,
+                 fits=peak <= usable_gib(gpu, catalog.policy), checkpointing=ckpt, speed=speed,
+                 busy_hours=hours_for(work.flops_per_year, speed.value),
+                 run_hours=hours_for(work.flops_per_run, speed.value))
+
+
+def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
+               network: Network | None) -> tuple[float, float, bool, Figure]:
+    """What a placement holds and how fast it trains, whatever the work: the per-GPU peak
+    with checkpointing as needed and without it, whether it is on, the effective speed."""
+    memory = memory_model(catalog)
+    ckpt = memory.checkpointing_needed(job.request, gpu, count)
+    peak = memory.peak_with(job.request, ckpt, count)
+    without = memory.peak_with(job.request, False, count)
+    speed = effective_tflops(gpu, count, nodes, network, job.method, ckpt, catalog.policy)
+    return peak, without, ckpt, speed
+
+
+def nodes_of(catalog: Catalog, gpu: Gpu, count: int) -> int:
+    """Boxes an owned ``count`` × ``gpu`` takes."""
+    found = home(catalog, gpu, count)
+    return found[1] if found else 1
