@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -140,15 +141,46 @@ def test_rows_ranked_above_the_pick_say_which_decision_they_go_against(tmp_path:
     assert "this one is rented" not in joined
 
 
+SITE_RULES = """\
+rules:
+  - id: site.spot-first
+    description: This site prefers spot wherever it can get it.
+    when:
+      all:
+        - {fact: workload, eq: fine-tune}
+    then:
+      - prefer: {decision: pricing, option: spot, weight: 5}
+    because: Site policy prefers spot.
+    sources: [tier.entry]
+  - id: site.no-spot-on-hyperscalers
+    description: This site refuses spot capacity on a hyperscaler.
+    match: candidate
+    when:
+      all:
+        - {fact: provider_kind, eq: hyperscaler}
+        - {fact: pricing, eq: spot}
+    then:
+      - exclude: {}
+    because: Site policy refuses spot on a hyperscaler.
+    sources: [tier.entry]
+"""
+
+
 def test_a_pricing_fallback_is_printed_with_its_reason(tmp_path: Path) -> None:
-    answers = scenario_answers(tmp_path, "06-low-volume-api")
-    pricing = data(answers)["decisions"]["pricing"]
+    # a rule author's site policy: spot first, but never on a hyperscaler; a GCP team's
+    # pricing falls back to on-demand and says why
+    rules = tmp_path / "rules"
+    shutil.copytree(REPO / "rules", rules)
+    (rules / "site.yaml").write_text(SITE_RULES, encoding="utf-8")
+    answers = scenario_answers(tmp_path, "45-entry-budget-spot-that-saves")
+    pricing = json.loads(run(answers, "--rules", str(rules), "--format", "json"))[
+        "decisions"]["pricing"]
     assert (pricing["revised_from"], pricing["choice"]) == ("spot", "on-demand")
-    lines = run(answers).splitlines()
+    lines = run(answers, "--rules", str(rules)).splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("Pricing: "))
-    assert lines[head] == "Pricing: on-demand  (revised: the rules chose spot at 2)"
+    assert lines[head] == "Pricing: on-demand  (revised: the rules chose spot at 5)"
     assert " ".join(" ".join(lines[head + 1:head + 3]).split()) == (
-        "! revised from spot: no offer on a marketplace cloud that holds this job lists a "
+        "! revised from spot: no offer on a hyperscaler cloud that holds this job lists a "
         "spot price: on-demand")
 
 

@@ -112,10 +112,9 @@ def _operators(decision: Decision) -> list[str]:
             and c.vram_needed_gib * c.count < c.vram_total_gib / 2):
         bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
                    "would hold")
-    if c.pricing == "spot":
-        if not decision.answers.get("frequent_checkpoints") and (
-                c.nodes > 1 or c.run_hours > POLICY.spot_max_run_hours.value):
-            bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
+    if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
+            c.nodes > 1 or c.run_hours > POLICY.spot_max_run_hours.value):
+        bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
     deadline = decision.facts.get("max_days_per_run_effective")
     if deadline is None or c.days_per_run is None:
         bad.append("a run's length or its limit is unknown: the limit must hold in every unit")

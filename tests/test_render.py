@@ -62,7 +62,8 @@ def test_text_sections() -> None:
     for title in ("Approach: ", "Method: ", "Deployment: local", "Sharing: "):
         assert any(line.startswith(title) for line in lines), title
     assert not any(line.startswith("Pricing: ") for line in lines)   # buying: no pricing
-    assert any(line.startswith("Hardware (→ the pick, then by rule score and cost") for line in lines)
+    title = "Hardware (→ the pick, then by rule score and cost"
+    assert any(line.startswith(title) for line in lines)
     assert "Warnings" in lines and "Strategies" in lines
     # reasons carry the rule id and the source ids
     assert re.search(r"\[usage\.[a-z-]+;\s+decide\.local", out)

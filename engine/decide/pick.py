@@ -196,7 +196,9 @@ def cheaper(choice: Scored, scored: Sequence[Scored],
 
 def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) -> tuple[str, str]:
     """A rented rival of another kind or pricing than decided was never on the rented side
-    the deployment decision weighed; then a rival on the other side; then the rules."""
+    the deployment decision weighed; then a rival on the other side; then the rules. Where
+    the decision it goes against was taken by declared order alone, a rule that scored the
+    rival lower is the better reason (an offer sold under contract, say)."""
     c, r = choice.facts, rival.facts
     rented = r["where"] == "cloud"
     for axis, differs in (("cloud_kind", rented and r["provider_kind"] != _chosen(axes,
@@ -204,7 +206,12 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) ->
                           ("pricing", rented and r["pricing"] != _chosen(axes, "pricing")),
                           ("deployment", c["where"] != r["where"])):
         if differs and axis in axes:
-            return axis_reason(axis, axes[axis])
+            rule, text = axis_reason(axis, axes[axis])
+            if rule == axis:     # no rule preferred the option: the declared order
+                by_rule = _rule_reason(choice, rival)
+                if by_rule[0] != "hardware.rank":
+                    return by_rule
+            return rule, text
     return _rule_reason(choice, rival)
 
 

@@ -94,7 +94,8 @@ def _hardware(decision: Decision) -> list[str]:
         return []
     days = with_days(decision)
     titles = headers(days)
-    lines = ["## Hardware", "", "→ marks the pick; the others by rule score, then cost for your year's work.",
+    lines = ["## Hardware", "",
+             "→ marks the pick; the others by rule score, then cost for your year's work.",
              "", "| | " + " | ".join(titles) + " |",
              "|---|---|---|---|" + "---:|" * (len(titles) - 3)]
     for mark, cand in rows:

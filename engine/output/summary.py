@@ -266,7 +266,7 @@ def _tips(choice: Candidate, label: str, days: float | None, upfront: float) -> 
 
 
 def _percent(share: float) -> str:
-    return f"{abs(share):.0%}" if abs(share) >= 0.01 else "under 1 %"
+    return f"{abs(share):.0%}" if abs(share) >= 0.01 else "under 1%"
 
 
 def against_break_even_line(decision: Decision) -> str | None:

@@ -124,7 +124,9 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
     Changes are tried nearest first. Each is probed on the request rules alone
     (:class:`Probe`); the full recommendation runs only for a change the probe cannot rule
     out, and only a flip a full recommendation shows is reported. The first change that
-    flips an axis is the smallest: once every axis has one, the rest are not tried.
+    flips an axis is the smallest: once every axis has one, the rest are not tried. An
+    answer named after an axis states its choice outright (``method``): changing it is the
+    team asking for another option, not a change that flips the decision.
     """
     probe = Probe(engine, answers)
     choices = {axis: d.choice for axis, d in probe.base.decisions.items()}
@@ -137,7 +139,7 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
         decision = probe.full(trial.answer, trial.value, trial.answers)
         for axis in choices:
             after = decision[axis].choice
-            if axis not in best and after != choices[axis]:
+            if axis not in best and after != choices[axis] and trial.answer != axis:
                 best[axis] = Flip(axis, choices[axis], after, trial.answer, _plain(trial.value),
                                   trial.current, trial.distance)
     flips = [_refine(probe, best[a]) for a in choices if a in best]
