@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Network, Offer, Platform
 from engine.estimates.cost import platform_for
-from engine.estimates.figure import Figure
+from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import memory_model, usable_gib
 from engine.estimates.throughput import effective_tflops, hours_for
 from engine.facts.build import Job
@@ -101,13 +101,31 @@ def trial(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
 def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
                network: Network | None) -> tuple[float, float, bool, Figure]:
     """What a placement holds and how fast it trains, whatever the work: the per-GPU peak
-    with checkpointing as needed and without it, whether it is on, the effective speed."""
-    memory = memory_model(catalog)
-    ckpt = memory.checkpointing_needed(job.request, gpu, count)
-    peak = memory.peak_with(job.request, ckpt, count)
-    without = memory.peak_with(job.request, False, count)
-    speed = effective_tflops(gpu, count, nodes, network, job.method, ckpt, catalog.policy)
+    with checkpointing as needed and without it, whether it is on, the effective speed.
+
+    The peaks depend on the job and the count, not the card; the speed on the card, the
+    count and the method, not the job: each is remembered at that grain, so that the many
+    offers of one card share a peak and a speed is computed once per catalog."""
+    req = job.request
+    raw = _peak(catalog, job, False, count)
+    if req.method == "inference":
+        ckpt = False
+    elif req.checkpointing is not None:
+        ckpt = req.checkpointing
+    else:   # as MemoryModel.checkpointing_needed: on only where the job does not fit without
+        ckpt = raw > usable_gib(gpu, catalog.policy)
+    without = tidy(raw, 2)
+    peak = tidy(_peak(catalog, job, True, count), 2) if ckpt else without
+    speed = catalog.derived(("speed", gpu.id, count, nodes, network, job.method, ckpt),
+                            effective_tflops, gpu, count, nodes, network, job.method, ckpt,
+                            catalog.policy)
     return peak, without, ckpt, speed
+
+
+def _peak(catalog: Catalog, job: Job, ckpt: bool, count: int) -> float:
+    """The job's unrounded per-GPU peak over ``count`` GPUs (remembered per job)."""
+    return catalog.per_job(("peak", job.request, ckpt, count), memory_model(catalog).peak,
+                           job.request, ckpt, count)
 
 
 def nodes_of(catalog: Catalog, gpu: Gpu, count: int) -> int:
