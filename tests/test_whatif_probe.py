@@ -37,7 +37,8 @@ def _full_choice(engine: Engine, answers: Answers, answer: str, value: Any,
 
 
 def _reference(engine: Engine, answers: Answers) -> list[dict[str, Any]]:
-    """Every change recommended in full; per axis the nearest flip, bisected in full."""
+    """Every change recommended in full; per axis the nearest flip, bisected in full (the
+    answer named after an axis, such as ``method``, asks for an option: not a flip)."""
     evaluation = engine.evaluate(answers, decision_id="ref")
     choices = {axis: d.choice for axis, d in evaluation.decision.decisions.items()}
     best: dict[str, wi.Flip] = {}
@@ -45,7 +46,7 @@ def _reference(engine: Engine, answers: Answers) -> list[dict[str, Any]]:
         decision = engine.recommend(trial.answers, decision_id="ref")
         for axis, before in choices.items():
             after = decision.decisions[axis].choice
-            if after != before and axis not in best:
+            if after != before and axis not in best and trial.answer != axis:
                 best[axis] = wi.Flip(axis, before, after, trial.answer, wi._plain(trial.value),
                                      trial.current, trial.distance)
     return [_bisected(engine, answers, best[a]).as_json() for a in choices if a in best]
