@@ -674,11 +674,11 @@ def processes() -> Iterator[list[subprocess.Popen[str]]]:
 
 
 @pytest.mark.slow
-def test_eight_processes_fifty_each_one_valid_chain(runner: CliRunner, tmp_path: Path,
+def test_eight_processes_twenty_each_one_valid_chain(runner: CliRunner, tmp_path: Path,
                                                     db: Path,
                                                     processes: list[subprocess.Popen[str]],
                                                     ) -> None:
-    workers, each = 8, 50
+    workers, each = 8, 20
     go = tmp_path / "go"
     ready = [tmp_path / f"ready-{k}" for k in range(workers)]
     # The store does not exist yet: all eight create/migrate it at the same moment.

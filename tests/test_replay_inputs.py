@@ -116,8 +116,10 @@ def test_every_kind_of_input_replays_after_it_is_deleted(tmp_path: Path) -> None
         shown = engine("audit", "show", decision_id, "--audit-db", str(store), "--format",
                        "json", cwd=tmp_path)
         assert (shown.returncode, shown.stdout) == (0, printed), (kind, shown.stderr)
-        text = engine("audit", "show", decision_id, "--audit-db", str(store), cwd=tmp_path)
-        assert text.returncode == 0 and decision_id in text.stdout, (kind, text.stderr)
+        if kind == next(iter(KINDS)):  # text is rendered from the same record
+            text = engine("audit", "show", decision_id, "--audit-db", str(store),
+                          cwd=tmp_path)
+            assert text.returncode == 0 and decision_id in text.stdout, (kind, text.stderr)
         replay = engine("audit", "replay", decision_id, "--audit-db", str(store),
                         cwd=tmp_path)
         assert replay.returncode == 0, (kind, replay.stdout, replay.stderr)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import errno
 import os
+import pickle
 import re
 import stat
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -181,10 +183,32 @@ def _check_regular(info: os.stat_result, path: Path) -> None:
 
 
 # -- YAML ------------------------------------------------------------------------------------
+_PARSED: OrderedDict[str, bytes] = OrderedDict()
+"""Texts parsed in this process that passed every check, newest last, each with its data
+pickled (in memory only, never written): the same catalog or rule file read again (by another ``--catalog`` or ``--rules``
+folder, what-if, batch or a test) is not parsed again. Bounded in entries and in size."""
+_PARSED_ENTRIES = 64
+_PARSED_MAX_TEXT = 512 * 1024
+
+
 def parse_yaml(text: str, *, path: str) -> Any:
-    """Parse YAML text with safe semantics, line tracking, and no aliases; return plain data."""
+    """Parse YAML text with safe semantics, line tracking, and no aliases; return plain data
+    (a fresh copy each time: callers may change it)."""
     if len(text) > MAX_FILE_BYTES:
         raise InputError(f"document exceeds {MAX_FILE_BYTES:,} characters", path=path)
+    seen = _PARSED.get(text)
+    if seen is not None:
+        _PARSED.move_to_end(text)
+        return pickle.loads(seen)
+    data = _parse(text, path)
+    if len(text) <= _PARSED_MAX_TEXT:
+        _PARSED[text] = pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL)
+        while len(_PARSED) > _PARSED_ENTRIES:
+            _PARSED.popitem(last=False)
+    return data
+
+
+def _parse(text: str, path: str) -> Any:
     try:
         _scan_events(text, path)
         loader = _LineLoader(text)
