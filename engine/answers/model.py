@@ -87,6 +87,7 @@ class AnswerFields(Protocol):
     data_residency: str
     allowed_regions: tuple[str, ...]
     cloud_ecosystem: str
+    gpu_vendors: tuple[str, ...]
     frequent_checkpoints: bool
     needs_latest_hardware: bool
     electricity_usd_per_kwh: float

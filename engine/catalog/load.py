@@ -143,6 +143,13 @@ class Catalog:
         return tuple(loc for loc in self.providers[offer.provider].locations
                      if _in_regions(self.countries, loc.country, offer.regions))
 
+    def allowed_locations(self, offer: Offer, allowed: frozenset[str]) -> tuple[Location, ...]:
+        """The locations of ``offer`` inside ``allowed``: a country code (``jp``) allows that
+        country, a region id (``eu``, ``asia``) every country in it."""
+        return tuple(loc for loc in self.locations_of(offer)
+                     if loc.country in allowed
+                     or any(g in allowed for g in self.country_regions(loc.country)))
+
     def country_regions(self, code: str) -> tuple[str, ...]:
         """The region ids a country belongs to (``gb`` → ``uk``; ``de`` → ``eu``)."""
         country = self.countries.get(code)

@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Offer, Provider
+from engine.catalog.models import Gpu, Location, Offer, Provider
 from engine.decide.placements import (
     Trial,
     cloud_counts,
@@ -242,6 +242,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "condition": gpu.purchase.condition if gpu.purchase else "new",
         "pricing": "purchase",
         "in_allowed_region": True,
+        "location": "on site",
+        "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
         "market_allowed": True,
         "access": "self-serve",
         "access_note": "",
@@ -405,6 +407,25 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
             for key, t in chosen.items()]
 
 
+def _deploy_location(catalog: Catalog, offer: Offer,
+                     allowed: frozenset[str] | None) -> Location | None:
+    """Where to deploy the offer: its first location inside the allowed set (any when the
+    data may go anywhere)."""
+    found = (catalog.locations_of(offer) if allowed is None
+             else catalog.allowed_locations(offer, allowed))
+    return found[0] if found else None
+
+
+def location_label(catalog: Catalog, loc: Location | None) -> str:
+    """``ap-northeast-1 (Tokyo, Japan)``, ``eu-north1 (Finland)``, ``Japan``; empty when
+    unknown."""
+    if loc is None:
+        return ""
+    country = catalog.countries.get(loc.country)
+    place = ", ".join(x for x in (loc.city, country.name if country else loc.country) if x)
+    return f"{loc.region} ({place})" if loc.region else place
+
+
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, gpu: Gpu,
             r: _Rented, *, plan: bool, fewest: int | None, smallest: int) -> PricedCandidate:
     t, price = r.trial, r.price
@@ -442,7 +463,10 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "pricing": price.pricing,
         "condition": "rented",
         "reserved_months": price.months or 0,
-        "in_allowed_region": allowed is None or any(g in allowed for g in offer.regions),
+        "in_allowed_region": allowed is None or bool(
+            catalog.allowed_locations(offer, allowed)),
+        "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
+        "location": location_label(catalog, _deploy_location(catalog, offer, allowed)),
         "market_allowed": offer.market is None or (allowed is not None
                                                    and offer.market in allowed),
         **_access(catalog, offer, provider, t.count, r.instances),
@@ -609,6 +633,8 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
         "offer": "none" if offer is None else offer.id,
         "instance": "" if offer is None or offer.instance is None else offer.instance,
         "regions": "" if offer is None else ",".join(offer.regions),
+        "countries": "" if offer is None else ",".join(
+            dict.fromkeys(loc.country for loc in catalog.locations_of(offer))),
         "market": "" if offer is None or offer.market is None else offer.market,
         "smallest_shape": count if offer is None else offer.shapes[0],
         "provider_smallest_shape": count if offer is None else min(

@@ -103,6 +103,9 @@ class Candidate(_Out):
     instance: str | None
     platform: str | None
     region: str | None
+    location: str | None = None
+    """Where to deploy a rented pick: the provider's region code, city and country of its
+    first location the residency answer allows (``ap-northeast-1 (Tokyo, jp)``)."""
     pricing: str
     reserved_months: int | None
     method: str

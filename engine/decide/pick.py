@@ -292,6 +292,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         provider_kind=f["provider_kind"],
         offer=None if local else f["offer"], instance=f["instance"] or None,
         platform=f.get("platform") if local else None, region=f["regions"] or None,
+        location=None if local else (f.get("location") or None),
         pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,
         method=f["train_method"], gradient_checkpointing=f["gradient_checkpointing_on"],
         vram_needed_gib=f["vram_needed_gib"],

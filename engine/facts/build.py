@@ -333,6 +333,8 @@ class Sizing:
     budget_usd: float
     allowed_regions: frozenset[str] | None
     """Regions the team allows (None: any region, but no restricted market)."""
+    gpu_vendors: frozenset[str] | None
+    """GPU vendors the team can use (None: any)."""
     frequent_checkpoints: bool
     plan: tuple[str, int] | None
     """The GPU and count the team plans, priced as a candidate of its own."""
@@ -387,6 +389,7 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     return Sizing(jobs=jobs, shape=shape, deadline_days=deadline,
                   electricity_usd_per_kwh=answers.electricity_usd_per_kwh,
                   budget_usd=answers.budget_usd, allowed_regions=allowed,
+                  gpu_vendors=frozenset(answers.gpu_vendors) or None,
                   frequent_checkpoints=answers.frequent_checkpoints, plan=plan,
                   upfront_capex=answers.upfront_capex)
 

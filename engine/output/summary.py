@@ -82,8 +82,11 @@ def headline(decision: Decision) -> str:
                 f"(~{usd(float(facts.get('dev_purchase_usd') or 0))}), rent for full runs")
     pricing = choice.pricing if not choice.reserved_months else (
         f"reserved for {choice.reserved_months} months")
+    where = (f" in {choice.location}" if choice.location
+             and decision.answers.get("data_residency") == "region" else "")
     return (f"{verb}: {config_name(choice)} on {KIND_NAMES.get(choice.provider_kind, 'a cloud')}"
-            f" ({choice.provider_name}), {pricing} at ${choice.usd_per_gpu_hour:.2f}/GPU-hour, "
+            f" ({choice.provider_name}){where}, {pricing} at "
+            f"${choice.usd_per_gpu_hour:.2f}/GPU-hour, "
             f"~{usd(choice.cost.per_year_usd)} a year for your work")
 
 
