@@ -185,8 +185,9 @@ def _check_regular(info: os.stat_result, path: Path) -> None:
 # -- YAML ------------------------------------------------------------------------------------
 _PARSED: OrderedDict[str, bytes] = OrderedDict()
 """Texts parsed in this process that passed every check, newest last, each with its data
-pickled (in memory only, never written): the same catalog or rule file read again (by another ``--catalog`` or ``--rules``
-folder, what-if, batch or a test) is not parsed again. Bounded in entries and in size."""
+pickled (in memory only, never written): the same catalog or rule file read again (by
+another ``--catalog`` or ``--rules`` folder, what-if, batch or a test) is not parsed again.
+Bounded in entries and in size."""
 _PARSED_ENTRIES = 64
 _PARSED_MAX_TEXT = 512 * 1024
 
