@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import os
 import shutil
 import tempfile
@@ -54,3 +55,9 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path / "cache")
     os.environ["GPU_ADVISOR_CACHE_KEY_FILE"] = str(path / "key" / "policy-cache.key")
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
+    if not hasattr(config, "workerinput"):
+        # once, before any worker starts: the engine's bytecode, so that the many commands
+        # run as real processes do not compile every module again where the shell sets
+        # PYTHONDONTWRITEBYTECODE (a command still never writes it: test_render)
+        compileall.compile_dir(str(Path(__file__).resolve().parent.parent / "engine"),
+                               quiet=1)
