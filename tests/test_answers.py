@@ -203,10 +203,12 @@ def test_unknown_choice(catalog: Catalog, tmp_path: Path) -> None:
 
 def test_unknown_region_in_list(catalog: Catalog, tmp_path: Path) -> None:
     path = write(tmp_path, "data_residency: region\nallowed_regions: [eu, euu]\n")
-    assert refused(path, catalog) == (
+    line = refused(path, catalog)
+    assert line.startswith(
         f"{path}:2: allowed_regions: unknown value 'euu'; did you mean 'eu'?; "
-        "expected any of us, eu, uk, ca, asia, au, cn"
-    )
+        "expected any of us, eu, uk, ca, asia, au, cn, gb, ")
+    assert "\n" not in line and line.endswith(", jp, kr, sg, in, tw, hk, id, my, th, vn, ph, "
+                                               "ch, br, mx, cl, nz, il, ae, sa, qa, bh, za")
 
 
 def test_both_model_and_model_params_b(catalog: Catalog, tmp_path: Path) -> None:

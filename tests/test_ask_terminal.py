@@ -205,10 +205,10 @@ def test_help_in_every_kind_of_prompt_then_ctrl_c(session: Any, tmp_path: Path,
     s.send("y")
     s.question("training data go")
     s.send(DOWN + "\r")                                     # none → region
-    s.question("Which regions are allowed")                 # a checkbox list
+    s.question("Which regions or countries are allowed")    # a checkbox list
     s.send("?")
-    s.expect("Cloud offers outside these regions")
-    s.question("Which regions are allowed")
+    s.expect("Cloud offers sold nowhere in these")
+    s.question("Which regions or countries are allowed")
     s.send(" " + DOWN + " \r")                              # tick us, tick eu
     s.expect("allowed_regions: us, eu")
     s.question("embedded in a cloud")

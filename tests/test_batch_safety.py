@@ -492,7 +492,7 @@ class _Running:
         """Until the temporary output file holds some records (no fixed sleep)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if any(p.stat().st_size > 0 for p in folder.glob(".out.jsonl.*.tmp")):
+            if any(_size(p) > 0 for p in folder.glob(".out.jsonl.*.tmp")):
                 return
             assert self.proc.poll() is None, "batch ended before writing anything"
             time.sleep(0.01)
@@ -504,6 +504,14 @@ class _Running:
         while (line := self.lines.get(timeout=timeout)) is not None:
             lines.append(line)
         return lines
+
+
+def _size(path: Path) -> int:
+    """Bytes in ``path``; 0 when it went between the listing and the look (a renamed file)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
 
 
 @pytest.mark.slow

@@ -58,7 +58,10 @@ def _value(question: Question) -> st.SearchStrategy[Any]:
         strategy = st.sampled_from(sorted(CATALOG.gpus))
     elif kind == "model":
         strategy = st.sampled_from(sorted(CATALOG.models))
-    else:  # pragma: no cover - lists are handled by the caller
+    elif kind == "list":
+        strategy = st.lists(st.sampled_from(list(question.choices or [])), unique=True,
+                            max_size=2)
+    else:  # pragma: no cover
         raise AssertionError(kind)
     return st.none() | strategy if question.nullable else strategy
 
