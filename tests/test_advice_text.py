@@ -288,3 +288,18 @@ def test_audit_show_names_the_platform_as_recommend_did(tmp_path: Path) -> None:
     assert again.exit_code == 0, again.output
     assert purchase in again.stdout.splitlines()
     assert "desktop for 1-2 GeForce cards" in purchase
+
+
+def test_a_refusal_says_which_rules_excluded_everything(tmp_path: Path) -> None:
+    # data that must stay in a country no offer is sold in, and no capital: no configuration,
+    # and the text says why: the rules that excluded them, the residency one with the
+    # countries the offers are sold in
+    out = run(scenario_answers(tmp_path, "48-country-no-offer-serves"))
+    lines = out.splitlines()
+    assert lines[0] == "No configuration in the catalog can do this job within your limits"
+    at = lines.index("Hardware")
+    assert re.fullmatch(r"All \d+ configurations are excluded:", lines[at + 1])
+    section = " ".join(" ".join(lines[at + 2:]).split())
+    assert section.startswith("✗ ")
+    assert "by residency.region-excludes-offers, e.g.: Sold in " in section
+    assert "none of them in your allowed regions (za)" in section

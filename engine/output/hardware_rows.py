@@ -96,6 +96,22 @@ def excluded_line(decision: Decision) -> str | None:
             f"e.g.: {example.reason}")
 
 
+def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
+    """Where no configuration is eligible: the rules that excluded them, most first, each
+    with its count and one of its reasons (counted as :func:`excluded_line` counts)."""
+    hw = decision.hardware
+    groups = first_exclusions(hw.excluded)
+    counts: dict[str, int] = {}
+    for x in groups:
+        counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
+    ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
+    out = [f"All {hw.considered} configurations are excluded:"] if ranked else []
+    for rule in ranked:
+        example = min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0])
+        out.append(f"{counts[rule]} by {rule}, e.g.: {example.reason}")
+    return out
+
+
 def with_days(decision: Decision) -> bool:
     """Whether the table shows days per run (only when the work is given in runs)."""
     return any(c.days_per_run is not None for _, c in table_rows(decision))

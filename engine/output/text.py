@@ -16,6 +16,7 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
+    exclusion_lines,
     headers,
     passed_over,
     table_legend,
@@ -123,6 +124,14 @@ def _hardware(out: Any, decision: Decision) -> None:
 
     rows = table_rows(decision)
     if not rows:
+        lines = exclusion_lines(decision)
+        if lines:
+            out.print("[bold]Hardware[/bold]")
+            _line(out, lines[0], "")
+            grid = _grid()
+            for text in lines[1:]:
+                grid.add_row(" ✗", escape(text))
+            out.print(grid)
         return
     days = with_days(decision)
     table = Table(title="Hardware (→ the pick, then by rule score and cost for your year's "
