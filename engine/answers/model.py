@@ -94,6 +94,8 @@ class AnswerFields(Protocol):
     shared_small_workloads: bool
     planned_gpu: str | None
     planned_gpu_count: int
+    owned_gpu: str | None
+    owned_gpu_count: int
     profiled_utilisation_pct: float | None
     api_tokens_per_month_m: float | None
     proprietary_data: bool

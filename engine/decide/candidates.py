@@ -36,6 +36,7 @@ from engine.decide.placements import (
 from engine.estimates.cost import (
     Owning,
     all_in_usd_per_gpu_hour,
+    already_owned,
     hourly_rent_usd,
     owning,
     owning_cost,
@@ -121,7 +122,7 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
             cloud.extend(found_cloud)
             ok = [c.facts["count"] for c in found_cloud if c.ok]
             below = min(ok) if ok else None
-    out = _with_plan(catalog, sizing, [*local, *cloud])
+    out = _with_owned(catalog, sizing, _with_plan(catalog, sizing, [*local, *cloud]))
     return _methods_compared(out)
 
 
@@ -206,13 +207,16 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
 
 # -- local ----------------------------------------------------------------------------------
 def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
-           *, plan: bool = False) -> PricedCandidate | None:
+           *, plan: bool = False, owned: bool = False) -> PricedCandidate | None:
+    """The best owned configuration of ``gpu`` among ``counts`` for ``job``: to buy, or
+    (``owned``) the team's own GPUs, whose purchase is spent."""
     policy = catalog.policy
     counts_of = list(counts)  # every count local_counts gives has a home
     cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    parts_of = _owned_parts if owned else _owning_parts
 
     def judge(t: Trial) -> Verdicts:
-        line = _owning_parts(catalog, sizing, gpu, t.count).line
+        line = parts_of(catalog, sizing, gpu, t.count).line
         ok = t.fits and t.busy_hours <= cap and t.run_hours / 24 <= sizing.deadline_days
         return {"purchase": (ok, line.at(t.busy_hours))}
 
@@ -229,18 +233,24 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     placed = home(catalog, gpu, chosen.count)
     assert placed is not None
     platform, boxes = placed
-    parts = _owning_parts(catalog, sizing, gpu, chosen.count)
+    parts = parts_of(catalog, sizing, gpu, chosen.count)
     own = replace(parts, cost=owning_cost(parts.fixed, parts.running, chosen.busy_hours),
                   busy_hours=chosen.busy_hours)
-    suffix = ":plan" if plan else ""
+    suffix = ":plan" if plan else ":owned" if owned else ""
     facts = {
         **_config_facts(catalog, gpu, chosen.count, None),
+        **({"provider_name": "yours", "provider_label": "yours"} if owned else {}),
         "candidate_id": f"local:{gpu.id}x{chosen.count}:{job.method}{suffix}",
         "nodes": boxes,
         "platform": platform.id,
         "platform_name": platform.name,
         "condition": gpu.purchase.condition if gpu.purchase else "new",
-        "pricing": "purchase",
+        "pricing": "owned" if owned else "purchase",
+        "is_owned": owned,
+        "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
+        if owned else 0.0,
+        "upkeep_usd_year": tidy(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0), 0)
+        if owned else 0.0,
         "in_allowed_region": True,
         "location": "on site",
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
@@ -265,6 +275,17 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     low, high = _cost_range(catalog, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
                            hardware=f"local:{gpu.id}{suffix}", low_cost=low, high_cost=high)
+
+
+def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
+    """What the team's own ``count`` × ``gpu`` cost a year whatever the work (upkeep) and per
+    busy hour (electricity): the purchase is spent (remembered per catalog)."""
+    placed = home(catalog, gpu, count)
+    assert placed is not None
+    found: Owning = catalog.derived(
+        ("owned", gpu.id, count, sizing.electricity_usd_per_kwh), already_owned, gpu, count,
+        placed, sizing.electricity_usd_per_kwh, 0.0, catalog.policy)
+    return found
 
 
 def _owning_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
@@ -556,6 +577,20 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
     if where == "cloud" and planned:
         planned = [min(planned, key=lambda c: (c.facts["cost_usd_year"], c.id))]
     return [*found, *planned]
+
+
+def _with_owned(catalog: Catalog, sizing: Sizing,
+                found: list[PricedCandidate]) -> list[PricedCandidate]:
+    """``found`` with the team's own GPUs, for each method, at their count (where a platform
+    holds that many)."""
+    if sizing.owned is None:
+        return found
+    gpu_id, count = sizing.owned
+    gpu = catalog.gpus[gpu_id]
+    if home(catalog, gpu, count) is None:
+        return found
+    owned = [_local(catalog, sizing, job, gpu, [count], owned=True) for job in sizing.jobs]
+    return [*found, *(c for c in owned if c is not None)]
 
 
 def _marked(candidate: PricedCandidate) -> PricedCandidate:

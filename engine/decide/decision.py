@@ -117,6 +117,12 @@ class Candidate(_Out):
     usd_per_gpu_hour: float
     access: Literal["self-serve", "account", "contract"]
     plan: bool
+    owned: bool = False
+    """The team's own GPUs (purchase spent)."""
+    resale_usd: float = 0.0
+    """Owned: what selling them would bring."""
+    upkeep_usd_year: float = 0.0
+    """Owned: their upkeep a year, paid whether they train or idle."""
     """The GPUs the team plans, at the planned count."""
     busy_hours_per_year: float
     runs_per_year: float

@@ -57,7 +57,7 @@ SHOWN_TRACES = ("break_even_work", "pick_cost_usd_year", "pick_purchase_usd",
 """The formula traces of figures the advice itself prints (the break-even chart, the pick's
 cost and purchase): in every decision. The others come with ``trace``."""
 SHOWN_FACTS = frozenset({"model_name", "params_b", "hours_gpu_name", "dev_gpu_name",
-                         "dev_gpu_count", "dev_purchase_usd"})
+                         "dev_gpu_count", "dev_purchase_usd", "owned_gpu_name"})
 """Facts the advice prints (its summary lines), in every decision beside the facts the
 request rules read; the other facts come with ``trace``."""
 _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))

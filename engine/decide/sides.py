@@ -182,7 +182,14 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
         out.update(local_candidate=f["candidate_id"], local_gpu=f["gpu"],
                    local_gpu_name=f["gpu_name"], local_gpu_count=f["count"],
                    local_purchase_usd=f["upfront_usd"], local_cost_usd_year=f["cost_usd_year"],
-                   local_days_per_run=f["days_per_run"])
+                   local_days_per_run=f["days_per_run"],
+                   local_is_owned=bool(f.get("is_owned")),
+                   local_verb="keeping your" if f.get("is_owned") else "owning",
+                   local_cost_basis=(
+                       "their power: the purchase is spent and the upkeep paid either way"
+                       if f.get("is_owned") else
+                       f"purchase written off over {policy.amortisation_years.value:g} years "
+                       "less resale, upkeep and power"))
     if cloud is not None:
         f = cloud.facts
         out.update(cloud_candidate=f["candidate_id"], cloud_offer=f["offer"],

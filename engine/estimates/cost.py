@@ -142,6 +142,32 @@ class Owning:
         return self.running.value * self.busy_hours
 
 
+def already_owned(gpu: Gpu, count: int, home: tuple[Platform, int],
+                  electricity_usd_per_kwh: float, busy_hours: float, policy: Policy) -> Owning:
+    """GPUs the team already owns: their purchase is spent and their upkeep is paid whether
+    they train or idle, so the work costs only their electricity; what selling them would
+    bring (``resale_usd``) and save (``upkeep_usd_per_year``) are inputs of the fixed part,
+    for the "sell them" comparison."""
+    platform, boxes = home
+    bought = purchase_cost(gpu, count, platform, boxes, policy)
+    resale = policy.resale_fraction[gpu.form].value * float(bought.inputs["cards_usd"] or 0)
+    spent = figure(0.0, "USD", "already owned: the purchase is spent",
+                   [*bought.sources, *policy.resale_fraction[gpu.form].sources],
+                   **{**bought.inputs, "catalog_purchase_usd": bought.value,
+                      "resale_usd": resale})
+    upkeep = policy.maintenance_fraction_per_year.value
+    fixed = figure(0.0, "USD/year",
+                   "none: the purchase is spent and the upkeep (purchase value × maintenance) "
+                   "is paid whether the GPUs train or idle",
+                   [*bought.sources, *policy.maintenance_fraction_per_year.sources,
+                    "price.local-tco-parts"],
+                   purchase_usd=0.0, catalog_purchase_usd=bought.value, maintenance=upkeep,
+                   upkeep_usd_per_year=bought.value * upkeep, resale_usd=resale)
+    running = running_cost_per_hour(gpu, count, platform, boxes, electricity_usd_per_kwh,
+                                    policy)
+    return Owning(spent, fixed, running, owning_cost(fixed, running, busy_hours), busy_hours)
+
+
 def owning(gpu: Gpu, count: int, home: tuple[Platform, int], electricity_usd_per_kwh: float,
            busy_hours: float, policy: Policy) -> Owning:
     """Owning ``count`` × ``gpu`` in its ``home`` (platform, boxes: :func:`platform_for`),

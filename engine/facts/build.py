@@ -90,6 +90,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     _dev_box_facts(facts, answers, catalog, shape)
     _api_facts(facts, answers, catalog, shape)
     _plan_facts(facts, answers, catalog)
+    _owned_facts(facts, answers, catalog)
     facts.put("scratch_reasons", scratch_reasons(answers))
     facts.put("fine_tune_advised",
               answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
@@ -281,6 +282,14 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
         operations_usd_month=people)
 
 
+def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:
+    """Whether the team owns GPUs, and which."""
+    facts.put("owns_gpus", answers.owned_gpu is not None)
+    if answers.owned_gpu is not None:
+        gpu = catalog.gpu(answers.owned_gpu)
+        facts.put("owned_gpu_name", gpu.name)
+
+
 def _plan_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:
     """What the team plans to buy or rent, as far as it does not depend on the method."""
     if answers.planned_gpu is None:
@@ -338,6 +347,8 @@ class Sizing:
     frequent_checkpoints: bool
     plan: tuple[str, int] | None
     """The GPU and count the team plans, priced as a candidate of its own."""
+    owned: tuple[str, int] | None
+    """The GPU and count the team owns, priced at what running them costs."""
     upfront_capex: bool
 
 
@@ -391,6 +402,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
                   budget_usd=answers.budget_usd, allowed_regions=allowed,
                   gpu_vendors=frozenset(answers.gpu_vendors) or None,
                   frequent_checkpoints=answers.frequent_checkpoints, plan=plan,
+                  owned=(answers.owned_gpu, answers.owned_gpu_count) if answers.owned_gpu
+                  else None,
                   upfront_capex=answers.upfront_capex)
 
 

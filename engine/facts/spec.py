@@ -104,6 +104,8 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("fine_tune_advised", "bool", "fine-tuning is planned, or none of the four reasons to "
        "train from scratch holds"),
     _d("scratch_reasons", "number", "how many of the four reasons to train from scratch hold"),
+    _d("owns_gpus", "bool", "the team owns GPUs it can train on (owned_gpu)"),
+    _d("owned_gpu_name", "string", "name of the GPU the team owns"),
     _d("planned_gpu_name", "string", "name of the planned GPU"),
     _d("planned_vram_gib", "number", "VRAM of one planned GPU", "GiB"),
     _d("planned_vram_total_gib", "number", "VRAM of the planned GPUs together", "GiB"),
@@ -186,6 +188,9 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("local_purchase_usd", "number", "its purchase price", "USD"),
         _d("local_cost_usd_year", "number", "owning it for the year's work", "USD/year"),
         _d("local_days_per_run", "number", "days one run takes on it", "days"),
+        _d("local_is_owned", "bool", "it is the team's own GPUs (owned_gpu)"),
+        _d("local_verb", "string", "how the advice names having it: owning, or keeping your"),
+        _d("local_cost_basis", "string", "what its cost a year counts, in words"),
         _d("cloud_candidate", "string", "the rented configuration of the decided kind and "
            "pricing"),
         _d("cloud_offer", "string", "its offer id"),
@@ -299,6 +304,12 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("premium_over_worse_method", "number", "how much more this one costs for the work "
          "than that worse method (a share)", None, None),
         ("is_plan", "bool", "the GPUs the team plans, at the planned count", None, None),
+        ("is_owned", "bool", "the GPUs the team already owns, at their count (purchase spent)",
+         None, None),
+        ("resale_usd", "number", "what selling the team's own GPUs would bring (0 otherwise)",
+         None, "USD"),
+        ("upkeep_usd_year", "number", "upkeep a year of the team's own GPUs, paid whether they "
+         "train or idle (0 otherwise)", None, "USD/year"),
         ("access", "string", "how the offer is sold (owned: self-serve)",
          ("self-serve", "account", "contract"), None),
         ("nvlink", "bool", "cards linked by NVLink", None, None),
@@ -335,8 +346,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
-        ("pricing", "string", "how it is paid for (a pricing option, or purchase)",
-         ("purchase",), None),
+        ("pricing", "string", "how it is paid for (a pricing option, purchase, or owned: the "
+         "team's own GPUs)", ("purchase", "owned"), None),
         ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
         ("usd_per_gpu_hour", "number", "$/GPU-hour (owned: electricity)", None, "USD/GPU-hour"),
         ("per_hour_usd", "number", "cost per busy hour of the whole configuration", None,

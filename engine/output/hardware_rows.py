@@ -155,9 +155,9 @@ def run_days(days: float | None) -> str:
 
 
 def offer(c: Candidate) -> str:
-    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``owned``."""
+    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``owned`` (to buy), ``yours``."""
     if c.where == "local":
-        return "owned"
+        return "yours" if c.owned else "owned"
     pricing = f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
     return f"{c.provider_label} {pricing}"
 

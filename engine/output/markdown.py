@@ -25,6 +25,7 @@ from engine.output.summary import (
     close_call_lines,
     headline,
     memory_line,
+    owned_line,
     plan_line,
     printable_decision,
     purchase_line,
@@ -54,6 +55,7 @@ def render_markdown(decision: Decision, book: Rulebook,
                                  work_line(decision), memory_line(decision),
                                  break_even_line(decision),
                                  against_break_even_line(decision), plan_line(decision),
+                 owned_line(decision),
                                  *close_call_lines(decision)) if t]
     lines += ["", "## Decisions", "", _text(SCORE_LEGEND), ""]
     for title, result in shown_axes(decision):

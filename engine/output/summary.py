@@ -71,6 +71,9 @@ def headline(decision: Decision) -> str:
         return "Use a hosted API rather than training your own model"
     if choice is None:
         return "No configuration in the catalog can do this job within your limits"
+    if choice.owned:
+        return (f"Keep using your {config_name(choice)}: ~{usd(choice.cost.per_year_usd)} a "
+                "year of power for your work (bought already; upkeep is paid either way)")
     if choice.where == "local":
         return (f"Buy: {config_name(choice)}, ~{usd(choice.cost.upfront_usd)} up front, "
                 f"~{usd(choice.cost.per_year_usd)} a year for your work")
@@ -96,7 +99,7 @@ def purchase_line(decision: Decision,
     owned pick (``platforms``: platform id → name; the id is shown without it)."""
     choice = decision.hardware.choice
     trace = decision.estimates["traces"].get("pick_purchase_usd")
-    if choice is None or choice.where != "local" or not trace:
+    if choice is None or choice.where != "local" or choice.owned or not trace:
         return None
     i = trace["inputs"]
     cards = f"{i['cards']}× {choice.gpu_label} {usd(i['cards_usd'])}"
@@ -124,13 +127,44 @@ def running_line(decision: Decision) -> str | None:
     """What an owned pick's cost a year is made of: the fixed part and power for the work."""
     choice = decision.hardware.choice
     trace = decision.estimates["traces"].get("pick_cost_usd_year")
-    if choice is None or choice.where != "local" or not trace:
+    if choice is None or choice.where != "local" or choice.owned or not trace:
         return None
     i = trace["inputs"]
     power = i["running_usd_per_hour"] * i["busy_hours_per_year"]
     return (f"{usd(trace['value'])} a year = {usd(i['fixed_usd_per_year'])} write-off (less "
             f"resale) and upkeep + {usd(power)} power for {hours(i['busy_hours_per_year'])} "
             "busy hours.")
+
+
+def owned_line(decision: Decision) -> str | None:
+    """For a team that owns GPUs: what keeping them costs against selling them and renting
+    (or, when the pick is not theirs, why not and what is left to decide)."""
+    owned = decision.answers.get("owned_gpu")
+    if not owned:
+        return None
+    mine = next((c for c in [decision.hardware.choice, *decision.hardware.alternatives]
+                 if c is not None and c.owned), None)
+    name = mine.gpu_label if mine is not None else str(
+        decision.facts.get("owned_gpu_name") or owned)
+    count = decision.answers.get("owned_gpu_count", 1)
+    yours = f"your {count}× {short_name(name)}"
+    cloud = next((c for c in decision.hardware.alternatives if c.where == "cloud"), None)
+    rent = (f"renting {config_name(cloud)} ({cloud.provider_name}, {cloud.pricing}) for this "
+            f"work would cost {usd(cloud.cost.per_year_usd)} a year"
+            if cloud is not None else None)
+    if mine is None:
+        why = next((x.reason for x in decision.hardware.excluded
+                    if any(i.endswith(":owned") for i in x.ids)), None)
+        because = f" ({why.rstrip('.')})" if why else ""
+        return (f"Your own {count}× {short_name(name)} cannot do this work within your "
+                f"limits{because}: keep them for other work, rent beside them for this, or "
+                "sell them.")
+    sell = (f"selling them would bring about {usd(mine.resale_usd)} and save "
+            f"{usd(mine.upkeep_usd_year)} a year of upkeep")
+    if decision.hardware.choice is mine:
+        return f"Or retire {yours}: {sell}; {rent}." if rent else f"Or retire {yours}: {sell}."
+    return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
+            f"power; {sell}.")
 
 
 def work_line(decision: Decision) -> str:

@@ -31,6 +31,7 @@ from engine.output.summary import (
     close_call_lines,
     headline,
     memory_line,
+    owned_line,
     plan_line,
     printable_decision,
     purchase_line,
@@ -81,6 +82,7 @@ def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -
     for text in (purchase_line(decision, platforms), running_line(decision),
                  work_line(decision), memory_line(decision), break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision),
+                 owned_line(decision),
                  *close_call_lines(decision)):
         _line(out, text)
     out.print()
