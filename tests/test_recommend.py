@@ -186,7 +186,7 @@ TOP_LEVEL = {"schema_version", "decision_id", "engine_version", "ruleset", "cata
 CANDIDATE_KEYS = {"gpu", "count", "where", "provider", "region", "pricing", "vram_needed_gib",
                   "vram_total_gib", "usd_per_gpu_hour", "busy_hours_per_year", "days_per_run",
                   "cost", "score", "reasons", "method", "gradient_checkpointing",
-                  "vram_without_checkpointing_gib", "access", "plan", "runs_per_year",
+                  "vram_without_checkpointing_gib", "access", "plan", "owned", "runs_per_year",
                   "run_hours", "start_up_hours", "spot_rework_hours"}
 REASON_KEYS = {"rule", "effect", "weight", "text", "sources"}
 
@@ -208,7 +208,8 @@ def _check_candidate(cand: dict[str, Any]) -> None:
         and cand["vram_without_checkpointing_gib"] > cand["vram_total_gib"] / cand["count"]
         * 0.95) or cand["vram_needed_gib"] > cand["vram_total_gib"] / cand["count"] * 0.95
     if cand["where"] == "local":
-        assert cand["provider"] is None and cand["cost"]["upfront_usd"] > 0
+        assert cand["provider"] is None
+        assert (cand["cost"]["upfront_usd"] > 0) is not cand["owned"]  # owned: spent
     else:
         assert cand["provider"] and cand["region"] and cand["cost"]["upfront_usd"] == 0
     for reason in cand["reasons"]:

@@ -245,7 +245,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "platform": platform.id,
         "platform_name": platform.name,
         "condition": gpu.purchase.condition if gpu.purchase else "new",
-        "pricing": "owned" if owned else "purchase",
+        "pricing": "purchase",
         "is_owned": owned,
         "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
         if owned else 0.0,

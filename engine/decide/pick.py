@@ -122,16 +122,18 @@ def alternatives(choice: Scored | None, scored: Sequence[Scored],
                  limit: int = ALTERNATIVES, keep: Sequence[Scored | None] = ()) -> list[Scored]:
     """The best configuration of each other GPU and place, by rank, with the cheapest
     eligible configuration, the best one on the other side and those in ``keep`` (the plan,
-    the close calls) always among them."""
+    the close calls) always among them (the best by rank first where they share a GPU and
+    place)."""
     ranked = sorted((s for s in scored if not s.excluded and s is not choice),
                     key=lambda s: s.sort_key)
     seen = {_group(choice)} if choice else set()
     picked: list[Scored] = []
     kept = [s for s in keep if s is not None and s is not choice and not s.excluded]
-    must = [*kept, *(s for s in (_cheapest(ranked), _other_side(choice, ranked))
+    must = [*kept, *(s for s in (_other_side(choice, ranked), _cheapest(ranked))
                      if s is not None)]
+    room = max(limit, len({id(s) for s in must}))  # what must be shown always fits
     for entry in [*must, *ranked]:
-        if len(picked) >= max(limit, len(kept)):
+        if len(picked) >= room:
             break
         if (entry in kept and entry not in picked) or _group(entry) not in seen:
             seen.add(_group(entry))
@@ -140,7 +142,8 @@ def alternatives(choice: Scored | None, scored: Sequence[Scored],
 
 
 def _group(entry: Scored) -> tuple[str, str]:
-    return str(entry.facts["gpu"]), str(entry.facts["where"])
+    place = "yours" if entry.facts.get("is_owned") else str(entry.facts["where"])
+    return str(entry.facts["gpu"]), place
 
 
 def _cheapest(ranked: Sequence[Scored]) -> Scored | None:

@@ -149,7 +149,9 @@ def already_owned(gpu: Gpu, count: int, home: tuple[Platform, int],
     bring (``resale_usd``) and save (``upkeep_usd_per_year``) are inputs of the fixed part,
     for the "sell them" comparison."""
     platform, boxes = home
-    bought = purchase_cost(gpu, count, platform, boxes, policy)
+    bought = (purchase_cost(gpu, count, platform, boxes, policy) if gpu.purchase is not None
+              else figure(0.0, "USD", "no purchase price in the catalog: upkeep and resale "
+                          "unknown", [*gpu.sources], cards_usd=0.0))
     resale = policy.resale_fraction[gpu.form].value * float(bought.inputs["cards_usd"] or 0)
     spent = figure(0.0, "USD", "already owned: the purchase is spent",
                    [*bought.sources, *policy.resale_fraction[gpu.form].sources],

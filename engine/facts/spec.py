@@ -346,8 +346,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
-        ("pricing", "string", "how it is paid for (a pricing option, purchase, or owned: the "
-         "team's own GPUs)", ("purchase", "owned"), None),
+        ("pricing", "string", "how it is paid for (a pricing option, or purchase: owned, "
+         "bought or the team's own, is_owned)", ("purchase",), None),
         ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
         ("usd_per_gpu_hour", "number", "$/GPU-hour (owned: electricity)", None, "USD/GPU-hour"),
         ("per_hour_usd", "number", "cost per busy hour of the whole configuration", None,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.decide.decision import AxisDecision, Candidate, OptionScore
+from engine.decide.decision import AxisDecision, Candidate, OptionScore, first_exclusions
 from engine.decide.engine import Decision
 from engine.files.printable import printable_data
 
@@ -153,7 +153,7 @@ def owned_line(decision: Decision) -> str | None:
             f"work would cost {usd(cloud.cost.per_year_usd)} a year"
             if cloud is not None else None)
     if mine is None:
-        why = next((x.reason for x in decision.hardware.excluded
+        why = next((x.reason for x in first_exclusions(decision.hardware.excluded)
                     if any(i.endswith(":owned") for i in x.ids)), None)
         because = f" ({why.rstrip('.')})" if why else ""
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
