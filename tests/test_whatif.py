@@ -135,3 +135,19 @@ def test_library_flip_is_smallest_change(catalog: Catalog) -> None:
                           "hours_per_year=8000")["decisions"]["deployment"]["choice"] != "local"
     assert "hours_per_year" in {q.id for q in engine.catalog.questions}
     assert thresholds(engine, "hours_per_year", Probe(engine, answers).facts)
+
+
+def test_a_limit_of_the_team_is_tried_lifted(catalog: Catalog, tmp_path: Path) -> None:
+    """A list answer that limits (only AMD GPUs) is tried empty, and an owned GPU as none;
+    the changes are only tried, so the base decision is the same as a plain recommendation."""
+    from engine.tools.whatif import _trials
+
+    path = tmp_path / "amd.yaml"
+    path.write_text("model: llama-3.1-8b\ntraining_tokens_b: 0.1\nruns_per_year: 4\n"
+                    "gpu_vendors: [amd]\nowned_gpu: mi300x\nowned_gpu_count: 8\n",
+                    encoding="utf-8")
+    engine = load_engine()
+    answers = load_answers(path, [], engine.catalog)
+    base = engine.evaluate(answers, decision_id="w")
+    tried = {(t.answer, str(t.value)) for t in _trials(engine, answers, base.request_facts)}
+    assert ("gpu_vendors", "[]") in tried and ("owned_gpu", "None") in tried

@@ -115,6 +115,8 @@ def _alternatives(question: Question, current: Any) -> list[Any]:
         return [c for c in question.choices or [] if c != current]
     if question.type in ("gpu", "model") and question.nullable and current is not None:
         return [None]
+    if question.type == "list" and current:
+        return [[]]  # the limit lifted (gpu_vendors: any vendor)
     return []
 
 
