@@ -428,6 +428,14 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
             for key, t in chosen.items()]
 
 
+def _placed(catalog: Catalog, offer: Offer, allowed: frozenset[str] | None) -> dict[str, Any]:
+    """Whether the offer is sold where the data may go, and where to deploy it (remembered
+    per catalog, offer and allowed set)."""
+    return {"in_allowed_region": allowed is None or bool(
+                catalog.allowed_locations(offer, allowed)),
+            "location": location_label(catalog, _deploy_location(catalog, offer, allowed))}
+
+
 def _deploy_location(catalog: Catalog, offer: Offer,
                      allowed: frozenset[str] | None) -> Location | None:
     """Where to deploy the offer: its first location inside the allowed set (any when the
@@ -484,10 +492,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "pricing": price.pricing,
         "condition": "rented",
         "reserved_months": price.months or 0,
-        "in_allowed_region": allowed is None or bool(
-            catalog.allowed_locations(offer, allowed)),
+        **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
-        "location": location_label(catalog, _deploy_location(catalog, offer, allowed)),
         "market_allowed": offer.market is None or (allowed is not None
                                                    and offer.market in allowed),
         **_access(catalog, offer, provider, t.count, r.instances),
@@ -668,8 +674,9 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
         "offer": "none" if offer is None else offer.id,
         "instance": "" if offer is None or offer.instance is None else offer.instance,
         "regions": "" if offer is None else ",".join(offer.regions),
-        "countries": "" if offer is None else ",".join(
-            dict.fromkeys(loc.country for loc in catalog.locations_of(offer))),
+        "countries": "" if offer is None else catalog.derived(
+            ("countries", offer.id), lambda: ",".join(
+                dict.fromkeys(loc.country for loc in catalog.locations_of(offer)))),
         "market": "" if offer is None or offer.market is None else offer.market,
         "smallest_shape": count if offer is None else offer.shapes[0],
         "provider_smallest_shape": count if offer is None else min(
