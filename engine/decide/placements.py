@@ -106,14 +106,8 @@ def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
     The peaks depend on the job and the count, not the card; the speed on the card, the
     count and the method, not the job: each is remembered at that grain, so that the many
     offers of one card share a peak and a speed is computed once per catalog."""
-    req = job.request
     raw = _peak(catalog, job, False, count)
-    if req.method == "inference":
-        ckpt = False
-    elif req.checkpointing is not None:
-        ckpt = req.checkpointing
-    else:   # as MemoryModel.checkpointing_needed: on only where the job does not fit without
-        ckpt = raw > usable_gib(gpu, catalog.policy)
+    ckpt = memory_model(catalog).checkpointing_for(job.request, gpu, lambda: raw)
     without = tidy(raw, 2)
     peak = tidy(_peak(catalog, job, True, count), 2) if ckpt else without
     speed = catalog.derived(("speed", gpu.id, count, nodes, network, job.method, ckpt),

@@ -9,6 +9,7 @@ parameter-proportional parts by N; activations, logits and framework overhead st
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
@@ -382,11 +383,17 @@ class MemoryModel:
         """Whether gradient checkpointing is on for ``gpus`` × ``gpu``: as the team asked,
         else only when the job does not fit the cards without it (recomputation costs time,
         so it is never on where nothing needs it)."""
+        return self.checkpointing_for(req, gpu, lambda: self.peak(req, False, gpus))
+
+    def checkpointing_for(self, req: MemoryRequest, gpu: Gpu,
+                          peak_without: Callable[[], float]) -> bool:
+        """:meth:`checkpointing_needed` given the per-GPU peak without checkpointing (asked
+        for only when the team left it to the estimate)."""
         if req.method == "inference":
             return False
         if req.checkpointing is not None:
             return req.checkpointing
-        return self.peak(req, False, gpus) > usable_gib(gpu, self.policy)
+        return peak_without() > usable_gib(gpu, self.policy)
 
     def resolve_checkpointing(self, req: MemoryRequest, gpus: int) -> tuple[bool, bool]:
         """(checkpointing on?, decided automatically?)."""

@@ -3,7 +3,7 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from engine.decide.decision import AxisDecision, Candidate, first_exclusions
 from engine.decide.engine import Decision
@@ -85,31 +85,33 @@ def excluded_line(decision: Decision) -> str | None:
     hw = decision.hardware
     if not hw.excluded:
         return None
-    groups = first_exclusions(hw.excluded)
-    counts: dict[str, int] = {}
-    for x in groups:
-        counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
+    counts, reason = _exclusions(decision)
     rule = max(counts, key=lambda r: (counts[r], r))
-    example = min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0])
-    total = sum(counts.values())
-    return (f"{total} of {hw.considered} configurations excluded; {counts[rule]} by {rule}, "
-            f"e.g.: {example.reason}")
+    return (f"{sum(counts.values())} of {hw.considered} configurations excluded; "
+            f"{counts[rule]} by {rule}, e.g.: {reason(rule)}")
 
 
 def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
     """Where no configuration is eligible: the rules that excluded them, most first, each
     with its count and one of its reasons (counted as :func:`excluded_line` counts)."""
-    hw = decision.hardware
-    groups = first_exclusions(hw.excluded)
+    counts, reason = _exclusions(decision)
+    ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
+    out = [f"All {decision.hardware.considered} configurations are excluded:"] if ranked else []
+    return out + [f"{counts[rule]} by {rule}, e.g.: {reason(rule)}" for rule in ranked]
+
+
+def _exclusions(decision: Decision) -> tuple[dict[str, int], Callable[[str], str]]:
+    """Configurations excluded per rule, each counted under its first excluding rule, and a
+    rule's example reason (that of its entry with the first id)."""
+    groups = first_exclusions(decision.hardware.excluded)
     counts: dict[str, int] = {}
     for x in groups:
         counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
-    ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
-    out = [f"All {hw.considered} configurations are excluded:"] if ranked else []
-    for rule in ranked:
-        example = min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0])
-        out.append(f"{counts[rule]} by {rule}, e.g.: {example.reason}")
-    return out
+
+    def reason(rule: str) -> str:
+        return min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0]).reason
+
+    return counts, reason
 
 
 def with_days(decision: Decision) -> bool:
