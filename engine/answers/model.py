@@ -92,6 +92,7 @@ class AnswerFields(Protocol):
     needs_latest_hardware: bool
     electricity_usd_per_kwh: float
     shared_small_workloads: bool
+    concurrent_jobs: int
     planned_gpu: str | None
     planned_gpu_count: int
     owned_gpu: str | None

@@ -71,6 +71,19 @@ class PriceRange(Strict):
         return (self.low_usd + self.high_usd) / 2
 
 
+class MigProfile(Strict):
+    """One MIG instance profile: ``3g.40gb`` is 3 of the GPU's compute slices and 40 GB."""
+
+    name: str = Field(pattern=r"^[1-8]g\.[0-9]+gb$")
+    memory_gb: PositiveFloat
+    instances: int = Field(ge=1, le=8, description="how many of it one GPU holds at once")
+
+    @property
+    def compute_slices(self) -> int:
+        """The compute slices (``g``) it takes."""
+        return int(self.name.split("g", 1)[0])
+
+
 class Gpu(Strict):
     """One GPU model with datasheet figures."""
 
@@ -105,6 +118,8 @@ class Gpu(Strict):
     datacenter_licence: bool = Field(
         description="the vendor's driver licence allows datacenter deployment (GeForce: no)")
     mig: bool = Field(default=False, description="can be split into MIG instances")
+    mig_profiles: list[MigProfile] = Field(
+        default_factory=list, description="the MIG instance profiles, smallest first (with mig)")
     purchase: PriceRange | None = None
     sources: SourceIds
     note: str | None = None
@@ -131,6 +146,8 @@ class Gpu(Strict):
             raise ValueError("dense_bf16_tflops must be set exactly when bf16 is true")
         if self.nvlink != (self.nvlink_gbps > 0):
             raise ValueError("nvlink_gbps must be > 0 exactly when nvlink is true")
+        if self.mig != bool(self.mig_profiles):
+            raise ValueError("mig_profiles must be listed exactly when mig is true")
         return self
 
     @property

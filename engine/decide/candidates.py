@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Location, Offer, Provider
+from engine.catalog.models import Gpu, Location, Network, Offer, Provider
 from engine.decide.placements import (
     Trial,
     cloud_counts,
@@ -33,6 +33,7 @@ from engine.decide.placements import (
     nodes_of,
     trial,
 )
+from engine.decide.pools import Layout, layout
 from engine.estimates.cost import (
     Owning,
     all_in_usd_per_gpu_hour,
@@ -95,7 +96,8 @@ class PricedCandidate:
     def ok(self) -> bool:
         """It holds the job, does the year's work and a run within the limit."""
         f = self.facts
-        return bool(f["fits"] and f["within_year"] and f["meets_deadline"])
+        return bool(f["fits"] and f["within_year"] and f["meets_deadline"]
+                    and f["holds_jobs_at_once"])
 
 
 def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
@@ -215,9 +217,14 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
     parts_of = _owned_parts if owned else _owning_parts
 
+    pool = _pool(catalog, sizing, job, gpu, None,
+                 max((c for c in counts_of if nodes_of(catalog, gpu, c) == 1), default=1))
+
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
-        ok = t.fits and t.busy_hours <= cap and t.run_hours / 24 <= sizing.deadline_days
+        run = t.run_hours if pool is None else pool.run_hours
+        ok = (t.fits and t.busy_hours <= cap and run / 24 <= sizing.deadline_days
+              and _holds(sizing, pool, t.count))
         return {"purchase": (ok, line.at(t.busy_hours))}
 
     def make(i: int) -> Trial:
@@ -267,10 +274,12 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "start_up_usd_per_run": 0.0,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
-        **_sized_facts(catalog, sizing, gpu, chosen, wall_hours=chosen.run_hours,
+        **_sized_facts(catalog, sizing, gpu, chosen,
+                       wall_hours=chosen.run_hours if pool is None else pool.run_hours,
                        within=chosen.busy_hours <= cap, cost=own.cost.value,
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count)),
+        **_pool_facts(sizing, pool, chosen.count),
     }
     low, high = _cost_range(catalog, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
@@ -340,13 +349,25 @@ def _prices(offer: Offer) -> list[_Price]:
 
 
 def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t: Trial,
-          instances: int, price: _Price) -> _Rented:
+          instances: int, price: _Price, pool: Layout | None = None) -> _Rented:
     """``t`` rented at ``price``: the year's billed hours, cost and whether it meets every
-    requirement."""
+    requirement. A ``pool`` is rented for every hour of the year; each of its jobs runs on
+    its share."""
     policy = catalog.policy
     job = t.job
     start = _start_up(catalog, sizing, job, provider, instances)
     spot = interruptions = 0.0
+    if pool is not None:
+        year = policy.hours_per_year_max.value
+        wall = pool.run_hours + start.value
+        cap = policy.capacity_busy_target["high"].value if price.pricing == "reserved" else 1
+        within = t.busy_hours <= cap * year * (1 + 1e-9)
+        hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
+                                 instances)
+        cost = hourly * year * (1 + policy.hidden_cloud_overhead.expected)
+        ok = (t.fits and within and wall / 24 <= sizing.deadline_days
+              and _holds(sizing, pool, t.count))
+        return _Rented(t, price, instances, start, 0.0, 0.0, wall, year, cost, within, ok)
     if price.pricing == "spot":
         spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
                                                 _checkpoint_gb(catalog, sizing, job), policy,
@@ -405,11 +426,13 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     shapes = dict(cloud_counts(catalog, offer) if counts is None else counts)
     prices = _prices(offer)
     rented: dict[tuple[int, str], _Rented] = {}
+    pool = _pool(catalog, sizing, job, gpu, offer.network,
+                 max((c for c, n in shapes.items() if n == 1), default=1))
 
     def judge(t: Trial) -> Verdicts:
         out = {}
         for price in prices:
-            r = _rent(catalog, sizing, offer, provider, t, shapes[t.count], price)
+            r = _rent(catalog, sizing, offer, provider, t, shapes[t.count], price, pool)
             rented[(t.count, price.key)] = r
             out[price.key] = (r.ok, r.cost)
         return out
@@ -424,7 +447,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
         return []
     chosen, fewest = _scan(_Counts(len(listed), make, judge), [p.key for p in prices])
     return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
-                    fewest=fewest, smallest=next(iter(shapes)))
+                    fewest=fewest, smallest=next(iter(shapes)), pool=pool)
             for key, t in chosen.items()]
 
 
@@ -456,7 +479,8 @@ def location_label(catalog: Catalog, loc: Location | None) -> str:
 
 
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, gpu: Gpu,
-            r: _Rented, *, plan: bool, fewest: int | None, smallest: int) -> PricedCandidate:
+            r: _Rented, *, plan: bool, fewest: int | None, smallest: int,
+            pool: Layout | None = None) -> PricedCandidate:
     t, price = r.trial, r.price
     runs = t.job.work.runs_per_year
     allowed = sizing.allowed_regions
@@ -478,7 +502,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                             training_hours_per_run=t.run_hours,
                             start_up_hours_per_run=r.start_up.value,
                             spot_rework_hours_per_run=r.spot_hours,
-                            committed_months=price.months)
+                            committed_months=price.months, always_on=pool is not None)
     plan_suffix = ":plan" if plan else ""
     facts = {
         **_config_facts(catalog, gpu, t.count, offer),
@@ -501,7 +525,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, t.count, vm,
                                                          r.instances), 4),
         "per_hour_usd": tidy(hourly, 4),
-        "fixed_usd_year": tidy(r.cost, 2) if price.pricing == "reserved" else 0.0,
+        "fixed_usd_year": tidy(r.cost, 2)
+        if price.pricing == "reserved" or pool is not None else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
@@ -510,10 +535,13 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest),
+        **_pool_facts(sizing, pool, t.count),
     }
     extra = r.wall_hours - t.run_hours
 
     def at(busy: float) -> float:
+        if pool is not None:
+            return r.cost
         wall = busy / runs + extra if runs else extra
         return hourly * _billed(catalog, provider, price, runs, wall) * over
 
@@ -521,6 +549,39 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
     return PricedCandidate(facts, cost, t.speed, start_up=r.start_up, make_spot=spot,
                            hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}",
                            low_cost=low, high_cost=high)
+
+
+# -- pools ------------------------------------------------------------------------------
+def _pool(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, network: Network | None,
+          node_gpus: int) -> Layout | None:
+    """How ``gpu`` holds the team's jobs at once, a job on at most one node of ``node_gpus``
+    (None: one job at a time)."""
+    if sizing.concurrent_jobs <= 1:
+        return None
+    return layout(catalog, job, gpu, network, sizing.deadline_days * 24, node_gpus)
+
+
+def _holds(sizing: Sizing, pool: Layout | None, count: int) -> bool:
+    return pool is None or pool.jobs_at_once(count) >= sizing.concurrent_jobs
+
+
+_NO_POOL: dict[str, Any] = {"jobs_at_once": 1, "holds_jobs_at_once": True, "always_on": False,
+                            "slices_per_gpu": 0, "job_gib": 0.0, "mig_profile": "",
+                            "pool_layout": ""}
+
+
+def _pool_facts(sizing: Sizing, pool: Layout | None, count: int) -> dict[str, Any]:
+    """What the configuration's pool is (the same for every configuration without one)."""
+    if pool is None:
+        return _NO_POOL
+    return {"jobs_at_once": pool.jobs_at_once(count),
+            "holds_jobs_at_once": _holds(sizing, pool, count),
+            "always_on": True,
+            "slices_per_gpu": pool.per_gpu if pool.profile else 0,
+            "job_gib": pool.slice_gib * (1 if pool.profile else pool.gpus_per_job),
+            "mig_profile": pool.profile,
+            "pool_layout": pool.label(count),
+            "run_hours": pool.run_hours}
 
 
 _ACCESS_ORDER = ("self-serve", "account", "contract")

@@ -85,6 +85,20 @@ class CandidateCost(_Out):
     """The cost a year at the high and low ends of the throughput range (``low``, ``high``)."""
 
 
+class Pool(_Out):
+    """How a configuration runs the jobs that must run at the same time."""
+
+    jobs_at_once: int
+    layout: str
+    """In words: ``7 MIG slices of 10 GiB (1g.10gb) on each GPU: 14 jobs at once``."""
+    mig_profile: str | None
+    """The MIG profile each job gets (None: whole GPUs)."""
+    job_gib: float
+    """The memory each job gets (its slice, or its GPUs)."""
+    always_on: bool
+    """It must be there whenever jobs arrive: paid for every hour of the year."""
+
+
 class Candidate(_Out):
     """A scored hardware configuration (the JSON ``CANDIDATE`` of DESIGN.md)."""
 
@@ -136,6 +150,8 @@ class Candidate(_Out):
     cost: CandidateCost
     score: float
     reasons: list[Reason]
+    pool: Pool | None = None
+    """With concurrent_jobs above 1: how it runs them at once (omitted otherwise)."""
     warnings: list[Note] | None = None
     """The warnings and strategies its rules raised: with ``trace`` only (the pick's are in
     the decision's own warnings and strategies either way)."""
@@ -145,6 +161,8 @@ class Candidate(_Out):
         data: dict[str, Any] = handler(self)
         if self.warnings is None:
             del data["warnings"]
+        if self.pool is None:
+            del data["pool"]
         return data
 
 

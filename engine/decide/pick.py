@@ -19,6 +19,7 @@ from engine.decide.decision import (
     Excluded,
     Hardware,
     Note,
+    Pool,
     Reason,
     Rival,
     first_exclusions,
@@ -314,5 +315,14 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
                            start_up_usd_per_run=f["start_up_usd_per_run"],
                            range_usd={"low": entry.candidate.low_cost,
                                       "high": entry.candidate.high_cost}),
-        score=entry.score, reasons=reasons, warnings=candidate_notes(entry) if notes else None,
+        score=entry.score, reasons=reasons, pool=_pool(f),
+        warnings=candidate_notes(entry) if notes else None,
     )
+
+
+def _pool(f: Mapping[str, Any]) -> Pool | None:
+    if not f["pool_layout"]:
+        return None
+    return Pool(jobs_at_once=int(f["jobs_at_once"]), layout=str(f["pool_layout"]),
+                mig_profile=str(f["mig_profile"]) or None, job_gib=float(f["job_gib"]),
+                always_on=bool(f["always_on"]))

@@ -106,17 +106,17 @@ def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
     The peaks depend on the job and the count, not the card; the speed on the card, the
     count and the method, not the job: each is remembered at that grain, so that the many
     offers of one card share a peak and a speed is computed once per catalog."""
-    raw = _peak(catalog, job, False, count)
+    raw = peak_of(catalog, job, False, count)
     ckpt = memory_model(catalog).checkpointing_for(job.request, gpu, lambda: raw)
     without = tidy(raw, 2)
-    peak = tidy(_peak(catalog, job, True, count), 2) if ckpt else without
+    peak = tidy(peak_of(catalog, job, True, count), 2) if ckpt else without
     speed = catalog.derived(("speed", gpu.id, count, nodes, network, job.method, ckpt),
                             effective_tflops, gpu, count, nodes, network, job.method, ckpt,
                             catalog.policy)
     return peak, without, ckpt, speed
 
 
-def _peak(catalog: Catalog, job: Job, ckpt: bool, count: int) -> float:
+def peak_of(catalog: Catalog, job: Job, ckpt: bool, count: int) -> float:
     """The job's unrounded per-GPU peak over ``count`` GPUs (remembered per job)."""
     return catalog.per_job(("peak", job.request, ckpt, count), memory_model(catalog).peak,
                            job.request, ckpt, count)

@@ -69,6 +69,8 @@ def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "cloud"),
     }
+    overall = best(scored)
+    out["best_slices_per_gpu"] = overall.facts["slices_per_gpu"] if overall is not None else 0
     local = best(scored, where="local")
     if local is not None:
         out.update(_side("best_local", local))

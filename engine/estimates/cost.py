@@ -199,12 +199,16 @@ def all_in_usd_per_gpu_hour(usd_per_gpu_hour: float, gpus: int,
 
 
 def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, *,
-                 sources: Sequence[str] = (), **parts: float | int | str | None) -> Figure:
+                 sources: Sequence[str] = (), always_on: bool = False,
+                 **parts: float | int | str | None) -> Figure:
     """Renting for a year's work, hidden cloud costs included: the configuration's $/hour
     for the hours billed, which are every run's billed hours (start-up, training and, on
     spot, the expected rework), or every hour a committed term covers."""
     over = policy.hidden_cloud_overhead.expected
-    if pricing == "reserved":
+    if always_on:
+        formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × every hour of the year (a "
+                   "pool that must be there whenever jobs arrive) × (1 + hidden overhead)")
+    elif pricing == "reserved":
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × hours the committed term "
                    "covers a year × (1 + hidden overhead)")
     else:

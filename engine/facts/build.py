@@ -350,6 +350,8 @@ class Sizing:
     owned: tuple[str, int] | None
     """The GPU and count the team owns, priced at what running them costs."""
     upfront_capex: bool
+    concurrent_jobs: int = 1
+    """Jobs that must run at the same time: above 1 a pool, always on."""
 
 
 # -- 2. sized facts ------------------------------------------------------------------------
@@ -404,7 +406,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
                   frequent_checkpoints=answers.frequent_checkpoints, plan=plan,
                   owned=(answers.owned_gpu, answers.owned_gpu_count) if answers.owned_gpu
                   else None,
-                  upfront_capex=answers.upfront_capex)
+                  upfront_capex=answers.upfront_capex,
+                  concurrent_jobs=answers.concurrent_jobs)
 
 
 def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:

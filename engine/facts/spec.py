@@ -159,6 +159,8 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
 
 SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in (
     _d("eligible_local_count", "number", "owned configurations no rule excluded"),
+    _d("best_slices_per_gpu", "number", "MIG slices per GPU of the best eligible "
+       "configuration's pool (0: whole GPUs, or no pool)"),
     _d("eligible_cloud_count", "number", "rented configurations no rule excluded"),
     *(item for side in ("local", "cloud") for item in (
         _d(f"best_{side}_id", "string", f"the best {side} configuration"),
@@ -304,6 +306,20 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("premium_over_worse_method", "number", "how much more this one costs for the work "
          "than that worse method (a share)", None, None),
         ("is_plan", "bool", "the GPUs the team plans, at the planned count", None, None),
+        ("jobs_at_once", "number", "jobs it runs at the same time (concurrent_jobs above 1: "
+         "on MIG slices, whole GPUs or several GPUs a job; else 1)", None, "jobs"),
+        ("holds_jobs_at_once", "bool", "it runs concurrent_jobs jobs at the same time", None,
+         None),
+        ("always_on", "bool", "a pool that must be there whenever jobs arrive: paid for "
+         "every hour of the year", None, None),
+        ("slices_per_gpu", "number", "MIG slices one GPU is split into for the pool (0: "
+         "whole GPUs)", None, None),
+        ("job_gib", "number", "memory each job of the pool gets (its slice or its GPUs; 0: "
+         "no pool)", None, "GiB"),
+        ("mig_profile", "string", "the MIG profile each job of the pool gets (empty: whole "
+         "GPUs)", None, None),
+        ("pool_layout", "string", "how the pool holds its jobs, in words (empty: no pool)",
+         None, None),
         ("is_owned", "bool", "the GPUs the team already owns, at their count (purchase spent)",
          None, None),
         ("resale_usd", "number", "what selling the team's own GPUs would bring (0 otherwise)",

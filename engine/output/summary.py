@@ -186,6 +186,10 @@ def work_line(decision: Decision) -> str:
             runs += " (assumed: you gave no runs a year)"
         text = f"Work: {runs} of {work['tokens_per_run_b']:,g}B tokens ({source})"
     choice = decision.hardware.choice
+    if choice is not None and choice.pool is not None and choice.days_per_run is not None:
+        text += (f"; a job takes {run_length(choice.days_per_run)} on its share of the pick, "
+                 f"which is busy {hours(choice.busy_hours_per_year)} hours a year")
+        return text + "."
     if choice is not None and choice.days_per_run is not None:
         text += f"; a run takes {run_length(choice.days_per_run)} on the pick"
         if choice.start_up_hours:
@@ -221,6 +225,8 @@ def memory_line(decision: Decision) -> str:
         return (line + f": ~{mem['total_gib']:.1f} GiB on one GPU ({mem['range_gib']['low']:.1f}"
                 f"–{mem['range_gib']['high']:.1f}).")
     per = choice.vram_total_gib / choice.count
+    if choice.pool is not None:
+        return line + f"; {pool_text(choice)}."
     line += f": {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
     if choice.count > 1:
         line += f" (sharded over {choice.count})"
@@ -230,6 +236,16 @@ def memory_line(decision: Decision) -> str:
     else:
         line += "; no gradient checkpointing needed"
     return line + "."
+
+
+def pool_text(choice: Candidate) -> str:
+    """``8 jobs at once, 4 MIG slices of 24 GiB (1g.24gb) on each GPU: ...``."""
+    pool = choice.pool
+    assert pool is not None
+    paid = (" (yours: on all year)" if choice.owned else " (bought: on all year)"
+            if choice.where == "local" else ": rented for every hour of the year, since the "
+            "jobs come when they come")
+    return f"{pool.layout}{paid}"
 
 
 def break_even_line(decision: Decision) -> str | None:

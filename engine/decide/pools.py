@@ -1,0 +1,116 @@
+"""Pools: configurations that must hold several jobs at the same time.
+
+A team whose ``concurrent_jobs`` must run at once (a platform team's shared pool, a course
+whose students all train in the same lab hour) needs room for every one of them together:
+each job on a MIG slice big enough for it, on a whole GPU, or on as many GPUs as one job
+needs. The layout depends on the GPU and the job, not on how many GPUs there are: the most
+jobs one GPU holds, among the slices that hold one job in memory and finish its run within
+the limit. How many GPUs then follows from the number of jobs (:meth:`Layout.jobs_at_once`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from engine.catalog.load import Catalog
+from engine.catalog.models import Gpu, MigProfile, Network
+from engine.decide.placements import peak_of, trial
+from engine.estimates.figure import tidy
+from engine.estimates.memory import usable_gib
+from engine.estimates.throughput import effective_tflops, hours_for
+from engine.facts.build import Job
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How one GPU model holds the jobs of a pool."""
+
+    profile: str
+    """The MIG profile each job gets (``1g.10gb``), empty for whole GPUs."""
+    slice_gib: float
+    """The memory one job gets."""
+    per_gpu: int
+    """Jobs one GPU holds (0 where one job needs several GPUs)."""
+    gpus_per_job: int
+    run_hours: float
+    """One job's run on its share, training only."""
+    fits: bool
+    """One job fits its share."""
+    peak_gib: float = 0.0
+    """What one job needs on its share (gradient checkpointing on where it must be)."""
+
+    def jobs_at_once(self, count: int) -> int:
+        """The jobs ``count`` GPUs run at the same time."""
+        if not self.fits:
+            return 0
+        return count * self.per_gpu if self.per_gpu else count // self.gpus_per_job
+
+    def label(self, count: int) -> str:
+        """``7 MIG slices of 10 GB (1g.10gb) on each GPU: 14 jobs at once``."""
+        jobs = self.jobs_at_once(count)
+        at_once = f"{jobs:,} job{'' if jobs == 1 else 's'} at once"
+        if not self.fits:
+            return f"one job does not fit {self.gpus_per_job} of them"
+        need = f"a job needs {self.peak_gib:,.1f} GiB"
+        if self.profile:
+            return (f"{need}: {self.per_gpu} MIG slices of {self.slice_gib:,.0f} GiB "
+                    f"({self.profile}) on each GPU, {at_once}")
+        if self.per_gpu:
+            return f"{need}: one job per GPU, {at_once}"
+        return f"{need}: {self.gpus_per_job} GPUs per job, {at_once}"
+
+
+def layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
+           deadline_hours: float, node_gpus: int) -> Layout:
+    """The layout of ``gpu`` for ``job``'s pool (remembered per job, GPU and limit): the
+    smallest MIG slice that holds a job and finishes its run within ``deadline_hours``, else
+    a whole GPU, else the fewest GPUs of one node of ``node_gpus`` a job needs (1, 2, 4 …;
+    the fastest that holds it where none finishes in time)."""
+    found: Layout = catalog.per_job(
+        ("pool_layout", job.request, job.method, gpu.id, network, deadline_hours, node_gpus),
+        _layout, catalog, job, gpu, network, deadline_hours, node_gpus)
+    return found
+
+
+def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
+            deadline_hours: float, node_gpus: int) -> Layout:
+    whole = max((p.compute_slices for p in gpu.mig_profiles), default=1)
+    for p in sorted(gpu.mig_profiles, key=lambda p: (-p.instances, -p.compute_slices)):
+        if p.instances < 2:
+            continue
+        found = _on_slice(catalog, job, gpu, p, whole)
+        if found is not None and found[0] <= deadline_hours:
+            return Layout(p.name, tidy(_slice_gib(gpu, p), 1), p.instances, 1,
+                          tidy(found[0], 3), True, tidy(found[1], 2))
+    counts = [k for k in (1, 2, 4, 8, 16) if k < node_gpus] + [node_gpus]
+    tried = [trial(catalog, job, gpu, k, 1, network) for k in counts]
+    fitting = [t for t in tried if t.fits]
+    on_time = [t for t in fitting if t.run_hours <= deadline_hours]
+    chosen = on_time[0] if on_time else (fitting[-1] if fitting else None)
+    if chosen is None:
+        return Layout("", tidy(gpu.vram_gib, 1), 0, node_gpus, 0.0, False)
+    return Layout("", tidy(gpu.vram_gib, 1), 1 if chosen.count == 1 else 0, chosen.count,
+                  tidy(chosen.run_hours, 3), True, chosen.peak)
+
+
+def _on_slice(catalog: Catalog, job: Job, gpu: Gpu, p: MigProfile,
+              whole: int) -> tuple[float, float] | None:
+    """One job's training hours on a ``p`` slice of ``gpu`` and its peak there (None when it
+    does not hold the job; gradient checkpointing on where that is what makes it fit)."""
+    room = _slice_gib(gpu, p) * usable_gib(gpu, catalog.policy) / gpu.vram_gib
+    raw, recomputed = peak_of(catalog, job, False, 1), peak_of(catalog, job, True, 1)
+    if raw <= room:
+        checkpointing, peak = False, raw
+    elif recomputed <= room:
+        checkpointing, peak = True, recomputed
+    else:
+        return None
+    speed = catalog.derived(("speed", gpu.id, 1, 1, None, job.method, checkpointing),
+                            effective_tflops, gpu, 1, 1, None, job.method, checkpointing,
+                            catalog.policy)
+    return hours_for(job.work.flops_per_run, speed.value * p.compute_slices / whole), peak
+
+
+def _slice_gib(gpu: Gpu, p: MigProfile) -> float:
+    """A slice's memory in GiB: profiles count in the unit the GPU's memory is stated in."""
+    return p.memory_gb * gpu.vram_gib / gpu.vram_gb
