@@ -57,7 +57,8 @@ class Layout:
                     f"({self.profile}) on each GPU, {at_once}")
         if self.per_gpu:
             return f"{need}: one job per GPU, {at_once}"
-        return f"{need}: {self.gpus_per_job} GPUs per job, {at_once}"
+        return (f"a job needs {self.gpus_per_job} GPUs ({self.peak_gib:,.1f} GiB on each), "
+                f"{at_once}")
 
 
 def layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
