@@ -69,6 +69,8 @@ def value_text(value: Any) -> str:
     if isinstance(value, Mapping):
         if {"low_usd", "high_usd"} <= set(value):
             return _price_range(value)
+        if {"name", "memory_gb", "instances"} <= set(value):  # a MIG profile
+            return f"{value['name']} ×{value['instances']}"
         return "; ".join(f"{label} {text}" for label, text in field_rows(value))
     if isinstance(value, (list, tuple)):
         return ", ".join(value_text(v) for v in value)
