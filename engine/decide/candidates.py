@@ -218,7 +218,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     parts_of = _owned_parts if owned else _owning_parts
 
     pool = _pool(catalog, sizing, job, gpu, None,
-                 max((c for c in counts_of if nodes_of(catalog, gpu, c) == 1), default=1))
+                 (c for c in counts_of if nodes_of(catalog, gpu, c) == 1))
 
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
@@ -357,33 +357,28 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     job = t.job
     start = _start_up(catalog, sizing, job, provider, instances)
     spot = interruptions = 0.0
-    if pool is not None:
-        year = policy.hours_per_year_max.value
-        wall = pool.run_hours + start.value
-        cap = policy.capacity_busy_target["high"].value if price.pricing == "reserved" else 1
-        within = t.busy_hours <= cap * year * (1 + 1e-9)
-        hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
-                                 instances)
-        cost = hourly * year * (1 + policy.hidden_cloud_overhead.expected)
-        ok = (t.fits and within and wall / 24 <= sizing.deadline_days
-              and _holds(sizing, pool, t.count))
-        return _Rented(t, price, instances, start, 0.0, 0.0, wall, year, cost, within, ok)
-    if price.pricing == "spot":
+    if price.pricing == "spot" and pool is None:
         spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
                                                 _checkpoint_gb(catalog, sizing, job), policy,
                                                 frequent=sizing.frequent_checkpoints)
-    wall = t.run_hours + start.value + spot
     runs = job.work.runs_per_year
-    hours = _billed(catalog, provider, price, runs, wall)
+    if pool is None:
+        wall = t.run_hours + start.value + spot
+        hours = _billed(catalog, provider, price, runs, wall)
+        busy = runs * wall
+    else:  # on every hour of the year, busy with the year's work
+        wall = pool.run_hours + start.value
+        hours = policy.hours_per_year_max.value
+        busy = t.busy_hours
     if price.pricing == "reserved":
-        cap = policy.capacity_busy_target["high"].value * hours
-        within = runs * wall <= cap * (1 + 1e-9)
+        within = busy <= policy.capacity_busy_target["high"].value * hours * (1 + 1e-9)
     else:
-        within = runs * wall <= policy.hours_per_year_max.value
+        within = busy <= policy.hours_per_year_max.value
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
-    ok = t.fits and within and wall / 24 <= sizing.deadline_days
+    ok = (t.fits and within and wall / 24 <= sizing.deadline_days
+          and _holds(sizing, pool, t.count))
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
                    ok)
 
@@ -427,7 +422,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     prices = _prices(offer)
     rented: dict[tuple[int, str], _Rented] = {}
     pool = _pool(catalog, sizing, job, gpu, offer.network,
-                 max((c for c, n in shapes.items() if n == 1), default=1))
+                 (c for c, n in shapes.items() if n == 1))
 
     def judge(t: Trial) -> Verdicts:
         out = {}
@@ -553,12 +548,13 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
 
 # -- pools ------------------------------------------------------------------------------
 def _pool(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, network: Network | None,
-          node_gpus: int) -> Layout | None:
-    """How ``gpu`` holds the team's jobs at once, a job on at most one node of ``node_gpus``
-    (None: one job at a time)."""
+          single_node: Iterable[int]) -> Layout | None:
+    """How ``gpu`` holds the team's jobs at once, a job on at most one node of the largest
+    of ``single_node`` counts (None, and nothing read, for one job at a time)."""
     if sizing.concurrent_jobs <= 1:
         return None
-    return layout(catalog, job, gpu, network, sizing.deadline_days * 24, node_gpus)
+    return layout(catalog, job, gpu, network, sizing.deadline_days * 24,
+                  max(single_node, default=1))
 
 
 def _holds(sizing: Sizing, pool: Layout | None, count: int) -> bool:

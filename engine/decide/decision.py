@@ -90,7 +90,8 @@ class Pool(_Out):
 
     jobs_at_once: int
     layout: str
-    """In words: ``7 MIG slices of 10 GiB (1g.10gb) on each GPU: 14 jobs at once``."""
+    """In words: ``a job needs 8.5 GiB: 7 MIG slices of 10 GiB (1g.10gb) on each GPU, 14 jobs
+    at once``."""
     mig_profile: str | None
     """The MIG profile each job gets (None: whole GPUs)."""
     job_gib: float

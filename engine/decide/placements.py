@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Network, Offer, Platform
+from engine.catalog.models import Gpu, MethodGroup, Network, Offer, Platform
 from engine.estimates.cost import platform_for
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import memory_model, usable_gib
@@ -110,10 +110,16 @@ def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
     ckpt = memory_model(catalog).checkpointing_for(job.request, gpu, lambda: raw)
     without = tidy(raw, 2)
     peak = tidy(peak_of(catalog, job, True, count), 2) if ckpt else without
-    speed = catalog.derived(("speed", gpu.id, count, nodes, network, job.method, ckpt),
-                            effective_tflops, gpu, count, nodes, network, job.method, ckpt,
-                            catalog.policy)
-    return peak, without, ckpt, speed
+    return peak, without, ckpt, speed_of(catalog, gpu, count, nodes, network, job.method, ckpt)
+
+
+def speed_of(catalog: Catalog, gpu: Gpu, count: int, nodes: int, network: Network | None,
+             method: MethodGroup, checkpointing: bool) -> Figure:
+    """The effective speed of ``count`` × ``gpu`` for ``method`` (remembered per catalog)."""
+    found: Figure = catalog.derived(
+        ("speed", gpu.id, count, nodes, network, method, checkpointing), effective_tflops,
+        gpu, count, nodes, network, method, checkpointing, catalog.policy)
+    return found
 
 
 def peak_of(catalog: Catalog, job: Job, ckpt: bool, count: int) -> float:

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, MigProfile, Network
-from engine.decide.placements import peak_of, trial
+from engine.decide.placements import peak_of, speed_of, trial
 from engine.estimates.figure import tidy
-from engine.estimates.memory import usable_gib
-from engine.estimates.throughput import effective_tflops, hours_for
+from engine.estimates.memory import memory_model, usable_gib
+from engine.estimates.throughput import hours_for
 from engine.facts.build import Job
 
 
@@ -46,7 +46,8 @@ class Layout:
         return count * self.per_gpu if self.per_gpu else count // self.gpus_per_job
 
     def label(self, count: int) -> str:
-        """``7 MIG slices of 10 GB (1g.10gb) on each GPU: 14 jobs at once``."""
+        """``a job needs 8.5 GiB: 7 MIG slices of 10 GiB (1g.10gb) on each GPU, 14 jobs at
+        once``."""
         jobs = self.jobs_at_once(count)
         at_once = f"{jobs:,} job{'' if jobs == 1 else 's'} at once"
         if not self.fits:
@@ -97,18 +98,16 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
 def _on_slice(catalog: Catalog, job: Job, gpu: Gpu, p: MigProfile,
               whole: int) -> tuple[float, float] | None:
     """One job's training hours on a ``p`` slice of ``gpu`` and its peak there (None when it
-    does not hold the job; gradient checkpointing on where that is what makes it fit)."""
+    does not hold the job; gradient checkpointing as on a whole GPU: as the team asked, else
+    only where the slice does not hold the job without it)."""
     room = _slice_gib(gpu, p) * usable_gib(gpu, catalog.policy) / gpu.vram_gib
-    raw, recomputed = peak_of(catalog, job, False, 1), peak_of(catalog, job, True, 1)
-    if raw <= room:
-        checkpointing, peak = False, raw
-    elif recomputed <= room:
-        checkpointing, peak = True, recomputed
-    else:
+    raw = peak_of(catalog, job, False, 1)
+    checkpointing = memory_model(catalog).checkpointing_for(job.request, gpu, lambda: raw,
+                                                            room)
+    peak = peak_of(catalog, job, True, 1) if checkpointing else raw
+    if peak > room:
         return None
-    speed = catalog.derived(("speed", gpu.id, 1, 1, None, job.method, checkpointing),
-                            effective_tflops, gpu, 1, 1, None, job.method, checkpointing,
-                            catalog.policy)
+    speed = speed_of(catalog, gpu, 1, 1, None, job.method, checkpointing)
     return hours_for(job.work.flops_per_run, speed.value * p.compute_slices / whole), peak
 
 

@@ -69,14 +69,15 @@ def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "cloud"),
     }
-    overall = best(scored)
-    out["best_slices_per_gpu"] = overall.facts["slices_per_gpu"] if overall is not None else 0
     local = best(scored, where="local")
     if local is not None:
         out.update(_side("best_local", local))
     cloud = best(scored, where="cloud")
     if cloud is not None:
         out.update(_side("best_cloud", cloud))
+    sides = [s for s in (local, cloud) if s is not None]
+    overall = min(sides, key=lambda s: s.sort_key) if sides else None
+    out["best_slices_per_gpu"] = overall.facts["slices_per_gpu"] if overall is not None else 0
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
         for option in axes.get(axis, ()):

@@ -386,14 +386,17 @@ class MemoryModel:
         return self.checkpointing_for(req, gpu, lambda: self.peak(req, False, gpus))
 
     def checkpointing_for(self, req: MemoryRequest, gpu: Gpu,
-                          peak_without: Callable[[], float]) -> bool:
+                          peak_without: Callable[[], float],
+                          room_gib: float | None = None) -> bool:
         """:meth:`checkpointing_needed` given the per-GPU peak without checkpointing (asked
-        for only when the team left it to the estimate)."""
+        for only when the team left it to the estimate), in ``room_gib`` where the job gets
+        less than the whole GPU (a MIG slice)."""
         if req.method == "inference":
             return False
         if req.checkpointing is not None:
             return req.checkpointing
-        return peak_without() > usable_gib(gpu, self.policy)
+        return peak_without() > (usable_gib(gpu, self.policy) if room_gib is None
+                                 else room_gib)
 
     def resolve_checkpointing(self, req: MemoryRequest, gpus: int) -> tuple[bool, bool]:
         """(checkpointing on?, decided automatically?)."""

@@ -239,7 +239,8 @@ def memory_line(decision: Decision) -> str:
 
 
 def pool_text(choice: Candidate) -> str:
-    """``8 jobs at once, 4 MIG slices of 24 GiB (1g.24gb) on each GPU: ...``."""
+    """The pick's pool layout and how it is paid: ``a job needs 15.9 GiB: 4 MIG slices of 24
+    GiB (1g.24gb) on each GPU, 8 jobs at once (bought: on all year)``."""
     pool = choice.pool
     assert pool is not None
     paid = (" (yours: on all year)" if choice.owned else " (bought: on all year)"
