@@ -45,7 +45,8 @@ def test_yaml_file_with_defaults_filled(catalog: Catalog, tmp_path: Path) -> Non
 
 def test_json_file(catalog: Catalog, tmp_path: Path) -> None:
     data = {"workload": "pretrain", "model_params_b": 3, "data_residency": "region",
-            "allowed_regions": ["eu", "uk", "eu"], "upfront_capex": True}
+            "allowed_regions": ["eu", "uk", "eu"], "upfront_capex": True,
+            "training_tokens_b": 60}
     path = write(tmp_path, json.dumps(data), "answers.json")
     answers = load_answers(path, [], catalog)
     assert answers.workload == "pretrain"
@@ -70,17 +71,18 @@ def test_no_file_and_no_model_is_refused(catalog: Catalog) -> None:
     assert refused(None, catalog, "budget_usd=9000") == expected
 
 
-def test_the_model_is_enough_everything_else_has_a_default(catalog: Catalog,
-                                                            tmp_path: Path) -> None:
-    from_file = load_answers(write(tmp_path, "model: mistral-7b\n"), [], catalog)
-    from_set = load_answers(None, ["model=mistral-7b"], catalog)
+def test_the_model_and_the_work_are_enough_everything_else_has_a_default(
+        catalog: Catalog, tmp_path: Path) -> None:
+    from_file = load_answers(write(tmp_path, "model: mistral-7b\nhours_per_year: 500\n"), [],
+                             catalog)
+    from_set = load_answers(None, ["model=mistral-7b", "hours_per_year=500"], catalog)
     assert from_file == from_set
     assert from_set.budget_usd == catalog.question("budget_usd").default
 
 
 def test_answers_round_trip(catalog: Catalog, tmp_path: Path) -> None:
     answers = load_answers(None, ["model=mistral-7b", "data_residency=region",
-                                  "allowed_regions=eu,us"], catalog)
+                                  "allowed_regions=eu,us", "work_unknown=yes"], catalog)
     path = write(tmp_path, json.dumps(answers_to_data(answers)), "dumped.json")
     assert load_answers(path, [], catalog) == answers
 
@@ -102,12 +104,12 @@ def test_set_overrides_file_and_is_typed(catalog: Catalog, tmp_path: Path) -> No
 
 
 def test_model_params_b_alone_clears_the_default_model(catalog: Catalog) -> None:
-    answers = load_answers(None, ["model_params_b=70"], catalog)
+    answers = load_answers(None, ["model_params_b=70", "hours_per_year=10"], catalog)
     assert answers.model is None and answers.model_params_b == 70.0
 
 
 def test_validate_answers_returns_frozen_model(catalog: Catalog) -> None:
-    answers = validate_answers({"budget_usd": 1}, catalog)
+    answers = validate_answers({"budget_usd": 1, "work_unknown": True}, catalog)
     assert isinstance(answers, Answers)
     with pytest.raises(ValueError, match="frozen"):
         answers.budget_usd = 2  # type: ignore[misc]
@@ -316,12 +318,14 @@ def test_set_error_beats_file_location(catalog: Catalog, tmp_path: Path) -> None
     ("+12", 12.0), (" 40 ", 40.0),
 ])
 def test_set_numbers_people_write(catalog: Catalog, text: str, value: float) -> None:
-    answers = load_answers(None, ["model=mistral-7b", f"budget_usd={text}"], catalog)
+    answers = load_answers(None, ["model=mistral-7b", f"budget_usd={text}", "work_unknown=y"],
+                           catalog)
     assert answers.budget_usd == value and isinstance(answers.budget_usd, float)
 
 
 def test_set_whole_numbers_stay_exact(catalog: Catalog) -> None:
-    answers = load_answers(None, ["model=mistral-7b", "seq_len=4,096", "micro_batch=1e1"],
+    answers = load_answers(None, ["model=mistral-7b", "seq_len=4,096", "micro_batch=1e1",
+                                  "training_tokens_b=0.1"],
                            catalog)
     assert (answers.seq_len, answers.micro_batch) == (4096, 10)
 

@@ -77,15 +77,15 @@ def test_answer_fields_are_the_questions_types(catalog: Catalog) -> None:
 
 
 def test_equal_answers_compare_equal_across_catalog_loads(catalog: Catalog) -> None:
-    first = validate_answers({"model": "mistral-7b"}, catalog)
-    second = validate_answers({"model": "mistral-7b"}, load_catalog())
+    first = validate_answers({"model": "mistral-7b", "hours_per_year": 100}, catalog)
+    second = validate_answers({"model": "mistral-7b", "hours_per_year": 100}, load_catalog())
     assert first == second and type(first) is type(second)
     assert isinstance(first, Answers)
 
 
 def test_answers_pickle(catalog: Catalog) -> None:
-    answers = validate_answers({"model": "mistral-7b", "data_residency": "region",
-                                "allowed_regions": ["eu"]}, catalog)
+    answers = validate_answers({"model": "mistral-7b", "hours_per_year": 100,
+                                "data_residency": "region", "allowed_regions": ["eu"]}, catalog)
     again = pickle.loads(pickle.dumps(answers))
     assert again == answers and again.allowed_regions == ("eu",)
 
@@ -96,10 +96,12 @@ def test_a_new_choice_needs_no_python(catalog_copy: Path) -> None:
     edit_questions(catalog_copy, "choices: [none, aws, azure, gcp]",
                    "choices: [none, aws, azure, gcp, oracle]")
     custom = load_catalog(catalog_copy)
-    answers = validate_answers({"model": "mistral-7b", "cloud_ecosystem": "oracle"}, custom)
+    answers = validate_answers({"model": "mistral-7b", "hours_per_year": 100,
+                                "cloud_ecosystem": "oracle"}, custom)
     assert answers.cloud_ecosystem == "oracle"
     assert "oracle" in answers_schema(custom)["properties"]["cloud_ecosystem"]["enum"]
     done = run_cli("recommend", "--catalog", str(catalog_copy), "--set", "model=mistral-7b",
+                   "--set", "hours_per_year=100",
                    "--set", "cloud_ecosystem=oracle", "--no-audit", "--format", "json")
     assert done.returncode == 0, done.stderr
     assert '"cloud_ecosystem": "oracle"' in done.stdout
@@ -111,11 +113,13 @@ def test_a_new_question_is_an_answer_and_a_fact(catalog_copy: Path) -> None:
         "  - id: team_size\n    type: int\n    prompt: How many people train models?\n"
         "    help: Headcount.\n    default: 3\n    min: 1\n    max: 1000\n"), encoding="utf-8")
     custom = load_catalog(catalog_copy)
-    answers = validate_answers({"model": "mistral-7b", "team_size": 12}, custom)
+    answers = validate_answers({"model": "mistral-7b", "hours_per_year": 100, "team_size": 12},
+                               custom)
     assert answers.model_dump()["team_size"] == 12
     assert build_facts(answers, custom).values["team_size"] == 12
     with pytest.raises(AnswerError) as info:
-        validate_answers({"model": "mistral-7b", "team_size": 0}, custom)
+        validate_answers({"model": "mistral-7b", "hours_per_year": 100, "team_size": 0},
+                         custom)
     assert str(info.value) == ("team_size: 0 is out of range; expected a whole number from 1 "
                                "to 1,000")
 
@@ -140,9 +144,10 @@ def test_a_questionnaire_the_engine_cannot_read_is_refused(
     custom = load_catalog(catalog_copy)
     expected = f"catalog/questions.yaml: {message}"
     with pytest.raises(CatalogError) as info:
-        validate_answers({"model": "mistral-7b"}, custom)
+        validate_answers({"model": "mistral-7b", "hours_per_year": 100}, custom)
     assert str(info.value) == expected
     done = run_cli("recommend", "--catalog", str(catalog_copy), "--set", "model=mistral-7b",
+                   "--set", "hours_per_year=100",
                    "--no-audit")
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"error: {expected}\n"
@@ -152,6 +157,6 @@ def test_a_retyped_answer_says_what_it_gives(catalog_copy: Path) -> None:
     edit_questions(catalog_copy, "  - id: hours_per_year\n    type: float",
                    "  - id: hours_per_year\n    type: int")
     with pytest.raises(CatalogError) as info:
-        validate_answers({"model": "mistral-7b"}, load_catalog(catalog_copy))
+        validate_answers({"model": "mistral-7b", "hours_per_year": 100}, load_catalog(catalog_copy))
     assert str(info.value) == ("catalog/questions.yaml: hours_per_year: the engine reads this "
                                "answer as float | None; a nullable int question gives int | None")

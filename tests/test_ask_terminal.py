@@ -196,6 +196,11 @@ def test_help_in_every_kind_of_prompt_then_ctrl_c(session: Any, tmp_path: Path,
     s.send("\r")
     s.question("GPU-hours a year")
     s.send("\r")
+    s.question("Go on without it")                          # no amount of work: say so
+    s.send("n")
+    s.expect("the amount of work is required")              # no is refused: give it, or
+    s.question("Go on without it")
+    s.send("y")                                             # say explicitly: not known yet
     s.question("spread over the year")
     s.send("\r")
     s.question("Budget for compute")

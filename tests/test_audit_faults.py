@@ -256,7 +256,7 @@ def test_read_only_bind_mount(runner: CliRunner, tmp_path: Path, engine: Engine)
             pytest.skip("bind mount is not read-only here")
         _assert_read_only_refused(runner, view / db.name, before)
         _assert_readable(runner, view / db.name, 2)
-        answers = validate_answers({}, engine.catalog)
+        answers = validate_answers({"work_unknown": True}, engine.catalog)
         with pytest.raises(AuditError), AuditStore(view / db.name) as store:
             store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
 

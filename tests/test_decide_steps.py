@@ -382,8 +382,11 @@ def test_an_excluding_rule_excludes_whatever_the_score(engine: Engine) -> None:
 
 # -- the hardware section -------------------------------------------------------------------
 def _group(entry: Scored) -> tuple[str, str]:
-    """A GPU and where it is: rented, to buy, or the team's own (a place of its own)."""
-    return entry.facts["gpu"], "yours" if entry.facts.get("is_owned") else entry.facts["where"]
+    """A GPU and where it is: rented, to buy, the team's own, or more added to the team's own
+    (each a place of its own)."""
+    f = entry.facts
+    return f["gpu"], ("yours" if f.get("is_owned") else "yours+" if f.get("owned_added")
+                      else f["where"])
 
 
 def _cost(entry: Scored) -> float:

@@ -62,8 +62,9 @@ def imported(runner: CliRunner, tool: str, path: Path, *args: str) -> tuple[Any,
 def test_axolotl_qlora_example(runner: CliRunner) -> None:
     answers, report = imported(runner, "axolotl", AXOLOTL)
     assert answers == {"workload": "fine-tune", "model": "llama-3-8b", "method": "qlora",
-                       "seq_len": 4096, "micro_batch": 2, "gradient_checkpointing": True}
-    assert report[:7] == [
+                       "seq_len": 4096, "micro_batch": 2, "gradient_checkpointing": True,
+                       "work_unknown": True}
+    assert report[:8] == [
         "read workload: fine-tune (axolotl trains a pretrained model)",
         "read model: llama-3-8b (base_model NousResearch/Meta-Llama-3-8B, the catalog preset "
         "of that name)",
@@ -71,13 +72,15 @@ def test_axolotl_qlora_example(runner: CliRunner) -> None:
         "read seq_len: 4096 (sequence_len)",
         "read micro_batch: 2 (micro_batch_size)",
         "read gradient_checkpointing: true (gradient_checkpointing true)",
+        "read work_unknown: true (no dataset size: the advice assumes the work and says so "
+        "at its top until training_tokens_b is given)",
         "not read training_tokens_b: the file gives no dataset size of datasets "
         '["tatsu-lab/alpaca"]; give training_tokens_b = examples × tokens each × epochs '
         "(num_epochs 4) ÷ 10^9",
     ]
-    assert report[7].startswith("ignored 45 other key(s) that do not change the hardware: "
+    assert report[8].startswith("ignored 45 other key(s) that do not change the hardware: "
                                 "model_type, tokenizer_type, strict, ")
-    assert len(report) == 8
+    assert len(report) == 9
 
 
 def test_llama_factory_lora_example(runner: CliRunner) -> None:
@@ -107,24 +110,27 @@ def test_llama_factory_4_bit_is_qlora(runner: CliRunner) -> None:
 def test_trl_example_takes_the_trainers_defaults_and_says_so(runner: CliRunner) -> None:
     answers, report = imported(runner, "trl", TRL_EXAMPLE)
     assert answers == {"workload": "fine-tune", "model": "qwen2.5-0.5b", "method": "full",
-                       "seq_len": 1024, "micro_batch": 8}
-    assert report[2:7] == [
+                       "seq_len": 1024, "micro_batch": 8, "work_unknown": True}
+    assert report[2:8] == [
         "read method: full (use_peft not set: every weight is trained)",
         "read seq_len: 1024 (max_length not set: TRL's SFTConfig default)",
         "read micro_batch: 8 (per_device_train_batch_size not set: transformers' "
         "TrainingArguments default)",
+        "read work_unknown: true (no dataset size: the advice assumes the work and says so "
+        "at its top until training_tokens_b is given)",
         "not read gradient_checkpointing: no gradient_checkpointing; auto applies",
         "not read training_tokens_b: the file gives no dataset size of dataset_name "
         "stanfordnlp/imdb; give training_tokens_b = examples × tokens each × epochs ÷ 10^9",
     ]
-    assert report[7] == ("ignored 3 other key(s) that do not change the hardware: report_to, "
+    assert report[8] == ("ignored 3 other key(s) that do not change the hardware: report_to, "
                          "learning_rate, lr_scheduler_type")
 
 
 def test_trl_qlora_recipe(runner: CliRunner) -> None:
     answers, _ = imported(runner, "trl", TRL_ZEPHYR)
     assert answers == {"workload": "fine-tune", "model": "mistral-7b", "method": "qlora",
-                       "seq_len": 2048, "micro_batch": 4, "gradient_checkpointing": True}
+                       "seq_len": 2048, "micro_batch": 4, "gradient_checkpointing": True,
+                       "work_unknown": True}
 
 
 @pytest.mark.parametrize(("tool", "path", "method"), [
@@ -160,6 +166,8 @@ def test_each_answer_says_where_it_came_from_in_the_file(runner: CliRunner) -> N
         "seq_len: 4096  # sequence_len",
         "micro_batch: 2  # micro_batch_size",
         "gradient_checkpointing: true  # gradient_checkpointing true",
+        "work_unknown: true  # no dataset size: the advice assumes the work and says so at its "
+        "top until training_tokens_b is given",
         "# not read: training_tokens_b: the file gives no dataset size of datasets "
         '["tatsu-lab/alpaca"]; give training_tokens_b = examples × tokens each × epochs '
         "(num_epochs 4) ÷ 10^9",
@@ -401,4 +409,5 @@ def test_line_separators_in_quoted_values_stay_in_their_comment(runner: CliRunne
     assert result.exit_code == 0, result.output
     assert "\u2028" not in result.stdout and "\u2029" not in result.stdout
     assert "lo\\u2028ra" in result.stdout and "a\\u2029b" in result.stdout
-    assert yaml.safe_load(result.stdout) == {"workload": "fine-tune", "model": "llama-3-8b"}
+    assert yaml.safe_load(result.stdout) == {"workload": "fine-tune", "model": "llama-3-8b",
+                                             "work_unknown": True}

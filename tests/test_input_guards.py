@@ -296,8 +296,8 @@ BOM = "\ufeff"
 
 
 @pytest.mark.parametrize(("name", "text"), [
-    ("answers.yaml", "model: llama-2-7b\nbudget_usd: 9000\n"),
-    ("answers.json", '{"model": "llama-2-7b", "budget_usd": 9000}'),
+    ("answers.yaml", "model: llama-2-7b\nbudget_usd: 9000\nhours_per_year: 900\n"),
+    ("answers.json", '{"model": "llama-2-7b", "budget_usd": 9000, "hours_per_year": 900}'),
 ])
 def test_a_leading_bom_is_accepted_in_yaml_and_json(runner: CliRunner, tmp_path: Path,
                                                     name: str, text: str) -> None:
@@ -377,6 +377,7 @@ def test_an_empty_answers_file_is_refused_in_a_real_process(tmp_path: Path) -> N
 
 
 def test_ask_still_takes_defaults_when_asked_to(runner: CliRunner) -> None:
-    result = runner.invoke(cli, ["ask", "--defaults", "--no-audit", "--format", "json"])
+    result = runner.invoke(cli, ["ask", "--defaults", "--set", "work_unknown=yes", "--no-audit",
+                                 "--format", "json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout)["answers"]["model"] == "llama-3.1-8b"

@@ -67,7 +67,8 @@ def _value(question: Question) -> st.SearchStrategy[Any]:
 
 
 SKIP = {"model", "model_params_b", "allowed_regions", "data_residency", "training_tokens_b",
-        "runs_per_year", "hours_per_year", "hours_gpu", "hours_per_run", "max_days_per_run"}
+        "runs_per_year", "hours_per_year", "hours_gpu", "hours_per_run", "max_days_per_run",
+        "work_unknown"}
 
 
 @st.composite
@@ -93,6 +94,8 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
             out["hours_gpu"] = draw(st.sampled_from(sorted(CATALOG.gpus)))
         if hours >= 0.01 and draw(st.booleans()):
             out["hours_per_run"] = draw(st.floats(0.01, max(0.01, hours)))
+    else:
+        out["work_unknown"] = True
     if draw(st.booleans()) and (out.get("hours_per_run") or "hours_per_year" not in out):
         out["max_days_per_run"] = draw(_number(QUESTIONS["max_days_per_run"]))
     residency = draw(st.sampled_from(list(QUESTIONS["data_residency"].choices or [])))
@@ -208,7 +211,8 @@ def test_more_work_never_moves_deployment_from_local_to_cloud(raw: dict[str, Any
     """With the same owned and rented configurations on both sides, more work makes owning
     relatively cheaper (its fixed cost is spread further): never local → cloud."""
     raw = {k: v for k, v in raw.items() if k not in ("training_tokens_b", "runs_per_year",
-                                                     "hours_per_run", "max_days_per_run")}
+                                                     "hours_per_run", "max_days_per_run",
+                                                     "work_unknown")}
     low, high = sorted(hours)
     before = decide({**raw, "hours_per_year": low}, trace=True)
     after = decide({**raw, "hours_per_year": high}, trace=True)
@@ -256,7 +260,7 @@ def test_bare_sizes_share_one_family_so_memory_grows_with_size() -> None:
     the policy's one family (Llama 3)."""
     def qlora(params_b: float) -> float:
         answers = answers_of({"model": None, "model_params_b": params_b, "seq_len": 4956,
-                              "gradient_checkpointing": False})
+                              "gradient_checkpointing": False, "work_unknown": True})
         return float(build_facts(answers, CATALOG).values["vram_qlora_gib"])
 
     assert qlora(6.0) >= qlora(2.0)

@@ -48,17 +48,19 @@ def env(tmp_path: Path) -> dict[str, str]:
 def batch_input(tmp_path: Path) -> Path:
     path = tmp_path / "input" / "teams.jsonl"
     path.parent.mkdir()
-    path.write_text('{"model": "mistral-7b"}\n')
+    path.write_text('{"model": "mistral-7b", "hours_per_year": 800}\n')
     return path
 
 
 # -- the commands: each takes the target and gives its arguments -------------------------------
 def _ask_save(target: Path, _: Path) -> list[str]:
-    return ["ask", "--defaults", "--set", "model=mistral-7b", "--save-answers", str(target)]
+    return ["ask", "--defaults", "--set", "model=mistral-7b", "--set", "hours_per_year=800",
+            "--save-answers", str(target)]
 
 
 def _ask_chart(target: Path, _: Path) -> list[str]:
-    return ["ask", "--defaults", "--set", "model=mistral-7b", "--chart", str(target)]
+    return ["ask", "--defaults", "--set", "model=mistral-7b", "--set", "hours_per_year=800",
+            "--chart", str(target)]
 
 
 def _recommend_chart(target: Path, _: Path) -> list[str]:

@@ -38,6 +38,22 @@ def _work_twice(v: Values) -> str | None:
     return None
 
 
+def _work_missing(v: Values) -> str | None:
+    if (v.get("training_tokens_b") is None and v.get("hours_per_year") is None
+            and not v.get("work_unknown")):
+        return ("the amount of work is required: give training_tokens_b (tokens a run, with "
+                "runs_per_year) or hours_per_year (GPU-hours a year), or work_unknown: true to "
+                "go on with the policy's assumed work, said as such at the top of the advice")
+    return None
+
+
+def _unknown_with_work(v: Values) -> str | None:
+    if v.get("work_unknown") and (v.get("training_tokens_b") is not None
+                                  or v.get("hours_per_year") is not None):
+        return "only applies when no amount of work is given (training_tokens_b, hours_per_year)"
+    return None
+
+
 def _runs_without_work(v: Values) -> str | None:
     if (v.get("runs_per_year") is not None and v.get("training_tokens_b") is None
             and v.get("hours_per_year") is None):
@@ -100,6 +116,8 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("model model_params_b", "model_params_b", _model_twice),
     _check("model model_params_b", "model", _no_model),
     _check("training_tokens_b hours_per_year", "hours_per_year", _work_twice),
+    _check("training_tokens_b hours_per_year work_unknown", "work_unknown",
+           _unknown_with_work),
     _check("training_tokens_b hours_per_year runs_per_year", "runs_per_year",
            _runs_without_work),
     _check("hours_per_year hours_per_run", "hours_per_run", _run_length_without_hours),
@@ -110,6 +128,7 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("hours_per_year hours_gpu", "hours_gpu", _gpu_without_hours),
     _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
     _check("data_residency allowed_regions", "allowed_regions", _regions_unused),
+    _check("training_tokens_b hours_per_year work_unknown", "hours_per_year", _work_missing),
 )
 
 

@@ -120,6 +120,8 @@ def _no_size(answering: Answering, data_key: str, epochs_key: str) -> None:
     answering.miss("training_tokens_b", f"the file gives no dataset size{data}; give "
                                         f"training_tokens_b = examples × tokens each{per} "
                                         "÷ 10^9")
+    answering.put("work_unknown", True, "no dataset size: the advice assumes the work and "
+                                        "says so at its top until training_tokens_b is given")
 
 
 def _names(datasets: object) -> object:

@@ -78,6 +78,7 @@ class AnswerFields(Protocol):
     training_tokens_b: float | None
     runs_per_year: float | None
     hours_per_year: float | None
+    work_unknown: bool
     hours_gpu: str | None
     hours_per_run: float | None
     max_days_per_run: float | None

@@ -36,6 +36,7 @@ from engine.decide.placements import (
 from engine.decide.pools import Layout, layout
 from engine.estimates.cost import (
     Owning,
+    adding_to_owned,
     all_in_usd_per_gpu_hour,
     already_owned,
     hourly_rent_usd,
@@ -209,13 +210,15 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
 
 # -- local ----------------------------------------------------------------------------------
 def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
-           *, plan: bool = False, owned: bool = False) -> PricedCandidate | None:
-    """The best owned configuration of ``gpu`` among ``counts`` for ``job``: to buy, or
-    (``owned``) the team's own GPUs, whose purchase is spent."""
+           *, plan: bool = False, owned: bool = False,
+           added: bool = False) -> PricedCandidate | None:
+    """The best owned configuration of ``gpu`` among ``counts`` for ``job``: to buy, the
+    team's own GPUs (``owned``), whose purchase is spent, or (``added``) more bought beside
+    them."""
     policy = catalog.policy
     counts_of = list(counts)  # every count local_counts gives has a home
     cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
-    parts_of = _owned_parts if owned else _owning_parts
+    parts_of = _owned_parts if owned else _added_parts if added else _owning_parts
 
     pool = _pool(catalog, sizing, job, gpu, None,
                  (c for c in counts_of if nodes_of(catalog, gpu, c) == 1))
@@ -243,7 +246,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     parts = parts_of(catalog, sizing, gpu, chosen.count)
     own = replace(parts, cost=owning_cost(parts.fixed, parts.running, chosen.busy_hours),
                   busy_hours=chosen.busy_hours)
-    suffix = ":plan" if plan else ":owned" if owned else ""
+    suffix = ":plan" if plan else ":owned" if owned else ":added" if added else ""
     facts = {
         **_config_facts(catalog, gpu, chosen.count, None),
         **({"provider_name": "yours", "provider_label": "yours"} if owned else {}),
@@ -254,6 +257,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "condition": gpu.purchase.condition if gpu.purchase else "new",
         "pricing": "purchase",
         "is_owned": owned,
+        "owned_added": chosen.count - sizing.owned[1] if added and sizing.owned else 0,
         "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
         if owned else 0.0,
         "upkeep_usd_year": tidy(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0), 0)
@@ -294,6 +298,19 @@ def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owni
     found: Owning = catalog.derived(
         ("owned", gpu.id, count, sizing.electricity_usd_per_kwh), already_owned, gpu, count,
         placed, sizing.electricity_usd_per_kwh, 0.0, catalog.policy)
+    return found
+
+
+def _added_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
+    """What ``count`` × ``gpu`` cost when the team owns some of them already: the purchase of
+    the rest, written off and kept up, and the power of all (remembered per catalog)."""
+    assert sizing.owned is not None
+    owned = sizing.owned[1]
+    placed, mine = home(catalog, gpu, count), home(catalog, gpu, owned)
+    assert placed is not None and mine is not None
+    found: Owning = catalog.derived(
+        ("added", gpu.id, owned, count, sizing.electricity_usd_per_kwh), adding_to_owned, gpu,
+        owned, count, mine, placed, sizing.electricity_usd_per_kwh, 0.0, catalog.policy)
     return found
 
 
@@ -645,15 +662,24 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
 def _with_owned(catalog: Catalog, sizing: Sizing,
                 found: list[PricedCandidate]) -> list[PricedCandidate]:
     """``found`` with the team's own GPUs, for each method, at their count (where a platform
-    holds that many)."""
+    holds that many); where they cannot do a method's work and the team can buy, the fewest
+    more of the same GPU beside them that can."""
     if sizing.owned is None:
         return found
     gpu_id, count = sizing.owned
     gpu = catalog.gpus[gpu_id]
     if home(catalog, gpu, count) is None:
         return found
-    owned = [_local(catalog, sizing, job, gpu, [count], owned=True) for job in sizing.jobs]
-    return [*found, *(c for c in owned if c is not None)]
+    out = list(found)
+    more = [c for c in local_counts(catalog, gpu) if c > count]
+    for job in sizing.jobs:
+        mine = _local(catalog, sizing, job, gpu, [count], owned=True)
+        out += [mine] if mine is not None else []
+        if (mine is None or not mine.ok) and more and sizing.upfront_capex and gpu.buyable:
+            added = _local(catalog, sizing, job, gpu, more, added=True)
+            out += [added] if added is not None else []
+    return out
+
 
 
 def _marked(candidate: PricedCandidate) -> PricedCandidate:

@@ -138,6 +138,8 @@ class Candidate(_Out):
     """Owned: what selling them would bring."""
     upkeep_usd_year: float = 0.0
     """Owned: their upkeep a year, paid whether they train or idle."""
+    added_to_owned: int = 0
+    """GPUs to buy beside the team's own to make ``count`` (omitted when none)."""
     """The GPUs the team plans, at the planned count."""
     busy_hours_per_year: float
     runs_per_year: float
@@ -164,6 +166,8 @@ class Candidate(_Out):
             del data["warnings"]
         if self.pool is None:
             del data["pool"]
+        if not self.added_to_owned:
+            del data["added_to_owned"]
         return data
 
 
@@ -217,6 +221,8 @@ class Hardware(_Out):
     close_calls: list[Rival] = []
     """Eligible configurations whose cost for the work is within the policy's close-call
     margin of the pick's, of another GPU or on the other side (owned vs rented)."""
+    owned_why_not: str | None = None
+    """Why the team's own GPUs cannot do the work: the first rule that excluded them."""
 
     @field_validator("excluded", mode="before")
     @classmethod

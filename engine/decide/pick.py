@@ -66,13 +66,35 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
-                      for s in alternatives(choice, scored, keep=[plan, *near])],
+                      for s in alternatives(choice, scored,
+                                            keep=[plan, _best_added(choice, scored),
+                                                  *near])],
         considered=len(scored),
         excluded=excluded(scored) if trace else first_exclusions(excluded(scored)),
         cheaper=cheaper(choice, scored, axes) if choice else None,
         plan=rival(choice, plan, axes) if choice and plan else None,
         close_calls=[rival(choice, s, axes) for s in near] if choice else [],
+        owned_why_not=_owned_why_not(scored),
     )
+
+
+def _best_added(choice: Scored | None, scored: Sequence[Scored]) -> Scored | None:
+    """The best-ranked eligible configuration that adds GPUs to the team's own, unless the
+    pick is one."""
+    if choice is not None and choice.facts.get("owned_added"):
+        return None
+    return min((s for s in scored if s.facts.get("owned_added") and not s.excluded),
+               key=lambda s: s.sort_key, default=None)
+
+
+def _owned_why_not(scored: Sequence[Scored]) -> str | None:
+    """The reason of the first rule that excluded the team's own GPUs, when every method's
+    configuration of them was excluded."""
+    mine = sorted((s for s in scored if s.facts.get("is_owned")), key=lambda s: s.id)
+    if not mine or not all(s.excluded for s in mine):
+        return None
+    rule = min((r for r in mine[0].rules if r.scoring[0]), key=lambda r: r.order)
+    return text_of(rule, mine[0].facts)
 
 
 def plan_of(scored: Sequence[Scored]) -> Scored | None:
@@ -143,7 +165,8 @@ def alternatives(choice: Scored | None, scored: Sequence[Scored],
 
 
 def _group(entry: Scored) -> tuple[str, str]:
-    place = "yours" if entry.facts.get("is_owned") else str(entry.facts["where"])
+    place = ("yours" if entry.facts.get("is_owned") else "yours+" if entry.facts.get(
+        "owned_added") else str(entry.facts["where"]))
     return str(entry.facts["gpu"]), place
 
 
@@ -180,6 +203,8 @@ def label(entry: Scored) -> str:
 def label_of(f: Mapping[str, Any]) -> str:
     """:func:`label` from a candidate's facts."""
     where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
+    if f.get("owned_added"):
+        where = f"yours + {f['owned_added']} bought"
     return f"{f['count']}× {f['gpu_label']}, {where}"
 
 
@@ -305,6 +330,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         access=f["access"], plan=f["is_plan"], owned=bool(f.get("is_owned")),
         resale_usd=float(f.get("resale_usd") or 0.0),
         upkeep_usd_year=float(f.get("upkeep_usd_year") or 0.0),
+        added_to_owned=int(f.get("owned_added") or 0),
         busy_hours_per_year=f["busy_hours_per_year"], runs_per_year=f["runs_per_year"],
         run_hours=f["run_hours"], start_up_hours=f["start_up_hours"],
         spot_rework_hours=f["spot_extra_hours"], days_per_run=f["days_per_run"],

@@ -170,6 +170,30 @@ def already_owned(gpu: Gpu, count: int, home: tuple[Platform, int],
     return Owning(spent, fixed, running, owning_cost(fixed, running, busy_hours), busy_hours)
 
 
+def adding_to_owned(gpu: Gpu, owned: int, count: int, owned_home: tuple[Platform, int],
+                    home: tuple[Platform, int], electricity_usd_per_kwh: float,
+                    busy_hours: float, policy: Policy) -> Owning:
+    """Buying ``count − owned`` more × ``gpu`` beside the ``owned`` the team has: the purchase
+    is what ``count`` costs beyond the ``owned`` (the cards added, a larger box or another
+    node, the network across nodes), written off and kept up as any purchase; the power is
+    that of every card. The upkeep of the GPUs owned is paid either way, so it is not counted."""
+    platform, boxes = home
+    whole = purchase_cost(gpu, count, platform, boxes, policy)
+    have = purchase_cost(gpu, owned, *owned_home, policy)
+    added = count - owned
+    buy = figure(max(0.0, whole.value - have.value), "USD",
+                 "purchase of the larger configuration − purchase of the one owned (the "
+                 "cards added, a larger box or another node, InfiniBand across nodes)",
+                 whole.sources, card_usd=whole.inputs["card_usd"], cards=added,
+                 cards_usd=float(whole.inputs["card_usd"] or 0) * added, owned_cards=owned,
+                 platform=platform.id, boxes=boxes, whole_usd=whole.value,
+                 owned_usd=have.value)
+    fixed = owning_fixed_per_year(buy, gpu, policy)
+    running = running_cost_per_hour(gpu, count, platform, boxes, electricity_usd_per_kwh,
+                                    policy)
+    return Owning(buy, fixed, running, owning_cost(fixed, running, busy_hours), busy_hours)
+
+
 def owning(gpu: Gpu, count: int, home: tuple[Platform, int], electricity_usd_per_kwh: float,
            busy_hours: float, policy: Policy) -> Owning:
     """Owning ``count`` × ``gpu`` in its ``home`` (platform, boxes: :func:`platform_for`),

@@ -186,12 +186,27 @@ def _cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
 
 
 def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """The cheapest box to develop and test on with QLoRA (for hybrid advice)."""
-    dev = cheapest_box(catalog, memory_request(answers, shape, "qlora"))
-    if dev is not None and answers.workload == "fine-tune":
+    """The box to develop and test on with QLoRA (for hybrid advice): the team's own GPUs
+    where they hold it, else the cheapest to buy."""
+    if answers.workload != "fine-tune":
+        return
+    request = memory_request(answers, shape, "qlora")
+    owned = catalog.gpus.get(answers.owned_gpu) if answers.owned_gpu else None
+    needed = needed_on(catalog, request, owned) if owned is not None else None
+    if owned is not None and needed is not None and needed <= answers.owned_gpu_count:
+        facts.put("dev_gpu_name", owned.name)
+        facts.put("dev_gpu_count", answers.owned_gpu_count)
+        facts.put("dev_purchase_usd", 0.0)
+        facts.put("dev_is_owned", True)
+        facts.put("dev_box", f"your own {answers.owned_gpu_count}× {owned.name} hold it")
+        return
+    dev = cheapest_box(catalog, request)
+    if dev is not None:
         facts.put("dev_gpu_name", dev.gpu.name)
         facts.put("dev_gpu_count", dev.count)
         facts.put("dev_purchase_usd", dev.purchase.value, dev.purchase)
+        facts.put("dev_is_owned", False)
+        facts.put("dev_box", f"e.g. {dev.count}× {dev.gpu.name}, ${dev.purchase.value:,.0f}")
 
 
 def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:

@@ -88,9 +88,13 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("write_off_years", "number", "policy: years a purchase is written off over", "years"),
     _d("full_to_lora_vram_ratio", "number", "VRAM of full fine-tuning ÷ LoRA"),
     _d("is_moe", "bool", "the model is a mixture of experts"),
-    _d("dev_gpu_name", "string", "cheapest local box for QLoRA development and tests"),
+    _d("dev_gpu_name", "string", "local box for QLoRA development and tests: the team's own "
+       "GPUs where they hold it, else the cheapest to buy"),
     _d("dev_gpu_count", "number", "cards in that development box", "GPUs"),
-    _d("dev_purchase_usd", "number", "up-front cost of that development box", "USD"),
+    _d("dev_purchase_usd", "number", "up-front cost of that development box (0: owned)",
+       "USD"),
+    _d("dev_is_owned", "bool", "the development box is the team's own GPUs"),
+    _d("dev_box", "string", "that box in words (\"e.g. 1× …, $2,455\" or \"your own …\")"),
     _d("api_cost_usd_month", "number", "monthly API bill for api_tokens_per_month_m",
        "USD/month"),
     _d("own_cost_usd_month", "number", "monthly cost of serving the model yourself, 24/7, "
@@ -322,6 +326,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          None, None),
         ("is_owned", "bool", "the GPUs the team already owns, at their count (purchase spent)",
          None, None),
+        ("owned_added", "number", "GPUs bought beside the team's own to make this count (0: "
+         "none, or not a configuration that adds to them)", None, None),
         ("resale_usd", "number", "what selling the team's own GPUs would bring (0 otherwise)",
          None, "USD"),
         ("upkeep_usd_year", "number", "upkeep a year of the team's own GPUs, paid whether they "

@@ -21,6 +21,7 @@ from engine.output.summary import (
     NO_RULE,
     SCORE_LEGEND,
     against_break_even_line,
+    assumed_work_line,
     break_even_line,
     close_call_lines,
     headline,
@@ -51,7 +52,8 @@ def render_markdown(decision: Decision, book: Rulebook,
     decision, platforms = printable_decision(decision, platforms)
     lines = [f"# {_text(headline(decision))}", ""]
     # one paragraph: each line is a sentence, joined by the renderer
-    lines += [_text(t) for t in (purchase_line(decision, platforms), running_line(decision),
+    lines += [_text(t) for t in (assumed_work_line(decision),
+                                 purchase_line(decision, platforms), running_line(decision),
                                  work_line(decision), memory_line(decision),
                                  break_even_line(decision),
                                  against_break_even_line(decision), plan_line(decision),

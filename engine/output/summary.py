@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from engine.decide.decision import AxisDecision, Candidate, OptionScore, first_exclusions
+from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.files.printable import printable_data
 
@@ -74,12 +74,20 @@ def headline(decision: Decision) -> str:
     if choice.owned:
         return (f"Keep using your {config_name(choice)}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
+    if choice.added_to_owned:
+        return (f"Add {choice.added_to_owned}× {choice.gpu_label} to your "
+                f"{choice.count - choice.added_to_owned}: ~{usd(choice.cost.upfront_usd)} up "
+                f"front, ~{usd(choice.cost.per_year_usd)} a year for your work on all "
+                f"{choice.count}")
     if choice.where == "local":
         return (f"Buy: {config_name(choice)}, ~{usd(choice.cost.upfront_usd)} up front, "
                 f"~{usd(choice.cost.per_year_usd)} a year for your work")
     verb = "Rent"
     facts = decision.facts
-    if axes["deployment"].choice == "hybrid" and facts.get("dev_gpu_name"):
+    if axes["deployment"].choice == "hybrid" and facts.get("dev_is_owned"):
+        verb = (f"Develop on your own {facts.get('dev_gpu_count')}× "
+                f"{short_name(str(facts['dev_gpu_name']))}, rent for full runs")
+    elif axes["deployment"].choice == "hybrid" and facts.get("dev_gpu_name"):
         verb = (f"Develop on {facts.get('dev_gpu_count')}× "
                 f"{short_name(str(facts['dev_gpu_name']))} "
                 f"(~{usd(float(facts.get('dev_purchase_usd') or 0))}), rent for full runs")
@@ -102,6 +110,11 @@ def purchase_line(decision: Decision,
     if choice is None or choice.where != "local" or choice.owned or not trace:
         return None
     i = trace["inputs"]
+    if choice.added_to_owned:
+        return (f"{usd(trace['value'])} up front = {choice.count}× {choice.gpu_label} "
+                f"{usd(i['whole_usd'])} − your {i['owned_cards']} with their box "
+                f"{usd(i['owned_usd'])} ({i['cards']} more at {usd(i['card_usd'])} each, and "
+                "what holding them all takes).")
     cards = f"{i['cards']}× {choice.gpu_label} {usd(i['cards_usd'])}"
     if i["cards"] > 1:
         cards += f" ({usd(i['card_usd'])} each)"
@@ -152,19 +165,57 @@ def owned_line(decision: Decision) -> str | None:
     rent = (f"renting {config_name(cloud)} ({cloud.provider_name}, {cloud.pricing}) for this "
             f"work would cost {usd(cloud.cost.per_year_usd)} a year"
             if cloud is not None else None)
+    why = decision.hardware.owned_why_not
+    because = f" ({why[:1].lower()}{why[1:].rstrip('.')})" if why else ""
+    choice = decision.hardware.choice
+    added = next((c for c in [choice, *decision.hardware.alternatives]
+                  if c is not None and c.added_to_owned), None)
+    add = (f"adding {added.added_to_owned} to make {added.count} would cost "
+           f"{usd(added.cost.upfront_usd)} up front and {usd(added.cost.per_year_usd)} a year"
+           if added is not None and added is not choice else None)
+    if choice is not None and choice.added_to_owned:
+        alone = (f"Your {count}× {short_name(name)} alone cannot do this work within your "
+                 f"limits{because}")
+        return f"{alone}; {rent}." if rent else f"{alone}."
     if mine is None:
-        why = next((x.reason for x in first_exclusions(decision.hardware.excluded)
-                    if any(i.endswith(":owned") for i in x.ids)), None)
-        because = f" ({why.rstrip('.')})" if why else ""
+        then = ("develop and test on them (QLoRA fits), rent for the runs"
+                if _develops_on_own(decision) else
+                "keep them for other work, rent beside them for this, or sell them")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
-                f"limits{because}: keep them for other work, rent beside them for this, or "
-                "sell them.")
+                f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
     sell = (f"selling them would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
-        return f"Or retire {yours}: {sell}; {rent}." if rent else f"Or retire {yours}: {sell}."
+        if cloud is None:
+            return f"Or retire {yours}: {sell}."
+        keep = mine.cost.per_year_usd + mine.upkeep_usd_year
+        gap = keep - cloud.cost.per_year_usd
+        verdict = (f"retiring them costs {usd(-gap)} a year more than keeping them"
+                   if gap < 0 else
+                   f"retiring them saves {usd(gap)} a year besides the sale: worth it unless "
+                   "they have other work")
+        return (f"Or retire {yours}: keeping them costs {usd(keep)} a year (power and "
+                f"upkeep); {sell}; {rent}: {verdict}.")
     return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
             f"power; {sell}.")
+
+
+def _develops_on_own(decision: Decision) -> bool:
+    """The deployment is hybrid with development on the team's own GPUs."""
+    deployment = decision.decisions.get("deployment")
+    return bool(decision.facts.get("dev_is_owned")) and deployment is not None and (
+        deployment.choice == "hybrid")
+
+
+def assumed_work_line(decision: Decision) -> str | None:
+    """The warning, at the top, that the work is assumed because the team does not know it."""
+    work = decision.estimates["work"]
+    if work["mode"] != "hours" or not work["hours_assumed"]:
+        return None
+    gpu = short_name(str(decision.facts.get("hours_gpu_name") or work["hours_gpu"]))
+    return (f"⚠ Assumed work: you do not know your amount of work yet, so every figure here "
+            f"is for {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu}; give "
+            "training_tokens_b or hours_per_year for advice on your own.")
 
 
 def work_line(decision: Decision) -> str:
@@ -174,7 +225,7 @@ def work_line(decision: Decision) -> str:
     facts = decision.facts
     gpu = short_name(str(facts.get("hours_gpu_name") or work["hours_gpu"]))
     if work["mode"] == "hours":
-        said = "assumed: you gave no amount of work" if work["hours_assumed"] else "as given"
+        said = "assumed, see above" if work["hours_assumed"] else "as given"
         text = f"Work: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
         if work.get("runs_assumed"):
             text += f", in runs of {_run_default(work)} (assumed)"

@@ -27,6 +27,7 @@ from engine.output.summary import (
     NO_RULE,
     SCORE_LEGEND,
     against_break_even_line,
+    assumed_work_line,
     break_even_line,
     close_call_lines,
     headline,
@@ -79,8 +80,9 @@ def _line(out: Any, text: str | None, style: str = "") -> None:
 
 def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -> None:
     _line(out, headline(decision), "bold")
-    for text in (purchase_line(decision, platforms), running_line(decision),
-                 work_line(decision), memory_line(decision), break_even_line(decision),
+    for text in (assumed_work_line(decision), purchase_line(decision, platforms),
+                 running_line(decision), work_line(decision), memory_line(decision),
+                 break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision),
                  owned_line(decision),
                  *close_call_lines(decision)):
