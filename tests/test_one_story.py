@@ -107,13 +107,13 @@ def _operators(decision: Decision) -> list[str]:
             c.vram_without_checkpointing_gib > per_gpu + 1e-6):
         bad.append(f"checkpointing is {c.gradient_checkpointing} though the job needs "
                    f"{c.vram_without_checkpointing_gib} GiB without it of {per_gpu:.1f}")
-    if c.where == "cloud" and c.count >= POLICY.big_node_gpus.value and (
-            c.run_hours < POLICY.big_node_min_run_hours.value
+    if c.where == "cloud" and c.count >= POLICY.thresholds["big_node_gpus"].value and (
+            c.run_hours < POLICY.thresholds["big_node_min_run_hours"].value
             and c.vram_needed_gib * c.count < c.vram_total_gib / 2):
         bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
                    "would hold")
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
-            c.nodes > 1 or c.run_hours > POLICY.spot_max_run_hours.value):
+            c.nodes > 1 or c.run_hours > POLICY.thresholds["spot_max_run_hours"].value):
         bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
     deadline = decision.facts.get("max_days_per_run_effective")
     if deadline is None or c.days_per_run is None:

@@ -159,7 +159,8 @@ def test_rule_comparing_with_unknown_fact_does_not_fire(engine: Engine) -> None:
 
 
 def test_every_rule_file_loads(engine: Engine) -> None:
-    files = sorted(p.name for p in bundled_dir("rules").glob("*.yaml"))
+    files = sorted(p.name for p in bundled_dir("rules").glob("*.yaml")
+                   if not p.stem.endswith("_test"))  # cases beside the rules
     assert "decisions.yaml" in files
     by_file: dict[str, int] = {}
     for rule in engine.rulebook.rules:

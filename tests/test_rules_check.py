@@ -36,10 +36,16 @@ rules:
 """
 
 
-def _check(runner: CliRunner, target: Path, *extra: str) -> tuple[int, list[str]]:
+LITERAL = "is compared with the number"
+
+
+def _check(runner: CliRunner, target: Path, *extra: str,
+           literals: bool = False) -> tuple[int, list[str]]:
+    """Exit code and findings (those of numbers written in conditions only if asked)."""
     result = runner.invoke(cli, ["rules", "check", "--rules", str(target), *extra])
     assert "Traceback" not in result.output
-    return result.exit_code, result.stdout.splitlines()
+    return result.exit_code, [line for line in result.stdout.splitlines()
+                              if literals or LITERAL not in line]
 
 
 @pytest.mark.slow
@@ -131,3 +137,32 @@ def test_a_because_that_repeats_its_own_threshold_is_a_warning(tmp_path: Path) -
     assert lines == [f"{path}:6: my.repeats-its-threshold: warning: because repeats 3,500, the "
                      "threshold of hours_per_year in its condition: write {hours_per_year} or a "
                      "{policy.NAME} so it is said once"]
+
+
+def test_a_number_written_in_a_condition_is_a_warning_naming_the_policy(
+        tmp_path: Path) -> None:
+    path = tmp_path / "mine.yaml"
+    path.write_text(CONTRADICTION)
+    code, lines = _check(CliRunner(), path, literals=True)
+    assert code == 0
+    assert [line for line in lines if LITERAL in line] == [
+        f"{path}:6: my.contradiction: warning: hours_per_year {LITERAL} 5,000: name it under "
+        "thresholds: in catalog/policy.yaml (with its source) and write {policy: NAME}",
+        f"{path}:7: my.contradiction: warning: hours_per_year {LITERAL} 1,000: name it under "
+        "thresholds: in catalog/policy.yaml (with its source) and write {policy: NAME}"]
+
+
+def test_every_problem_of_one_rule_is_reported_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "typos.yaml"
+    path.write_text(BROKEN.replace("{fact: hours_per_year, gt: 1}",
+                                   "{fact: hours_per_yeer, gt: 1}").replace(
+        "sources: [decide.local]", "sources: [decide.locall]"))
+    code, lines = _check(CliRunner(), path)
+    assert code == 2
+    assert lines == [
+        f"{path}:4: my.misspelt-option: unknown fact 'hours_per_yeer'; did you mean "
+        "'hours_per_year'?",
+        f"{path}:6: my.misspelt-option: unknown option 'clould' for deployment; did you mean "
+        "'cloud'?; expected one of cloud, local, hybrid",
+        f"{path}:8: my.misspelt-option: unknown source 'decide.locall'; did you mean "
+        "'decide.local'?"]

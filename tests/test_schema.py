@@ -29,6 +29,8 @@ def schema_name(path: Path) -> str:
     """Which schema a shipped YAML file follows."""
     parent = path.parent.name
     if parent == "rules":
+        if path.stem.endswith("_test"):
+            return "cases"
         return "decisions" if path.name == "decisions.yaml" else "rules"
     if parent == "catalog":
         return path.stem

@@ -443,6 +443,30 @@ MethodGroup = Literal["pretrain", "full", "lora", "qlora"]
 Link = Literal["nvlink", "pcie", "pcie-consumer", "infiniband", "efa", "roce", "ethernet"]
 
 
+class BudgetTiers(Strict):
+    """The budget tiers as contiguous bands: each runs from its lower bound (USD) up to the
+    next one's, the last without end, so no budget falls between two tiers."""
+
+    bands: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]*$")], BoundedFloat] = Field(
+        min_length=1, description="tier name: lowest budget in it (USD), in rising order")
+    unit: Literal["USD"] = "USD"
+    sources: SourceIds
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _contiguous(self) -> BudgetTiers:
+        bounds = list(self.bands.values())
+        if bounds[0] != 0:
+            raise ValueError(f"the first tier must start at 0 (a budget of $0 needs a tier); "
+                             f"'{next(iter(self.bands))}' starts at {bounds[0]:g}")
+        for (low_name, low), (name, bound) in zip(self.bands.items(),
+                                                  list(self.bands.items())[1:], strict=False):
+            if bound <= low:
+                raise ValueError(f"tiers rise in the order written: '{name}' starts at "
+                                 f"{bound:g}, not above '{low_name}' at {low:g}")
+        return self
+
+
 class Policy(Strict):
     """Every constant the estimators use; no policy number lives in Python."""
 
@@ -512,21 +536,15 @@ class Policy(Strict):
     serving_peak_to_mean: Constant
     serving_operations_fte: Constant
     engineer_usd_per_year: Constant
-    # thresholds the rules name ({policy: NAME})
-    entry_vram_gib_min: Constant
-    entry_vram_gib_max: Constant
-    large_model_params_b: Constant
-    spot_max_run_hours: Constant
-    spot_min_saving: Constant
     capacity_busy_target: dict[Literal["low", "high"], Constant]
-    idle_rented_utilisation: Constant
-    method_quality_margin: Constant
     close_call_margin: Constant
     access_budget_usd_min: dict[Access, Constant]
     contract_cluster_gpus: Constant
-    big_node_gpus: Constant
-    big_node_min_run_hours: Constant
     default_hours_per_run: Constant
+    # what only the rules read ({policy: NAME}); a rule author adds one here, no Python
+    budget_tiers: BudgetTiers
+    thresholds: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], Constant] = Field(
+        default_factory=dict, description="named thresholds of rule conditions and texts")
     # input limits
     batch_line_max_bytes: Constant
     price_file_rows_max: Constant
@@ -534,6 +552,14 @@ class Policy(Strict):
     gpus_per_instance_max: Constant
     price_per_gpu_hour_min_usd: Constant
     price_per_gpu_hour_max_usd: Constant
+
+    @model_validator(mode="after")
+    def _threshold_names(self) -> Policy:
+        clash = sorted(set(self.thresholds) & set(type(self).model_fields))
+        if clash:
+            raise ValueError(f"thresholds: '{clash[0]}' is also a policy constant of its own; "
+                             "a name means one number")
+        return self
 
 
 # ---------------------------------------------------------------- platforms

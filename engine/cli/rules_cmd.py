@@ -20,6 +20,8 @@ from engine.files.printable import printable
 
 if TYPE_CHECKING:
     from engine.catalog.prices import PriceInput
+    from engine.decide.engine import Engine
+    from engine.rules.lint import Finding
 
 _DEFAULT_SCENARIOS = Path("tests/scenarios")
 
@@ -33,12 +35,18 @@ def rules() -> None:
 @rules_option
 @catalog_options
 @click.option("--strict", is_flag=True, help="Exit 1 when there are lint warnings.")
+@click.option("--samples", type=click.IntRange(0, 10_000), default=120, show_default=True,
+              help="Answers sampled from the questionnaire when the cases leave an option "
+                   "unreached.")
 def check(rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
-          strict: bool) -> None:
-    """Validate rules and catalog, then lint them; one `file:line: id: message` per finding.
+          strict: bool, samples: int) -> None:
+    """Validate rules and catalog, lint them, and try that every option can be reached; one
+    `file:line: id: message` per finding, every finding at once.
 
-    Errors (the engine would refuse the files) exit 2; lint warnings exit 0, or 1 with
-    --strict.
+    Errors the engine would refuse the files for exit 2; policy errors (a band of an answer
+    no tier covers, an option no input reaches) exit 1; lint warnings exit 0, or 1 with
+    --strict. Reachability runs the cases beside the rules (NAME_test.yaml) and the team
+    scenarios (tests/scenarios, in a checkout), then sampled answers.
 
     \b
     Example:
@@ -51,42 +59,82 @@ def check(rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput |
     from engine.rules.load import load_rulebook
 
     catalog = load_catalog(catalog_dir, prices=prices)
-    errors: list[RuleError] = []
-    book = load_rulebook(rules_dir, catalog, errors)
-    for error in errors:
+    refused: list[RuleError] = []
+    book = load_rulebook(rules_dir, catalog, refused)
+    for error in refused:
         click.echo(str(error))
     whole = rules_dir is None or (rules_dir.is_dir() and (rules_dir / "decisions.yaml").is_file())
-    findings = lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not errors)
-    if not errors and not any(f.severity == "error" for f in findings):
+    findings = lint(book, catalog, rules_dir, catalog_dir, whole_policy=whole and not refused)
+    if not refused and not any(f.refused for f in findings):
         try:  # only rules that fit durable_rules' limits are built (in a bounded trial first)
-            Engine.build(catalog, book)
+            engine = Engine.build(catalog, book)
         except EngineError as exc:
             click.echo(f"{rules_dir or 'rules'}: compile: {exc}")
-            errors.append(RuleError(str(exc)))
-    warnings = 0
+            refused.append(RuleError(str(exc)))
+        else:
+            if whole:
+                findings += _unreached(engine, rules_dir, samples)
     for finding in findings:
         click.echo(str(finding))
-        if finding.severity == "error":
-            errors.append(RuleError(finding.message))
-        else:
-            warnings += 1
-    click.echo(f"{len(book.rules)} rules: {len(errors)} error(s), {warnings} warning(s)",
-               err=True)
-    if errors:
+    failed = [f for f in findings if f.severity == "error" and not f.refused]
+    refused += [RuleError(f.message) for f in findings if f.refused]
+    warnings = sum(1 for f in findings if f.severity == "warning")
+    click.echo(f"{len(book.rules)} rules: {len(refused) + len(failed)} error(s), "
+               f"{warnings} warning(s)", err=True)
+    if refused:
         sys.exit(2)
-    if strict and warnings:
+    if failed or (strict and warnings):
         sys.exit(1)
 
 
-def _paths(paths: tuple[Path, ...]) -> list[Path]:
-    from engine.errors import InputError
-    from engine.tools.scenarios import scenario_paths
+def _unreached(engine: Engine, rules_dir: Path | None, samples: int) -> list[Finding]:
+    """A finding for each axis option that no case, scenario or sampled answer reaches,
+    located at the option in decisions.yaml."""
+    from engine.answers.model import validate_answers
+    from engine.errors import AnswerError
+    from engine.files.yamlio import line_of, load_yaml_file
+    from engine.resources import bundled_dir
+    from engine.rules.lint import Finding
+    from engine.tools.reach import unreached_options
+    from engine.tools.scenarios import case_files, load_cases, scenario_paths
 
-    chosen = list(paths) or [_DEFAULT_SCENARIOS]
-    for path in chosen:
+    files = case_files(rules_dir) + (
+        scenario_paths([_DEFAULT_SCENARIOS]) if _DEFAULT_SCENARIOS.is_dir() else [])
+    cases = []
+    for path in files:
+        for scenario in load_cases(path):
+            try:
+                cases.append(validate_answers(scenario.answers, engine.catalog))
+            except AnswerError:
+                continue  # rules test reports it; here it only reaches nothing
+    path = (rules_dir or bundled_dir("rules")) / "decisions.yaml"
+    raw = load_yaml_file(path)
+    found = []
+    for miss in unreached_options(engine, cases, samples):
+        options = list(engine.rulebook.decisions[miss.axis])
+        line = line_of(raw, ("decisions", miss.axis, "options", options.index(miss.option)))
+        found.append(Finding(str(path), line, f"{miss.axis}.{miss.option}",
+                             str(miss).split(": ", 1)[1], "error"))
+    return found
+
+
+def _paths(paths: tuple[Path, ...], rules_dir: Path | None = None) -> list[Path]:
+    """The scenario files named, else the team scenarios (where this is a checkout) and the
+    cases beside the rules (``NAME_test.yaml``)."""
+    from engine.errors import InputError
+    from engine.tools.scenarios import case_files, scenario_paths
+
+    for path in paths:
         if not path.exists():
             raise InputError("no such scenario file or directory", path=str(path))
-    return scenario_paths(chosen)
+    if paths:
+        return scenario_paths(paths)
+    found = scenario_paths([_DEFAULT_SCENARIOS]) if _DEFAULT_SCENARIOS.is_dir() else []
+    found += case_files(rules_dir)
+    if not found:
+        raise InputError("no scenarios here and no cases beside the rules: name scenario "
+                         "files or folders", path=str(_DEFAULT_SCENARIOS))
+    return found
 
 
 @rules.command("test")
@@ -99,15 +147,18 @@ def test(paths: tuple[Path, ...], coverage: bool, rules_dir: Path | None,
          catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Run scenario files (answers in, expected decisions out); exit 1 on any failure.
 
+    Without PATHS: tests/scenarios (in a checkout) and the cases kept beside the rules
+    (NAME_test.yaml, a list of scenarios under `cases:`).
+
     \b
     Example:
       gpu-advisor rules test tests/scenarios --coverage
     """
     from engine.decide.engine import load_engine
-    from engine.tools.scenarios import run_scenario
+    from engine.tools.scenarios import run_cases
 
     engine = load_engine(rules_dir, catalog_dir, prices)
-    outcomes = [run_scenario(engine, p) for p in _paths(paths)]
+    outcomes = [o for p in _paths(paths, rules_dir) for o in run_cases(engine, p)]
     counts = {r.id: 0 for r in engine.rulebook.rules}
     for outcome in outcomes:
         for rule_id in outcome.fired:
@@ -169,10 +220,13 @@ def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool
       gpu-advisor rules diff rules/ my-rules/ --scenarios tests/scenarios
     """
     from engine.tools.policydiff import diff_policies, resolve_policy
-    from engine.tools.scenarios import load_scenario
+    from engine.tools.scenarios import load_cases
 
-    cases: list[tuple[str, object]] = [
-        (p.stem, load_scenario(p).answers) for p in _paths(scenario_paths_)]
+    cases: list[tuple[str, object]] = []
+    for path in _paths(scenario_paths_):
+        found = load_cases(path)
+        cases += [(path.stem if len(found) == 1 else f"{path.stem}:{s.name}", s.answers)
+                  for s in found]
     if from_audit:
         from engine.audit.store import AuditStore, default_path
 
@@ -219,7 +273,7 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     from engine.facts.spec import candidate_registry, registry
     from engine.files.validation import did_you_mean
     from engine.rules.compile import rule_parts
-    from engine.tools.scenarios import run_scenario
+    from engine.tools.scenarios import run_cases
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     ids = [r.id for r in engine.rulebook.rules]
@@ -250,8 +304,8 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
     if setters:
         click.echo(f"  set by: {', '.join(setters)}")
     if scenario_paths_ or _DEFAULT_SCENARIOS.is_dir():
-        firing = [o.path.stem for o in (run_scenario(engine, p)
-                                        for p in _paths(scenario_paths_)) if rule_id in o.fired]
+        firing = [o.path.stem for p in _paths(scenario_paths_, rules_dir)
+                  for o in run_cases(engine, p) if rule_id in o.fired]
         click.echo(f"\nfired by {len(firing)} scenario(s): {', '.join(firing) or 'none'}")
 
 

@@ -95,7 +95,6 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     facts.put("fine_tune_advised",
               answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
-    facts.put("max_consumer_gpus_per_box", int(catalog.policy.max_consumer_gpus_per_box.value))
     facts.put("write_off_years", catalog.policy.amortisation_years.value)
     return facts
 

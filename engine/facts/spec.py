@@ -84,7 +84,6 @@ REQUEST: tuple[FactSpec, ...] = (
     *(_d(f"consumer_gpus_needed_{m}", "number", f"consumer cards needed for {m}", "GPUs")
       for m in TRAINING_METHODS),
     _d("largest_consumer_vram_gib", "number", "VRAM of the largest consumer card", "GiB"),
-    _d("max_consumer_gpus_per_box", "number", "policy: cards one consumer box holds", "GPUs"),
     _d("write_off_years", "number", "policy: years a purchase is written off over", "years"),
     _d("full_to_lora_vram_ratio", "number", "VRAM of full fine-tuning ÷ LoRA"),
     _d("is_moe", "bool", "the model is a mixture of experts"),

@@ -26,6 +26,7 @@ from engine.files.yamlio import line_of, load_yaml_file
 from engine.resources import bundled_dir
 from engine.rules.compile import compile_condition, fact_width_problems, rule_parts
 from engine.rules.conditions import All, AnyOf, Condition, FactRef, Leaf, Not
+from engine.rules.coverage import set_coverage
 from engine.rules.load import Rule, Rulebook
 from engine.rules.operators import COMPARISONS, NEGATION
 
@@ -42,6 +43,8 @@ class Finding:
     subject: str
     message: str
     severity: Severity
+    refused: bool = False
+    """The engine would refuse the rules (an error of the files, not of the policy)."""
 
     def __str__(self) -> str:
         where = self.path if self.line is None else f"{self.path}:{self.line}"
@@ -63,6 +66,8 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
                              "warning"))
         found += _unit_scale(rule, catalog, book)
     found += _repeated_literals(book)
+    found += _literal_thresholds(book)
+    found += [_at(rule, message, "error") for rule, message in set_coverage(book, catalog)]
     found += _conflicts(book)
     if whole_policy:
         found += _unpreferred_options(book, rules_dir)
@@ -71,8 +76,9 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
     return found
 
 
-def _at(rule: Rule, message: str, severity: Severity, line: int | None = None) -> Finding:
-    return Finding(rule.path, line or rule.line, rule.id, message, severity)
+def _at(rule: Rule, message: str, severity: Severity, line: int | None = None, *,
+        refused: bool = False) -> Finding:
+    return Finding(rule.path, line or rule.line, rule.id, message, severity, refused)
 
 
 # -- durable_rules limits ------------------------------------------------------------------
@@ -80,13 +86,13 @@ def _durable_limits(rule: Rule) -> list[Finding]:
     try:
         rule_parts(rule)
     except RuleError as exc:
-        return [_at(rule, exc.message, "error", exc.line)]
+        return [_at(rule, exc.message, "error", exc.line, refused=True)]
     return []
 
 
 def _fact_width(book: Rulebook) -> list[Finding]:
     fields = frozenset(s.name for s in CANDIDATE)
-    return [_at(rule, str(problem), "error") for rule, problem in
+    return [_at(rule, str(problem), "error", refused=True) for rule, problem in
             fact_width_problems(book, fields)]
 
 
@@ -276,14 +282,7 @@ def _repeated_literals(book: Rulebook) -> list[Finding]:
     """A ``because`` text that writes out a number its own condition compares with: the two
     drift apart when one is edited. Read from the file, before ``{policy.X}`` is filled in."""
     found = []
-    files: dict[str, dict[str, Any]] = {}
-    for rule in book.rules:
-        if rule.path not in files:
-            raw = _raw(rule.path)
-            entries = raw.get("rules") if isinstance(raw, dict) else None
-            files[rule.path] = {str(e.get("id")): e for e in entries or ()
-                                if isinstance(e, dict)}
-        entry: dict[str, Any] = files[rule.path].get(rule.id) or {}
+    for rule, entry in _raw_entries(book):
         because = entry.get("because")
         if not isinstance(because, str):
             continue
@@ -293,6 +292,35 @@ def _repeated_literals(book: Rulebook) -> list[Finding]:
                                  f"{leaf.fact} in its condition: write {{{leaf.fact}}} or a "
                                  "{policy.NAME} so it is said once", "warning", leaf.line))
     return found
+
+
+def _literal_thresholds(book: Rulebook) -> list[Finding]:
+    """A condition that compares with a number written in the rule (other than 0 and 1):
+    a threshold belongs in catalog/policy.yaml, named once, with its source."""
+    found = []
+    for rule, entry in _raw_entries(book):
+        for leaf in _leaves(rule.condition):
+            value = leaf.value
+            if (isinstance(value, bool) or not isinstance(value, (int, float))
+                    or value in (0, 1) or not _written_literally(entry.get("when"),
+                                                                 leaf.fact, value)):
+                continue
+            found.append(_at(rule, f"{leaf.fact} is compared with the number {value:,g}: name "
+                             "it under thresholds: in catalog/policy.yaml (with its source) and "
+                             "write {policy: NAME}", "warning", leaf.line))
+    return found
+
+
+def _raw_entries(book: Rulebook) -> Iterator[tuple[Rule, dict[str, Any]]]:
+    """Each rule with its entry as written in its file (before ``{policy: …}`` is read)."""
+    files: dict[str, dict[str, Any]] = {}
+    for rule in book.rules:
+        if rule.path not in files:
+            raw = _raw(rule.path)
+            entries = raw.get("rules") if isinstance(raw, dict) else None
+            files[rule.path] = {str(e.get("id")): e for e in entries or ()
+                                if isinstance(e, dict)}
+        yield rule, files[rule.path].get(rule.id) or {}
 
 
 def _literal_in_text(leaf: Leaf, because: str, entry: dict[str, Any]) -> bool:

@@ -207,8 +207,12 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
     )
 
 
+CASES_STEM = "_test"
+"""Files named ``NAME_test.yaml`` beside the rules hold cases for ``rules test``, not rules."""
+
+
 def _rule_files(root: Path) -> tuple[list[Path], Path]:
-    """The rule files to read and the folder they are in.
+    """The rule files to read and the folder they are in (cases files left out).
 
     Every ``*.yaml``/``*.yml`` entry of a folder that is not a directory is listed, links and
     FIFOs included, so that reading refuses them rather than skipping them unseen.
@@ -218,7 +222,8 @@ def _rule_files(root: Path) -> tuple[list[Path], Path]:
     if not root.is_dir():
         raise RuleError("no such rule file or directory", path=str(root))
     files = sorted(p for p in root.iterdir() if p.suffix in (".yaml", ".yml")
-                   and (p.is_symlink() or not p.is_dir()))
+                   and (p.is_symlink() or not p.is_dir())
+                   and not p.stem.endswith(CASES_STEM))
     if len(files) > MAX_RULE_FILES:
         raise RuleError(f"more than {MAX_RULE_FILES} rule files", path=str(root))
     return files, root
@@ -298,6 +303,7 @@ class _Checker:
         self.models = models
         self.collect = collect or _Collector(None)
         self.set_facts: dict[str, FactSpec] = {}
+        self._pending: list[RuleError] | None = None
         self.axes = {axis: tuple(spec.options) for axis, spec in decl.decisions.items()}
         self.early = tuple(axis for axis, spec in decl.decisions.items() if spec.phase == 1)
 
@@ -315,7 +321,7 @@ class _Checker:
                 model, condition = self._condition(model, raw, where)
                 model = self._with_policy_text(model, raw, where)
                 rule = Rule(model, condition, str(path), where[1], order)
-                self._check_rule(rule, raw, where)
+                self._raise_all(self._problems(rule, raw, where))
                 rules.append(rule)
         try:
             return self._stratify(rules)
@@ -328,7 +334,29 @@ class _Checker:
     def _fail(self, where: tuple[str, int | None, str], message: str,
               line: int | None = None) -> None:
         path, rule_line, rule_id = where
-        raise RuleError(message, path=path, line=line or rule_line, rule_id=rule_id)
+        error = RuleError(message, path=path, line=line or rule_line, rule_id=rule_id)
+        if self._pending is None:
+            raise error
+        self._pending.append(error)
+
+    def _problems(self, rule: Rule, raw: Any,
+                  where: tuple[str, int | None, str]) -> list[RuleError]:
+        """Every problem of a rule's names, not only the first (as a linter reports)."""
+        self._pending = []
+        try:
+            self._check_rule(rule, raw, where)
+            return self._pending
+        finally:
+            self._pending = None
+
+    def _raise_all(self, problems: list[RuleError]) -> None:
+        """Raise the first problem, when collecting after the others are collected."""
+        if not problems:
+            return
+        if self.collect.findings is None:
+            raise problems[0]
+        self.collect.findings.extend(problems[:-1])
+        raise problems[-1]
 
     def _known(self, match: str) -> dict[str, FactSpec]:
         base = (registry(self.catalog, self.axes) if match == "request"
@@ -413,6 +441,7 @@ class _Checker:
             unknown = check(rule.model.because, known)
         except TemplateError as exc:
             self._fail(where, f"because: {exc}", line_of(raw, ("because",)))
+            unknown = []
         for name in unknown:
             self._fail(where, f"because: unknown fact '{{{name}}}'{did_you_mean(name, known)}",
                        line_of(raw, ("because",)))
@@ -581,10 +610,17 @@ _AXIS_HINT = {1: "can read only request facts (answers, memory per method, consu
 
 
 def policy_constants(policy: Any) -> dict[str, Any]:
-    """Every single-valued policy constant by name (``a`` or ``a.b`` for a table entry)."""
+    """Every single-valued policy constant by name: ``a`` (a threshold too), ``a.b`` for a
+    table entry, ``budget_tiers.TIER`` for the lowest budget of a tier."""
     out: dict[str, Any] = {}
     for name in type(policy).model_fields:
         value = getattr(policy, name)
+        if name == "thresholds":
+            out.update((key, constant.value) for key, constant in value.items())
+            continue
+        if name == "budget_tiers":
+            out.update((f"{name}.{tier}", bound) for tier, bound in value.bands.items())
+            continue
         items = value.items() if isinstance(value, dict) else [(None, value)]
         for key, constant in items:
             if hasattr(constant, "value"):

@@ -14,6 +14,8 @@ from engine.decide.engine import Decision, Engine
 from engine.errors import AnswerError
 from engine.files.validation import build
 from engine.files.yamlio import load_yaml_file
+from engine.resources import bundled_dir
+from engine.rules.load import CASES_STEM
 
 
 class _Strict(BaseModel):
@@ -80,9 +82,37 @@ class Outcome:
         return not self.failures
 
 
+class CaseFile(_Strict):
+    """Rule cases kept beside a rule file (``NAME_test.yaml``, as OPA keeps ``x_test.rego``):
+    scenarios, each with its name, answers and expectations."""
+
+    cases: list[Scenario] = Field(min_length=1)
+
+
+CASES_SUFFIX = CASES_STEM + ".yaml"
+"""A rule folder's files that hold cases, not rules."""
+
+
 def load_scenario(path: Path) -> Scenario:
     """Read and validate one scenario file."""
     return build(Scenario, load_yaml_file(path), path=str(path))
+
+
+def load_cases(path: Path) -> list[Scenario]:
+    """The scenarios of a file: the cases of a ``cases:`` file, else the one scenario."""
+    data = load_yaml_file(path)
+    if isinstance(data, dict) and "cases" in data:
+        return build(CaseFile, data, path=str(path)).cases
+    return [build(Scenario, data, path=str(path))]
+
+
+def case_files(rules: Path | None) -> list[Path]:
+    """The case files beside the rules (a folder, or the one rule file given), sorted."""
+    root = rules or bundled_dir("rules")
+    if root.is_file():
+        beside = root.with_name(root.stem + CASES_SUFFIX)
+        return [beside] if beside.is_file() else []
+    return sorted(p for p in root.glob("*" + CASES_SUFFIX) if p.is_file())
 
 
 def scenario_paths(paths: Iterable[Path]) -> list[Path]:
@@ -97,8 +127,17 @@ def scenario_paths(paths: Iterable[Path]) -> list[Path]:
 
 
 def run_scenario(engine: Engine, path: Path) -> Outcome:
-    """Evaluate one scenario and compare with its expectations."""
-    scenario = load_scenario(path)
+    """Evaluate one scenario file and compare with its expectations."""
+    return evaluate(engine, path, load_scenario(path))
+
+
+def run_cases(engine: Engine, path: Path) -> list[Outcome]:
+    """Evaluate every scenario of a file (a scenario file or a case file)."""
+    return [evaluate(engine, path, scenario) for scenario in load_cases(path)]
+
+
+def evaluate(engine: Engine, path: Path, scenario: Scenario) -> Outcome:
+    """Evaluate one scenario read from ``path`` and compare with its expectations."""
     try:
         # a scenario file is where its answers come in: a model config it names is read
         answers = validate_answers(scenario.answers, engine.catalog, read_model_files=True)

@@ -33,7 +33,7 @@ from engine.catalog.models import (
 from engine.decide.engine import Decision
 from engine.files.safe_write import check_in_folder, write_checked
 from engine.rules.model import DeclarationFile, RuleFile
-from engine.tools.scenarios import Scenario
+from engine.tools.scenarios import CaseFile, Scenario
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE_URL = "https://gpu-advisor.dev/schemas/"
@@ -57,6 +57,7 @@ _MODELS: dict[str, tuple[str, type[BaseModel]]] = {
     "questions": ("gpu-advisor questionnaire (catalog/questions.yaml)", QuestionFile),
     "prices": ("gpu-advisor price override file (--prices)", PriceFile),
     "scenario": ("gpu-advisor scenario (tests/scenarios/*.yaml)", Scenario),
+    "cases": ("gpu-advisor rule cases beside the rules (rules/*_test.yaml)", CaseFile),
     "decision": ("gpu-advisor recommendation (recommend --format json)", Decision),
 }
 _DESCRIPTIONS = {
