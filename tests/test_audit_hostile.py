@@ -22,6 +22,7 @@ import pytest
 import zstandard
 from click.testing import CliRunner, Result
 from helpers import raw_audit
+from helpers.measured import run_engine
 
 from engine.answers.model import validate_answers
 from engine.audit import codec
@@ -29,7 +30,6 @@ from engine.audit.chain import verify
 from engine.audit.store import AuditStore, policy_hash
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine
-from tests.measured import run_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 FORGED = "\x1b[2K\r ok: 37 record(s), chain intact"

@@ -22,11 +22,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers.measured import run_engine
 
 from engine.cli import cli
 from engine.files.yamlio import MAX_NODES
 from engine.resources import bundled_dir
-from tests.measured import run_engine
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "bad_inputs"
@@ -395,7 +395,7 @@ class Run:
 
 def run_measured(args: list[str], env: dict[str, str], timeout: float = 30) -> Run:
     """``python -m engine ARGS`` under RLIMIT_AS (1 GB), with a deadline, and its own peak
-    RSS (``tests/measured.py``: not inflated by this test process's size)."""
+    RSS (``tests/helpers/measured.py``: not inflated by this test process's size)."""
     with tempfile.TemporaryDirectory() as scratch:
         measure, err = run_engine(args, Path(scratch) / "rss", env=env, timeout=timeout,
                                   cwd=ROOT)

@@ -28,11 +28,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers.measured import run_engine
 
 from engine.batch.files import read_lines
 from engine.batch.lines import Oversized, evaluate_lines
 from engine.cli import cli
-from tests.measured import run_engine
 
 HERE = Path(__file__).parent
 ROOT = HERE.parent

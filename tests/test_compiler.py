@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.rulebooks import make_rule, synthetic_book
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -26,21 +27,12 @@ from engine.rules.compile import (
 from engine.rules.conditions import All, AnyOf, Condition, FactRef, Leaf, Not, holds
 from engine.rules.evaluate import Evaluator
 from engine.rules.limits import MAX_STACK, Network
-from engine.rules.load import Rule, Rulebook
-from engine.rules.model import RuleModel
+from engine.rules.load import Rule
 
 REPO = Path(__file__).parent.parent
 ALLOWED_DR_KEYS = {"$and", "$or", "$ex", "$nex", "$neq", "$lt", "$lte", "$gt", "$gte", "$m"}
 
 
-def make_rule(cond: Condition, rule_id: str = "t.rule", match: str = "request",
-              order: int = 0) -> Rule:
-    model = RuleModel.model_validate({
-        "id": rule_id, "description": "test", "match": match,
-        "then": [{"suggest": {"id": "strategy.off-peak"}}], "because": "test",
-        "sources": ["cost.strategies"],
-    })
-    return Rule(model, cond, "test.yaml", 1, order)
 
 
 @pytest.fixture(scope="module")
@@ -208,10 +200,6 @@ def test_rulesets_stay_within_durable_limits(engine: Engine) -> None:
     assert sorted(compiled_ids) == sorted(r.id for r in engine.rulebook.rules)
 
 
-def synthetic_book(rules: list[Rule]) -> Rulebook:
-    return Rulebook(rules=tuple(rules), decisions={}, decision_descriptions={}, phases={},
-                    warnings={},
-                    strategies={}, set_facts={}, texts={}, applies_when={})
 
 
 def test_chunking_counts_compiled_comparisons_not_leaves() -> None:
@@ -233,7 +221,7 @@ def test_many_matching_branches_do_not_crash_durable_rules() -> None:
         from engine.rules.compile import compile_rulebook
         from engine.rules.conditions import FactRef, Leaf, Not
         from engine.rules.evaluate import Evaluator
-        from tests.test_compiler import make_rule, synthetic_book
+        from helpers.rulebooks import make_rule, synthetic_book
         rules = [make_rule(Not(Leaf(f"x{i}", "gt", FactRef(f"y{i}"))), f"t.neg{i}", order=i)
                  for i in range(40)]
         compiled = compile_rulebook(synthetic_book(rules), frozenset())
@@ -244,7 +232,7 @@ def test_many_matching_branches_do_not_crash_durable_rules() -> None:
         print(len(fired))
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            cwd=REPO, timeout=60, check=False)
+                            cwd=REPO / "tests", timeout=60, check=False)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "40"
 

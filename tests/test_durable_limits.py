@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from helpers.rulebooks import make_rule, synthetic_book
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -51,7 +52,6 @@ from engine.rules.limits import (
     shape,
 )
 from engine.rules.trial import TRIAL_STEP_CPU_S, verified
-from tests.test_compiler import make_rule, synthetic_book
 
 REPO = Path(__file__).parent.parent
 EXAMPLE = REPO / "examples" / "startup-7b-continuous.yaml"

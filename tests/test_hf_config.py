@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers.hub_server import FakeHub, fake_hub
 
 from engine.answers.hf_config import load_model_config, shape_of_config
 from engine.answers.hf_shape import architecture, count_params
@@ -28,7 +29,6 @@ from engine.catalog.load import Catalog
 from engine.catalog.models import ModelPreset
 from engine.cli import cli
 from engine.estimates.shape import Shape, resolve_shape, shape_of_preset
-from tests.helpers.hub_server import FakeHub, fake_hub
 
 HF = Path(__file__).parent / "fixtures" / "hf"
 SAME_AS_PRESET = {

@@ -1,6 +1,6 @@
 """One story: every recommendation speaks of one configuration, over generated answers.
 
-The invariants of ../shared/tools/coherence.py and more: the headline follows every axis
+The invariants an operator checks a recommendation against: the headline follows every axis
 decision; the pick fits, does the year's work and meets the deadline; nothing warns against
 the pick; the break-even, chart, training estimate and deployment reasons are about the pick
 and the best configuration on the other side; a cheaper configuration is never passed over
@@ -21,13 +21,13 @@ from contextlib import redirect_stdout
 from typing import Any
 
 import pytest
+from helpers.properties import CATALOG, ENGINE, POLICY, SETTINGS, decide, raw_answers
 from hypothesis import given
 
 from engine.decide.engine import Decision
 from engine.output.chart import curves_from
 from engine.output.summary import headline
 from engine.output.text import render_text
-from tests.test_properties import CATALOG, ENGINE, POLICY, SETTINGS, decide, raw_answers
 
 AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
                     "run-too-long", "over-budget-never"}

@@ -1,5 +1,5 @@
 """engine.decide.engine end to end (real durable_rules) over every scenario: determinism,
-traceable reasons, hard constraints, physical fit, and the JSON contract of DESIGN.md."""
+traceable reasons, hard constraints, physical fit, and the JSON contract of docs/architecture.md."""
 
 from __future__ import annotations
 

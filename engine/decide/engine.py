@@ -64,7 +64,7 @@ _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
 
 
 class Decision(BaseModel):
-    """A recommendation: the JSON contract of DESIGN.md (``schema_version`` 3).
+    """A recommendation: the JSON contract of docs/architecture.md (``schema_version`` 3).
 
     Lean by default; made with ``trace`` it also holds every formula trace, each
     configuration's own notes and the candidates each candidate rule fired on.

@@ -1,6 +1,6 @@
 """Run compiled rulesets on durable_rules, one isolated session per evaluation.
 
-Follows ``durable-rules-notes.md``: no timer threads (``_run`` disabled), a lock around each
+Follows docs/durable-rules.md: no timer threads (``_run`` disabled), a lock around each
 evaluation, ``delete_state`` afterwards (1,024-session cap), a catch-all rule so no fact is
 "unhandled", actions with exactly one parameter that only record, and the session's stored
 exception turned into an error instead of vanishing.
