@@ -715,7 +715,8 @@ def test_candidates_owned_first_then_every_offer_at_each_of_its_prices(engine: E
     for offer in catalog.offers:
         rows = [c for c in candidates if c.facts["where"] == "cloud"
                 and c.facts["offer"] == offer.id]
-        prices = ["on-demand", *(["spot"] if offer.spot_usd_per_gpu_hour is not None else []),
+        prices = [*(["on-demand"] if offer.on_demand_usd_per_gpu_hour is not None else []),
+                  *(["spot"] if offer.spot_usd_per_gpu_hour is not None else []),
                   *(f"reserved-{t.term_months}m" for t in offer.reserved_terms)]
         assert [c.id.split(":")[2].rsplit("x", 1)[0] for c in rows] == prices, offer.id
 

@@ -212,7 +212,8 @@ def test_a_prices_file_with_dearer_offers_never_raises_break_even(
     offers = []
     for o in CATALOG.offers:
         data = o.model_dump(mode="json", exclude_none=True)
-        data["on_demand_usd_per_gpu_hour"] = round(o.on_demand_usd_per_gpu_hour * factor, 4)
+        if o.on_demand_usd_per_gpu_hour:
+            data["on_demand_usd_per_gpu_hour"] = round(o.on_demand_usd_per_gpu_hour * factor, 4)
         if o.spot_usd_per_gpu_hour:
             data["spot_usd_per_gpu_hour"] = round(o.spot_usd_per_gpu_hour * factor, 4)
         data["reserved"] = [{**t, "usd_per_gpu_hour": round(t["usd_per_gpu_hour"] * factor, 4)}

@@ -113,7 +113,8 @@ else:
 
 
 class Answers(BaseModel, _Typed):
-    """The validated answers of one team (the public answers-file contract: catalog/questions.yaml, schemas/answers.schema.json).
+    """The validated answers of one team (the public answers-file contract:
+    catalog/questions.yaml, schemas/answers.schema.json).
 
     The base of the models :func:`answers_model` generates, one field per question; type
     checkers see the fields through :class:`AnswerFields`.

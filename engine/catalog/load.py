@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from engine.catalog.models import (
     Access,
+    AnnouncedGpu,
     ApiOffer,
     CloudFile,
     Country,
@@ -54,6 +55,8 @@ class Catalog:
 
     sources: Mapping[str, Source]
     gpus: Mapping[str, Gpu]
+    announced: tuple[AnnouncedGpu, ...]
+    """GPUs announced but not yet rentable or buyable: never a configuration."""
     platforms: tuple[Platform, ...]
     providers: Mapping[str, Provider]
     offers: tuple[Offer, ...]
@@ -233,6 +236,7 @@ def load_catalog(directory: Path | None = None, *,
     catalog = Catalog(
         sources=sources,
         gpus=_index(gpu_file.gpus, raw["gpus"], "gpus", _p(root, "gpus")),
+        announced=tuple(gpu_file.announced),
         platforms=tuple(_index(platform_file.platforms, raw["platforms"], "platforms",
                                _p(root, "platforms")).values()),
         providers=_index(
@@ -250,7 +254,39 @@ def load_catalog(directory: Path | None = None, *,
         notices=tuple(notices),
     )
     _check_references(catalog, raw, root, overrides)
+    clash = sorted({a.id for a in catalog.announced} & set(catalog.gpus))
+    if clash:
+        raise CatalogError(f"announced: '{clash[0]}' is also a GPU of gpus: (one id, one GPU)",
+                           path=_p(root, "gpus"))
     return catalog
+
+
+@dataclass(frozen=True)
+class Dated:
+    """A dated figure of the catalog: what it is, its id and the date it was true."""
+
+    kind: str
+    id: str
+    as_of: dt.date
+    sources: tuple[str, ...]
+
+
+def dated_figures(catalog: Catalog) -> list[Dated]:
+    """Every dated price of the catalog: offers, hosted APIs, GPU and platform purchases."""
+    out = [Dated("offer", o.id, o.as_of, tuple(o.sources)) for o in catalog.offers]
+    out += [Dated("api", a.id, a.as_of, tuple(a.sources)) for a in catalog.apis]
+    out += [Dated("purchase", g.id, g.purchase.as_of, tuple(g.purchase.sources))
+            for g in catalog.gpus.values() if g.purchase is not None]
+    out += [Dated("platform", p.id, p.price.as_of, tuple(p.price.sources))
+            for p in catalog.platforms]
+    return out
+
+
+def stale_figures(catalog: Catalog, today: dt.date) -> list[Dated]:
+    """The dated figures older than the policy's limit on ``today``, oldest first."""
+    limit = catalog.policy.max_price_age_days.value
+    return sorted((d for d in dated_figures(catalog) if (today - d.as_of).days > limit),
+                  key=lambda d: (d.as_of, d.kind, d.id))
 
 
 def stale_prices(catalog: Catalog, today: dt.date) -> str | None:

@@ -121,6 +121,9 @@ class Gpu(Strict):
     mig_profiles: list[MigProfile] = Field(
         default_factory=list, description="the MIG instance profiles, smallest first (with mig)")
     purchase: PriceRange | None = None
+    no_offer_reason: str | None = Field(
+        default=None, max_length=300, description="why no cloud offer of the catalog rents it "
+        "(sold to buy only, retired from clouds…): every GPU has an offer or a reason")
     sources: SourceIds
     note: str | None = None
 
@@ -161,8 +164,25 @@ class Gpu(Strict):
         return self.purchase is not None
 
 
+class AnnouncedGpu(Strict):
+    """A GPU announced but neither rentable nor buyable yet: named so rules and notes can
+    speak of it, never a configuration."""
+
+    id: Id
+    name: str
+    vendor: Literal["nvidia", "amd"]
+    architecture: str
+    expected: str = Field(pattern=r"^\d{4}(-H[12]|-Q[1-4])?$",
+                          description="when volume cloud access is expected (2026-H2, 2027)")
+    vram_gb: PositiveFloat | None = None
+    bandwidth_gbps: PositiveFloat | None = None
+    sources: SourceIds
+    note: str | None = None
+
+
 class GpuFile(Strict):
     gpus: list[Gpu]
+    announced: list[AnnouncedGpu] = Field(default_factory=list)
 
 
 # ---------------------------------------------------------------- clouds
@@ -245,7 +265,9 @@ class Offer(Strict):
         default_factory=list, description="where this GPU/instance type is sold, each "
         "country within regions; empty: the provider's locations apply")
     link: HttpsUrl | None = Field(default=None, description="the page selling this offer")
-    on_demand_usd_per_gpu_hour: PositiveFloat
+    on_demand_usd_per_gpu_hour: PositiveFloat | None = Field(
+        default=None, description="None where it is sold only on spot or on committed terms "
+        "(a spot listing, AWS Capacity Blocks)")
     spot_usd_per_gpu_hour: PositiveFloat | None = None
     reserved: list[ReservedTerm] = Field(default_factory=list)
     reserved_usd_per_gpu_hour: PositiveFloat | None = Field(
@@ -265,6 +287,10 @@ class Offer(Strict):
                              "vm_usd_per_instance_hour, the VM the provider requires")
         if not self.shapes:
             raise ValueError("gpus_per_instance needs at least one shape")
+        if (self.on_demand_usd_per_gpu_hour is None and self.spot_usd_per_gpu_hour is None
+                and not self.reserved_terms):
+            raise ValueError("an offer needs a price: on_demand_usd_per_gpu_hour, "
+                             "spot_usd_per_gpu_hour or a reserved term")
         seen = [(loc.country, loc.region, loc.city) for loc in self.locations]
         if len(set(seen)) != len(seen):
             raise ValueError("locations lists the same location twice")

@@ -159,10 +159,23 @@ def scenarios_option(func: F) -> F:
     )(func)
 
 
-def gpu_option(func: F) -> F:
-    """``--gpu ID`` (required)."""
-    return click.option("--gpu", "gpu_id", required=True, metavar="ID",
-                        help="A catalog GPU id.")(func)
+def gpu_choice(*, required: bool, help_text: str) -> Callable[[F], F]:
+    """``--gpu ID``: a catalog GPU id, required or a filter."""
+    def decorate(func: F) -> F:
+        return click.option("--gpu", "gpu_id", required=required, metavar="ID",
+                            help=help_text)(func)
+    return decorate
+
+
+gpu_option = gpu_choice(required=True, help_text="A catalog GPU id.")
+"""``--gpu ID`` (required)."""
+
+
+def strict_option(help_text: str) -> Callable[[F], F]:
+    """``--strict``: exit 1 when the check finds what it warns about."""
+    def decorate(func: F) -> F:
+        return click.option("--strict", is_flag=True, help=help_text)(func)
+    return decorate
 
 
 def gpus_option(help_text: str, *, most: int = 100_000) -> Callable[[F], F]:

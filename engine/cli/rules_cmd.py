@@ -15,6 +15,7 @@ from engine.cli.options import (
     format_option,
     rules_option,
     scenarios_option,
+    strict_option,
 )
 from engine.files.printable import printable
 
@@ -34,7 +35,7 @@ def rules() -> None:
 @rules.command("check")
 @rules_option
 @catalog_options
-@click.option("--strict", is_flag=True, help="Exit 1 when there are lint warnings.")
+@strict_option("Exit 1 when there are lint warnings.")
 @click.option("--samples", type=click.IntRange(0, 10_000), default=120, show_default=True,
               help="Answers sampled from the questionnaire when the cases leave an option "
                    "unreached.")

@@ -265,6 +265,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "in_allowed_region": True,
         "location": "on site",
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
+        "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
         "market_allowed": True,
         "access": "self-serve",
         "access_note": "",
@@ -358,7 +359,8 @@ class _Rented:
 
 
 def _prices(offer: Offer) -> list[_Price]:
-    prices = [_Price("on-demand", None, offer.on_demand_usd_per_gpu_hour)]
+    prices = ([] if offer.on_demand_usd_per_gpu_hour is None
+              else [_Price("on-demand", None, offer.on_demand_usd_per_gpu_hour)])
     if offer.spot_usd_per_gpu_hour is not None:
         prices.append(_Price("spot", None, offer.spot_usd_per_gpu_hour))
     prices += [_Price("reserved", t.term_months, t.usd_per_gpu_hour) for t in offer.reserved_terms]
@@ -530,6 +532,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "reserved_months": price.months or 0,
         **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
+        "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
         "market_allowed": offer.market is None or (allowed is not None
                                                    and offer.market in allowed),
         **_access(catalog, offer, provider, t.count, r.instances),
@@ -855,3 +858,22 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
         for name, key in groups.items():
             base = cheapest.get((name, key(cand.facts)))
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
+    _against_other_vendors(candidates, eligible)
+
+
+def _against_other_vendors(candidates: list[PricedCandidate],
+                           eligible: Mapping[str, bool]) -> None:
+    """Each candidate's cost ÷ the cheapest eligible one of another GPU vendor on its side
+    (None where there is none): what switching software stacks would save."""
+    cheapest: dict[tuple[str, str], float] = {}
+    for cand in candidates:
+        if eligible.get(cand.id, False):
+            slot = (str(cand.facts["where"]), str(cand.facts["vendor"]))
+            cheapest[slot] = min(cheapest.get(slot, math.inf),
+                                 float(cand.facts["cost_usd_year"]))
+    for cand in candidates:
+        where, vendor = str(cand.facts["where"]), str(cand.facts["vendor"])
+        others = [c for (w, v), c in cheapest.items() if w == where and v != vendor]
+        base = min(others, default=0.0)
+        cand.facts["cost_vs_other_vendor"] = None if not base else tidy(
+            min(float(cand.facts["cost_usd_year"]) / base, MAX_RATIO), 3)

@@ -101,7 +101,7 @@ class Pool(_Out):
 
 
 class Candidate(_Out):
-    """A scored hardware configuration (a configuration of the decision JSON, docs/architecture.md)."""
+    """A scored hardware configuration (the decision JSON, docs/architecture.md)."""
 
     id: str
     gpu: str

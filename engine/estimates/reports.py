@@ -64,7 +64,8 @@ def memory_report(catalog: Catalog, shape: Shape, method: Method, *, seq_len: in
 
 def on_demand_prices(catalog: Catalog, gpu_id: str) -> list[float]:
     """Every on-demand $/GPU-hour the catalog lists for this GPU."""
-    return sorted(o.on_demand_usd_per_gpu_hour for o in catalog.offers if o.gpu == gpu_id)
+    return sorted(o.on_demand_usd_per_gpu_hour for o in catalog.offers
+                  if o.gpu == gpu_id and o.on_demand_usd_per_gpu_hour is not None)
 
 
 def training_report(catalog: Catalog, shape: Shape, gpu_id: str, *, gpus: int = 1,
@@ -128,14 +129,16 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
     policy = catalog.policy
     kwh = policy.electricity_usd_per_kwh.value if electricity_usd_per_kwh is None else (
         electricity_usd_per_kwh)
-    offers = [o for o in catalog.offers if o.gpu == gpu.id and o.market is None]
+    offers = [o for o in catalog.offers if o.gpu == gpu.id and o.market is None
+              and o.on_demand_usd_per_gpu_hour is not None]
     if offer_id is not None:
         offers = [o for o in catalog.offers if o.id == offer_id]
         if not offers:
             ids = [o.id for o in catalog.offers]
             raise InputError(f"unknown offer '{offer_id}'{did_you_mean(offer_id, ids)}",
                              field="--offer")
-    offer = min(offers, key=lambda o: (o.on_demand_usd_per_gpu_hour, o.id)) if offers else None
+    offer = min(offers, key=lambda o: (o.on_demand_usd_per_gpu_hour or 0.0, o.id)) \
+        if offers else None
     trace: dict[str, Figure] = {}
     home = platform_for(gpu, gpus, catalog.platforms) if gpu.purchase is not None else None
     own = owning(gpu, gpus, home, kwh, hours_per_year, policy) if home is not None else None
@@ -148,6 +151,10 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
         ratio = (effective_tflops(gpu, 1, 1, None, "full", False, policy).value
                  / effective_tflops(rented, 1, 1, None, "full", False, policy).value)
         rent_hours = hours_per_year * gpus * ratio
+        if offer.on_demand_usd_per_gpu_hour is None:
+            raise InputError(f"offer '{offer.id}' is not sold on demand (spot or committed "
+                             "terms only): estimate cost compares on-demand renting",
+                             field="--offer")
         rate = all_in_usd_per_gpu_hour(offer.on_demand_usd_per_gpu_hour, offer.shapes[0],
                                        offer.vm_usd_per_instance_hour or 0.0, 1)
         rent_fig = renting_cost(rate, rent_hours, "on-demand", policy, sources=offer.sources,

@@ -260,7 +260,8 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
     options = []
     for offer in catalog.offers:
         gpu = catalog.gpus[offer.gpu]
-        if offer.market is not None or gpu.form == "consumer":
+        if (offer.market is not None or gpu.form == "consumer"
+                or offer.on_demand_usd_per_gpu_hour is None):
             continue
         memory = needed_on(catalog, req, gpu)
         if memory is None:
@@ -279,6 +280,7 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
     if not options:
         return None
     rent, _, offer, gpu, count, speed = min(options, key=lambda o: (o[0], o[1]))
+    assert offer.on_demand_usd_per_gpu_hour is not None
     people = (policy.serving_operations_fte.value * policy.engineer_usd_per_year.value / 12)
     return figure(
         rent + people, "USD/month",

@@ -261,6 +261,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          None),
         ("location", "string", "where to deploy it: the first location the residency answer "
          "allows (provider region code, city, country), 'on site' when owned", None, None),
+        ("vendor_chosen", "bool", "made by a vendor the team named in gpu_vendors", None,
+         None),
         ("vendor_allowed", "bool", "made by a vendor the team can use (gpu_vendors)", None,
          None),
         ("market_allowed", "bool", "not restricted to a market the team does not allow", None,
@@ -398,6 +400,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
              "one of its like (owned; or rented at the same pricing from the same kind of cloud, "
              "the same provider among hyperscalers)",
+             origin="candidate", phase="summary"),
+    FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
+             "one of another GPU vendor on its side (what a switch of software stack saves)",
              origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""

@@ -72,6 +72,7 @@ def lint(book: Rulebook, catalog: Catalog, rules_dir: Any = None,
     if whole_policy:
         found += _unpreferred_options(book, rules_dir)
         found += _uncited_sources(book, catalog, catalog_dir)
+        found += gpus_without_offers(catalog, catalog_dir)
     found += _fact_width(book)
     return found
 
@@ -261,6 +262,24 @@ def _uncited_sources(book: Rulebook, catalog: Catalog, catalog_dir: Any) -> list
             found.append(Finding(str(path), line_of(raw, ("sources", i)), source.id,
                                  "source cited nowhere (no rule or catalog entry names it)",
                                  "warning"))
+    return found
+
+
+def gpus_without_offers(catalog: Catalog, catalog_dir: Any = None) -> list[Finding]:
+    """A GPU no offer rents and no ``no_offer_reason`` explains (a buyer would ask why), and
+    a reason left on a GPU that offers now rent."""
+    rented = {o.gpu for o in catalog.offers}
+    path = (catalog_dir or bundled_dir("catalog")) / "gpus.yaml"
+    raw = _raw(path)
+    found = []
+    for i, gpu in enumerate(catalog.gpus.values()):
+        line = line_of(raw, ("gpus", i))
+        if gpu.id not in rented and not gpu.no_offer_reason:
+            found.append(Finding(str(path), line, gpu.id, "no cloud offer rents this GPU and "
+                                 "no_offer_reason says why", "warning"))
+        elif gpu.id in rented and gpu.no_offer_reason:
+            found.append(Finding(str(path), line, gpu.id, "no_offer_reason is set, but offers "
+                                 "rent this GPU: drop the reason", "warning"))
     return found
 
 

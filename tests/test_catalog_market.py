@@ -1,0 +1,100 @@
+"""The market in the catalog as a buyer asks about it: which offers rent a GPU, where, how
+they are sold, how old their prices are, and why a GPU has no offer."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.catalog.load import Catalog, stale_figures
+from engine.cli import cli
+from engine.rules.lint import gpus_without_offers
+
+
+def _clouds(runner: CliRunner, *args: str) -> list[dict[str, object]]:
+    result = runner.invoke(cli, ["catalog", "list", "clouds", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    offers: list[dict[str, object]] = json.loads(result.stdout)
+    return offers
+
+
+def test_b300_is_rented_by_aws_nebius_and_coreweave_with_dates(runner: CliRunner) -> None:
+    offers = _clouds(runner, "--gpu", "b300")
+    assert {o["provider"] for o in offers} >= {"aws", "nebius", "coreweave"}
+    assert all(o["gpu"] == "b300" and o["as_of"] for o in offers)
+    text = runner.invoke(cli, ["catalog", "list", "clouds", "--gpu", "b300"]).stdout
+    assert "coreweave-b300" in text and "2026-" in text and "providers: aws = Amazon" in text
+
+
+def test_mi300x_has_a_self_serve_cloud_under_two_dollars(runner: CliRunner,
+                                                         catalog: Catalog) -> None:
+    offers = _clouds(runner, "--gpu", "mi300x")
+    cheap = [o for o in offers if float(str(o["on_demand_usd_per_gpu_hour"])) < 2
+             and catalog.access_of(next(x for x in catalog.offers if x.id == o["id"]))
+             == "self-serve"]
+    assert cheap, offers
+
+
+def test_every_gpu_has_an_offer_or_a_reason(catalog: Catalog) -> None:
+    assert gpus_without_offers(catalog) == []
+    rented = {o.gpu for o in catalog.offers}
+    assert all(g.id in rented or g.no_offer_reason for g in catalog.gpus.values())
+    assert [a.id for a in catalog.announced] == ["rubin-vr200"]
+    assert "rubin-vr200" not in catalog.gpus  # announced: never a configuration
+
+
+def test_filters_combine_and_region_means_where_it_is_sold(runner: CliRunner,
+                                                           catalog: Catalog) -> None:
+    offers = _clouds(runner, "--region", "jp", "--pricing", "spot")
+    assert offers
+    for o in offers:
+        offer = next(x for x in catalog.offers if x.id == o["id"])
+        assert offer.spot_usd_per_gpu_hour is not None
+        assert any(loc.country == "jp" for loc in catalog.locations_of(offer))
+    eu = _clouds(runner, "--region", "eu", "--gpu", "h100-sxm")
+    assert eu and all(o["gpu"] == "h100-sxm" for o in eu)
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--gpu", "h100-sx"], "error: --gpu: no GPU 'h100-sx'; did you mean 'h100-sxm'?"),
+    (["--region", "japan"], "error: --region: no region or country 'japan'"),
+])
+def test_a_filter_that_names_nothing_is_one_line(runner: CliRunner, args: list[str],
+                                                 message: str) -> None:
+    result = runner.invoke(cli, ["catalog", "list", "clouds", *args])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(message) and result.stderr.count("\n") == 1
+
+
+def test_stale_lists_what_is_older_than_the_policy(runner: CliRunner, catalog: Catalog) -> None:
+    limit = catalog.policy.max_price_age_days.value
+    old = stale_figures(catalog, dt.date(2026, 12, 3))
+    assert old and all((catalog.newest_price_date - d.as_of).days >= 0 for d in old)
+    assert [d.id for d in old][0] == "rtx-4060"  # its 2023 launch price, the oldest
+    result = runner.invoke(cli, ["catalog", "stale", "--as-of", "2026-12-03", "--format",
+                                 "json"])
+    data = json.loads(result.stdout)
+    assert data["max_age_days"] == limit
+    assert all(item["age_days"] > limit for item in data["stale"])
+    strict = runner.invoke(cli, ["catalog", "stale", "--as-of", "2026-12-03", "--strict"])
+    assert strict.exit_code == 1 and "older than 365 days" in strict.stdout
+    fresh = runner.invoke(cli, ["catalog", "stale", "--as-of", "2023-07-02", "--strict"])
+    assert fresh.exit_code == 0 and fresh.stdout.startswith("no price older than")
+
+
+def test_an_offer_needs_a_price(catalog_copy: Path) -> None:
+    from engine.catalog.load import load_catalog
+    from engine.errors import CatalogError
+
+    path = catalog_copy / "clouds.yaml"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("- id: coreweave-b300")
+    block = text[start:text.index("\n- id:", start + 1)]
+    path.write_text(text.replace(block, block.replace("  spot_usd_per_gpu_hour: 4.48\n", "")),
+                    encoding="utf-8")
+    with pytest.raises(CatalogError, match="an offer needs a price"):
+        load_catalog(catalog_copy)
