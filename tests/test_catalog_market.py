@@ -74,7 +74,7 @@ def test_stale_lists_what_is_older_than_the_policy(runner: CliRunner, catalog: C
     limit = catalog.policy.max_price_age_days.value
     old = stale_figures(catalog, dt.date(2026, 12, 3))
     assert old and all((catalog.newest_price_date - d.as_of).days >= 0 for d in old)
-    assert [d.id for d in old][0] == "rtx-4060"  # its 2023 launch price, the oldest
+    assert old[0].id == "rtx-4060"  # its 2023 launch price, the oldest
     result = runner.invoke(cli, ["catalog", "stale", "--as-of", "2026-12-03", "--format",
                                  "json"])
     data = json.loads(result.stdout)
