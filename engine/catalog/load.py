@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -36,7 +36,7 @@ from engine.catalog.models import (
     Source,
     SourceFile,
 )
-from engine.catalog.prices import PriceInput, read_prices
+from engine.catalog.prices import PriceChange, PriceInput, read_prices
 from engine.catalog.skypilot import Imported, limits_of
 from engine.errors import CatalogError, InputError
 from engine.files.validation import build, did_you_mean
@@ -71,6 +71,8 @@ class Catalog:
     texts: Mapping[str, str] = field(repr=False)
     """The exact text of every file read (name → content), for hashing and the audit store."""
     notices: tuple[str, ...] = ()
+    price_changes: tuple[PriceChange, ...] = ()
+    """What each ``--prices`` file changed (none without one)."""
     """What loading skipped or noticed (said once on stderr by the command line)."""
 
     @cached_property
@@ -219,19 +221,25 @@ def load_catalog(directory: Path | None = None, *,
         prices = read_prices(prices)
     if prices is not None:
         texts.update(prices.texts())
-    if prices is not None and prices.layout == "skypilot":
+    changes: list[PriceChange] = []
+    if prices is not None and prices.layout in ("skypilot", "gpuhunt"):
         imported = _read_csv(prices, cloud_file, gpu_file, policy_file.policy)
         provider = imported.offers[0].provider
+        dropped = sum(1 for o in offers if o.provider == provider)
         offers = [o for o in offers if o.provider != provider] + list(imported.offers)
         sources = {**sources, imported.source.id: imported.source}
         if imported.skipped:
             notices.append(f"{prices.shown}: {imported.skipped}")
+        changes.append(_change(prices, provider, len(imported.offers), dropped, 0,
+                               imported.skipped_rows))
     elif prices is not None:
         prices_data = _parse_yaml(prices.text, prices.shown)
         override = build(PriceFile, prices_data, path=prices.shown, error=CatalogError)
         sources = {**sources, **{s.id: s for s in override.sources}}
         replaced = {o.id: o for o in override.offers}
+        before = len(replaced)
         offers = [replaced.pop(o.id, o) for o in offers] + list(replaced.values())
+        changes.append(_change(prices, None, before, before - len(replaced), len(replaced), 0))
         overrides = _Override(prices.shown, prices_data, {o.id for o in override.offers})
     catalog = Catalog(
         sources=sources,
@@ -252,6 +260,7 @@ def load_catalog(directory: Path | None = None, *,
         region_groups=_index(region_file.groups, raw["regions"], "groups", _p(root, "regions")),
         texts=texts,
         notices=tuple(notices),
+        price_changes=tuple(changes),
     )
     _check_references(catalog, raw, root, overrides)
     clash = sorted({a.id for a in catalog.announced} & set(catalog.gpus))
@@ -322,28 +331,45 @@ class PriceFile(BaseModel):
 
 def _read_csv(prices: PriceInput, clouds: CloudFile, gpus: GpuFile,
               policy: Policy) -> Imported:
-    """What a SkyPilot price file imports."""
+    """What a price CSV (SkyPilot's or gpuhunt's layout) imports."""
+    from engine.catalog.gpuhunt import gpuhunt_rows
     from engine.catalog.skypilot import read_skypilot
 
-    provider_id = str(prices.provider)
     known = {p.id: p for p in clouds.providers}
+    provider_id = str(prices.provider)
+    if prices.layout == "gpuhunt" and clouds.gpuhunt is not None:
+        provider_id = clouds.gpuhunt.files.get(provider_id, provider_id)
     if provider_id not in known:
-        raise CatalogError(f"which provider are these prices for? '{provider_id}' (the "
-                           f"file's folder) is not one{did_you_mean(provider_id, known)}; "
+        named = "the file's name" if prices.layout == "gpuhunt" else "the file's folder"
+        raise CatalogError(f"which provider are these prices for? '{provider_id}' ({named}) "
+                           f"is not one{did_you_mean(provider_id, known)}; "
                            "name it: --prices PROVIDER=FILE", path=prices.shown)
     if clouds.skypilot is None:
         raise CatalogError("the catalog has no skypilot mapping (clouds.yaml) to read a "
-                           "SkyPilot vms.csv with", path=prices.shown)
+                           "price CSV's GPU and region names with", path=prices.shown)
+    prices = replace(prices, provider=provider_id)
     current = [o for o in clouds.offers if o.provider == provider_id]
     located = {loc.region: loc for loc in [*known[provider_id].locations,
                                           *(loc for o in current for loc in o.locations)]
                if loc.region}
+    limits = limits_of(policy)
+    names = {**clouds.skypilot.accelerators, **clouds.skypilot.providers.get(provider_id, {})}
+    rows = gpuhunt_rows(prices, names, limits) if prices.layout == "gpuhunt" else None
     imported = read_skypilot(prices, [g.id for g in gpus.gpus], clouds.skypilot,
-                             known[provider_id].regions, current, limits_of(policy), located)
+                             known[provider_id].regions, current, limits, located, rows)
     if not imported.offers:
         raise CatalogError(f"no offer for a catalog GPU in {provider_id}'s regions",
                            path=prices.shown)
     return imported
+
+
+def _change(prices: PriceInput, provider: str | None, offers: int, replaced: int,
+            added: int, skipped: int) -> PriceChange:
+    return PriceChange(
+        file=prices.shown, name=prices.name, layout=prices.layout, provider=provider,
+        as_of=prices.as_of.isoformat() if prices.as_of else None, dated_by=prices.dated_by,
+        sha256=prices.sha256, offers=offers, replaced=replaced, added=added,
+        skipped_rows=skipped)
 
 
 def _parse_yaml(text: str, shown: str) -> Any:

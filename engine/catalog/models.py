@@ -344,11 +344,20 @@ class SkyPilotMap(Strict):
     sources: SourceIds
 
 
+class GpuhuntMap(Strict):
+    """Which provider each of gpuhunt's catalog files prices (for ``--prices FILE.csv``);
+    its GPU and region names are read with the SkyPilot mapping."""
+
+    files: dict[str, Id] = Field(description="file name without .csv → catalog provider id")
+    sources: SourceIds
+
+
 class CloudFile(Strict):
     providers: list[Provider]
     offers: list[Offer]
     apis: list[ApiOffer] = Field(default_factory=list)
     skypilot: SkyPilotMap | None = None
+    gpuhunt: GpuhuntMap | None = None
 
 
 # ---------------------------------------------------------------- regions

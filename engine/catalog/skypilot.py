@@ -18,7 +18,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from engine.catalog.models import Location, Offer, Policy, SkyPilotMap, Source
 from engine.catalog.prices import PriceInput
@@ -56,6 +56,10 @@ class Imported:
     source: Source
     skipped: str | None
     """One line naming the accelerators the catalog lacks, with row counts."""
+    rows: int = 0
+    """Rows the file held (0 where not counted)."""
+    skipped_rows: int = 0
+    """Rows left out (no catalog GPU or region, a fraction of a GPU, spot only…)."""
 
 
 @dataclass
@@ -75,7 +79,8 @@ class _Row:
 
 def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPilotMap,
                   regions: Iterable[str], current: Iterable[Offer], limits: Limits,
-                  locations: Mapping[str, Location] | None = None) -> Imported:
+                  locations: Mapping[str, Location] | None = None,
+                  rows: RowSource | None = None) -> Imported:
     """Offers of the file's provider from its CSV text.
 
     ``current`` are the catalog's offers of that provider: an instance type they name keeps
@@ -87,23 +92,44 @@ def read_skypilot(prices: PriceInput, known_gpus: Iterable[str], mapping: SkyPil
     cheapest row is in one of them is located there; otherwise it lists none (the provider's
     locations apply), as does its access.
     """
-    reader = _reader(prices)
     provider = str(prices.provider)
     names = {**mapping.accelerators, **mapping.providers.get(provider, {})}
     as_of = prices.as_of or dt.date.today()
+    layout, kind = (("gpuhunt catalog", "a gpuhunt catalog CSV") if rows is not None
+                    else ("SkyPilot catalog", "a SkyPilot vms.csv"))
     source = Source(id=f"prices-{provider}", kind="price-list",
-                    title=f"{provider} prices from {prices.name} (SkyPilot catalog layout)",
+                    title=f"{provider} prices from {prices.name} ({layout} layout)",
                     publisher="the user's price file", date=as_of.isoformat(),
-                    note=f"Offers read from a SkyPilot vms.csv; dated by {prices.dated_by}.")
+                    note=f"Offers read from {kind}; dated by {prices.dated_by}.")
+    source_rows = rows or RowSource(_skypilot_rows(prices, limits))
     reading = _Reading(prices, names, set(known_gpus), set(regions), mapping, current, limits,
-                       locations or {})
-    for number, cell in enumerate(reader, start=2):
+                       locations or {}, source_rows.columns)
+    for number, cell in source_rows.rows:
+        reading.row(number, cell)
+    reading.skipped.update(source_rows.skipped)
+    offers = reading.offers(as_of, source.id)
+    return Imported(offers, source, _skipped(reading.skipped), source_rows.count,
+                    sum(reading.skipped.values()))
+
+
+@dataclass
+class RowSource:
+    """Rows in SkyPilot's columns (``cell("Price")``…) with their line numbers; for another
+    layout, which of its columns each stands for (what errors name) and what it skipped."""
+
+    rows: Iterable[tuple[int, Cells]]
+    columns: Mapping[str, str] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+    count: int = 0
+    """Rows read (set once ``rows`` is exhausted)."""
+
+
+def _skypilot_rows(prices: PriceInput, limits: Limits) -> Iterator[tuple[int, Cells]]:
+    for number, cell in enumerate(_reader(prices), start=2):
         if number - 1 > limits.rows:
             raise CatalogError(f"more than {limits.rows:,} rows (price_file_rows_max in "
                                f"{POLICY})", path=prices.shown, line=number)
-        reading.row(number, cell)
-    offers = reading.offers(as_of, source.id)
-    return Imported(offers, source, _skipped(reading.skipped))
+        yield number, cell
 
 
 Cells = Callable[[str], str]
@@ -135,8 +161,10 @@ class _Reading:
 
     def __init__(self, prices: PriceInput, names: Mapping[str, str], gpus: set[str],
                  regions: set[str], mapping: SkyPilotMap, current: Iterable[Offer],
-                 limits: Limits, locations: Mapping[str, Location]) -> None:
+                 limits: Limits, locations: Mapping[str, Location],
+                 columns: Mapping[str, str] | None = None) -> None:
         self.prices, self.names, self.gpus, self.regions = prices, names, gpus, regions
+        self.columns = columns or {}
         self.locations = locations
         self.region, self.limits = _regions(mapping), limits
         current = list(current)
@@ -146,7 +174,8 @@ class _Reading:
         self.skipped: Counter[str] = Counter()
 
     def error(self, message: str, number: int, column: str) -> CatalogError:
-        return CatalogError(message, path=self.prices.shown, line=number, field=column)
+        return CatalogError(message, path=self.prices.shown, line=number,
+                            field=self.columns.get(column, column))
 
     def row(self, number: int, cell: Cells) -> None:
         accelerator = cell("AcceleratorName").strip()

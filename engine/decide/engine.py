@@ -233,7 +233,9 @@ class Engine:
             decision_id=decision_id or new_decision_id(),
             engine_version=__version__,
             ruleset={"hash": self.rulebook.hash, "rule_count": len(self.rulebook.rules)},
-            catalog={"hash": self.catalog.hash},
+            catalog={"hash": self.catalog.hash, **({"prices": [
+                c.record() for c in self.catalog.price_changes]}
+                if self.catalog.price_changes else {})},
             answers=answers.model_dump(mode="json"),
             facts=values if trace else {k: v for k, v in values.items()
                                         if k in self.lean_facts},

@@ -28,6 +28,7 @@ from engine.output.summary import (
     memory_line,
     owned_line,
     plan_line,
+    price_lines,
     printable_decision,
     purchase_line,
     revision_note,
@@ -52,7 +53,7 @@ def render_markdown(decision: Decision, book: Rulebook,
     decision, platforms = printable_decision(decision, platforms)
     lines = [f"# {_text(headline(decision))}", ""]
     # one paragraph: each line is a sentence, joined by the renderer
-    lines += [_text(t) for t in (assumed_work_line(decision),
+    lines += [_text(t) for t in (*price_lines(decision), assumed_work_line(decision),
                                  purchase_line(decision, platforms), running_line(decision),
                                  work_line(decision), memory_line(decision),
                                  break_even_line(decision),

@@ -7,6 +7,7 @@ configuration on the other side), taken from the decision as the engine made it.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
@@ -205,6 +206,26 @@ def _develops_on_own(decision: Decision) -> bool:
     deployment = decision.decisions.get("deployment")
     return bool(decision.facts.get("dev_is_owned")) and deployment is not None and (
         deployment.choice == "hybrid")
+
+
+def price_lines(decision: Decision) -> list[str]:
+    """One line per ``--prices`` file: what it changed in the catalog the decision used
+    (``prices: 4 aws offers from vms.csv (dated 2026-11-30, by --prices-date) replaced 16
+    catalog offers; 2 rows skipped``)."""
+    return [_price_line(record) for record in decision.catalog.get("prices", [])]
+
+
+def _price_line(r: Mapping[str, Any]) -> str:
+    offers, replaced, added, skipped = r["offers"], r["replaced"], r["added"], r["skipped_rows"]
+    whose = f"{r['provider']} " if r.get("provider") else ""
+    dated = f" (dated {r['as_of']}, by {r['dated_by']})" if r.get("as_of") else ""
+    what = [f"replaced {replaced} catalog offer{'s' * (replaced != 1)}"] if replaced else []
+    what += [f"added {added}"] if added else []
+    text = (f"prices: {offers} {whose}offer{'s' * (offers != 1)} from {r['file']}{dated} "
+            + (" and ".join(what) or "changed nothing"))
+    if skipped:
+        text += f"; {skipped} row{'s' * (skipped != 1)} skipped"
+    return text
 
 
 def assumed_work_line(decision: Decision) -> str | None:

@@ -34,6 +34,7 @@ from engine.output.summary import (
     memory_line,
     owned_line,
     plan_line,
+    price_lines,
     printable_decision,
     purchase_line,
     revision_note,
@@ -80,7 +81,8 @@ def _line(out: Any, text: str | None, style: str = "") -> None:
 
 def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -> None:
     _line(out, headline(decision), "bold")
-    for text in (assumed_work_line(decision), purchase_line(decision, platforms),
+    for text in (*price_lines(decision), assumed_work_line(decision),
+                 purchase_line(decision, platforms),
                  running_line(decision), work_line(decision), memory_line(decision),
                  break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision),
