@@ -89,8 +89,8 @@ def test_a_csv_stored_before_its_provider_was_is_refused_in_one_line() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["--prices-date", "2026-02-01"], "--prices-date dates a --prices file; give one"),
     (["--prices", "QUOTES", "--prices-date", "2026-02-01"],
-     "QUOTES: --prices-date is for a price CSV (SkyPilot or gpuhunt); a YAML quotes file names each "
-     "offer's provider and date (as_of)"),
+     "QUOTES: --prices-date is for a price CSV (SkyPilot or gpuhunt); a YAML quotes file "
+     "names each offer's provider and date (as_of)"),
 ])
 def test_a_date_without_a_csv_is_refused(runner: CliRunner, tmp_path: Path, args: list[str],
                                          message: str) -> None:
