@@ -75,6 +75,7 @@ class AnswerFields(Protocol):
     seq_len: int
     micro_batch: int
     gradient_checkpointing: bool | str
+    precision: str
     training_tokens_b: float | None
     runs_per_year: float | None
     hours_per_year: float | None

@@ -110,6 +110,9 @@ class Gpu(Strict):
     dense_fp16_tflops: PositiveFloat = Field(
         description="dense fp16 tensor TFLOPS, fp32 accumulate"
     )
+    dense_fp8_tflops: PositiveFloat | None = Field(
+        default=None, description="dense FP8 tensor TFLOPS (no sparsity); none without FP8 "
+        "tensor cores")
     tdp_w: PositiveFloat
     nvlink: bool
     nvlink_gbps: NonNegativeFloat = 0
@@ -152,6 +155,11 @@ class Gpu(Strict):
         if self.mig != bool(self.mig_profiles):
             raise ValueError("mig_profiles must be listed exactly when mig is true")
         return self
+
+    @property
+    def fp8(self) -> bool:
+        """Whether it has FP8 tensor cores (a dense FP8 figure)."""
+        return self.dense_fp8_tflops is not None
 
     @property
     def training_tflops(self) -> float:
@@ -539,6 +547,7 @@ class Policy(Strict):
     reference_datacenter_gpu: Reference
     bare_size_family: Reference
     mfu: dict[MethodGroup, RangeConstant]
+    fp8_mfu_factor: RangeConstant
     mfu_form_factor: dict[Form, Constant]
     rocm_mfu_factor: Constant
     scaling_efficiency: dict[Link, Constant]

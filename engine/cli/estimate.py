@@ -105,11 +105,14 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
 @gpus_option("GPUs training in parallel.", most=1_000_000)
 @click.option("--method", type=click.Choice(get_args(TrainMethod)),
               default="pretrain", show_default=True, help="What the run does.")
+@click.option("--precision", type=click.Choice(["bf16", "fp8"]), default="bf16",
+              show_default=True, help="fp8 on GPUs with FP8 tensor cores, for pretraining "
+              "and full fine-tuning (else bf16, said in the title).")
 @catalog_options
 @format_option("text", "json")
 def training(model_id: str | None, params_b: float | None, tokens_b: float | None, gpu_id: str,
-             gpus: int, method: Any, catalog_dir: Path | None, prices: PriceInput | None,
-             fmt: str) -> None:
+             gpus: int, method: Any, precision: str, catalog_dir: Path | None,
+             prices: PriceInput | None, fmt: str) -> None:
     """Training compute (6·N·D), GPU-hours over the MFU range, days and rental cost.
 
     \b
@@ -119,17 +122,18 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
     """
     catalog = load_catalog(catalog_dir, prices=prices)
     shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
-    report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method)
+    report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method,
+                             precision=precision)
     if fmt == "json":
         click.echo(dumps(report), nl=False)
         return
-    _training_text(report)
+    _training_text(report, asked=precision)
 
 
 _TOKENS_FROM = {"answer": "as given", "chinchilla": "20 per parameter"}
 
 
-def _training_text(report: Any) -> None:
+def _training_text(report: Any, asked: str = "bf16") -> None:
     span = report.gpu_hours
     rows: list[tuple[str, str, str, str]] = [
         ("GPU-hours", fmt_count(span.low), fmt_count(span.expected), fmt_count(span.high)),
@@ -141,7 +145,9 @@ def _training_text(report: Any) -> None:
         rows.append(("$ per GPU-hour", f"${p.low:,.2f}", f"${p.expected:,.2f}",
                      f"${p.high:,.2f}"))
         rows.append(("rental cost", fmt_usd(c.low), fmt_usd(c.expected), fmt_usd(c.high)))
-    title = (f"{report.model}, {report.method}, {report.tokens_b:,g}B tokens "
+    # BF16 is the default and goes unsaid, unless FP8 was asked and cannot be had
+    said = {"fp8": " in FP8"}.get(report.precision, " in BF16" if asked == "fp8" else "")
+    title = (f"{report.model}, {report.method}{said}, {report.tokens_b:,g}B tokens "
              f"({_TOKENS_FROM.get(report.tokens_from, report.tokens_from)}), "
              f"{report.flops:.3g} FLOPs on {report.gpus:,} × {report.gpu}")
     caption = "GPU-hours = " + report.trace["gpu_hours"].formula

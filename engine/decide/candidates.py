@@ -53,6 +53,7 @@ from engine.estimates.runs import (
     spot_overhead,
     spot_rework,
 )
+from engine.estimates.throughput import in_fp8, mfu
 from engine.facts.build import Job, Sizing, needed_on
 
 MAX_RATIO = 1e12
@@ -286,7 +287,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                        smallest=next(iter(counts_of), chosen.count)),
         **_pool_facts(sizing, pool, chosen.count),
     }
-    low, high = _cost_range(catalog, chosen, lambda hours: own.line.at(hours))
+    low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
                            hardware=f"local:{gpu.id}{suffix}", low_cost=low, high_cost=high)
 
@@ -560,7 +561,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         wall = busy / runs + extra if runs else extra
         return hourly * _billed(catalog, provider, price, runs, wall) * over
 
-    low, high = _cost_range(catalog, t, at)
+    low, high = _cost_range(catalog, gpu, t, at)
     return PricedCandidate(facts, cost, t.speed, start_up=r.start_up, make_spot=spot,
                            hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}",
                            low_cost=low, high_cost=high)
@@ -619,13 +620,14 @@ def _access(catalog: Catalog, offer: Offer, provider: Provider, gpus: int,
     return {"access": sold, "access_note": note}
 
 
-def _cost_range(catalog: Catalog, t: Trial,
+def _cost_range(catalog: Catalog, gpu: Gpu, t: Trial,
                 cost_at: Callable[[float], float]) -> tuple[float, float]:
     """The cost for the work at the high and the low end of the method's MFU range: busy
     hours scale inversely with the utilisation reached."""
-    mfu = catalog.policy.mfu[t.job.method]
-    fast = t.busy_hours * mfu.expected / mfu.high
-    slow = t.busy_hours * mfu.expected / mfu.low
+    method, policy = t.job.method, catalog.policy
+    expected = mfu(gpu, method, policy, "expected", t.job.precision)
+    fast = t.busy_hours * expected / mfu(gpu, method, policy, "high", t.job.precision)
+    slow = t.busy_hours * expected / mfu(gpu, method, policy, "low", t.job.precision)
     return tidy(cost_at(fast), 0), tidy(cost_at(slow), 0)
 
 
@@ -798,6 +800,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
     for_memory = needed_on(catalog, job.request, gpu)
     return {
         "train_method": job.method,
+        "precision": "fp8" if in_fp8(gpu, job.method, job.precision) else "bf16",
         "method_option": "full" if job.method == "pretrain" else job.method,
         "method_rank": job.quality_rank,
         "vram_needed_gib": t.peak,

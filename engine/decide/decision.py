@@ -125,6 +125,8 @@ class Candidate(_Out):
     reserved_months: int | None
     method: str
     """The method it is priced for (``pretrain``, ``full``, ``lora``, ``qlora``)."""
+    precision: str = "bf16"
+    """The training precision its speed assumes (``fp8`` only where asked and possible)."""
     gradient_checkpointing: bool
     vram_needed_gib: float
     vram_without_checkpointing_gib: float

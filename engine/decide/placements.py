@@ -88,7 +88,7 @@ def trial(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
           network: Network | None) -> Trial:
     """``count`` × ``gpu`` in ``nodes`` nodes doing ``job``."""
     peak, without, ckpt, speed = catalog.per_job(
-        ("placement", job.request, job.method, gpu.id, count, nodes, network),
+        ("placement", job.request, job.method, job.precision, gpu.id, count, nodes, network),
         _placement, catalog, job, gpu, count, nodes, network)
     work = job.work
     return Trial(job=job, count=count, nodes=nodes, peak=peak,
@@ -110,15 +110,17 @@ def _placement(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
     ckpt = memory_model(catalog).checkpointing_for(job.request, gpu, lambda: raw)
     without = tidy(raw, 2)
     peak = tidy(peak_of(catalog, job, True, count), 2) if ckpt else without
-    return peak, without, ckpt, speed_of(catalog, gpu, count, nodes, network, job.method, ckpt)
+    return peak, without, ckpt, speed_of(catalog, gpu, count, nodes, network, job.method, ckpt,
+                                         job.precision)
 
 
 def speed_of(catalog: Catalog, gpu: Gpu, count: int, nodes: int, network: Network | None,
-             method: MethodGroup, checkpointing: bool) -> Figure:
+             method: MethodGroup, checkpointing: bool, precision: str = "bf16") -> Figure:
     """The effective speed of ``count`` × ``gpu`` for ``method`` (remembered per catalog)."""
     found: Figure = catalog.derived(
-        ("speed", gpu.id, count, nodes, network, method, checkpointing), effective_tflops,
-        gpu, count, nodes, network, method, checkpointing, catalog.policy)
+        ("speed", gpu.id, count, nodes, network, method, checkpointing, precision),
+        effective_tflops, gpu, count, nodes, network, method, checkpointing, catalog.policy,
+        precision)
     return found
 
 

@@ -69,7 +69,8 @@ def layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
     a whole GPU, else the fewest GPUs of one node of ``node_gpus`` a job needs (1, 2, 4 …;
     the fastest that holds it where none finishes in time)."""
     found: Layout = catalog.per_job(
-        ("pool_layout", job.request, job.method, gpu.id, network, deadline_hours, node_gpus),
+        ("pool_layout", job.request, job.method, job.precision, gpu.id, network, deadline_hours,
+         node_gpus),
         _layout, catalog, job, gpu, network, deadline_hours, node_gpus)
     return found
 
@@ -107,7 +108,7 @@ def _on_slice(catalog: Catalog, job: Job, gpu: Gpu, p: MigProfile,
     peak = peak_of(catalog, job, True, 1) if checkpointing else raw
     if peak > room:
         return None
-    speed = speed_of(catalog, gpu, 1, 1, None, job.method, checkpointing)
+    speed = speed_of(catalog, gpu, 1, 1, None, job.method, checkpointing, job.precision)
     return hours_for(job.work.flops_per_run, speed.value * p.compute_slices / whole), peak
 
 

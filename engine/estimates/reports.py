@@ -69,12 +69,13 @@ def on_demand_prices(catalog: Catalog, gpu_id: str) -> list[float]:
 
 
 def training_report(catalog: Catalog, shape: Shape, gpu_id: str, *, gpus: int = 1,
-                    tokens_b: float | None = None,
-                    method: TrainMethod = "pretrain") -> TrainingEstimate:
+                    tokens_b: float | None = None, method: TrainMethod = "pretrain",
+                    precision: str = "bf16") -> TrainingEstimate:
     """Compute, time and rental cost of one training run on ``gpus`` × ``gpu_id``."""
     gpu = catalog.gpu(gpu_id)
     return estimate_training(shape, gpu, catalog.policy, method=method, tokens_b=tokens_b,
-                             gpus=gpus, prices_usd_per_gpu_hour=on_demand_prices(catalog, gpu.id))
+                             gpus=gpus, prices_usd_per_gpu_hour=on_demand_prices(catalog, gpu.id),
+                             precision=precision)
 
 
 def fits_table(catalog: Catalog, report: MemoryReport) -> list[GpuFit]:

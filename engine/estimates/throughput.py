@@ -15,14 +15,33 @@ from engine.catalog.models import Gpu, Link, MethodGroup, Network, Policy
 from engine.estimates.figure import Figure, figure
 
 Level = Literal["low", "expected", "high"]
+Precision = Literal["bf16", "fp8"]
+FP8_METHODS: tuple[MethodGroup, ...] = ("pretrain", "full")
+"""What FP8 recipes train: every weight's matrix multiplies (not a frozen or 4-bit base)."""
 
 
-def mfu(gpu: Gpu, method: MethodGroup, policy: Policy, level: Level = "expected") -> float:
+def in_fp8(gpu: Gpu, method: MethodGroup, precision: str) -> bool:
+    """Whether a run of ``method`` on ``gpu`` trains in FP8: asked for, and both allow it."""
+    return precision == "fp8" and gpu.fp8 and method in FP8_METHODS
+
+
+def peak_tflops(gpu: Gpu, method: MethodGroup, precision: str) -> float:
+    """The dense peak a run reaches a share of: FP8 where it trains in FP8, else 16-bit."""
+    if in_fp8(gpu, method, precision) and gpu.dense_fp8_tflops is not None:
+        return gpu.dense_fp8_tflops
+    return gpu.training_tflops
+
+
+def mfu(gpu: Gpu, method: MethodGroup, policy: Policy, level: Level = "expected",
+        precision: str = "bf16") -> float:
     """Model FLOPs utilisation of ``method`` on ``gpu``: the policy's figure for the method,
-    scaled for the card's class (and for ROCm on AMD cards)."""
+    scaled for the card's class (and for ROCm on AMD cards); of the FP8 peak, the policy's
+    share of it, where the run trains in FP8."""
     factor = policy.mfu_form_factor[gpu.form].value
     if gpu.vendor == "amd":
         factor *= policy.rocm_mfu_factor.value
+    if in_fp8(gpu, method, precision):
+        factor *= getattr(policy.fp8_mfu_factor, level)
     base: float = getattr(policy.mfu[method], level)
     return base * factor
 
@@ -49,15 +68,20 @@ def scaling(policy: Policy, gpu: Gpu, gpus_in_node: int, nodes: int,
 
 
 def effective_tflops(gpu: Gpu, count: int, nodes: int, network: Network | None,
-                     method: MethodGroup, checkpointing: bool, policy: Policy) -> Figure:
-    """Useful (model) TFLOPS of ``count`` × ``gpu`` in ``nodes`` nodes, for ``method``."""
+                     method: MethodGroup, checkpointing: bool, policy: Policy,
+                     precision: str = "bf16") -> Figure:
+    """Useful (model) TFLOPS of ``count`` × ``gpu`` in ``nodes`` nodes, for ``method``, in
+    FP8 where ``precision`` asks for it and the card and method allow it."""
     per_node = max(1, count // max(1, nodes))
-    util = mfu(gpu, method, policy)
+    util = mfu(gpu, method, policy, precision=precision)
     eff = scaling(policy, gpu, per_node, nodes, network)
     recompute = 1 + (policy.checkpointing_time_overhead.value if checkpointing else 0.0)
-    value = count * gpu.training_tflops * util * eff / recompute
+    dense = peak_tflops(gpu, method, precision)
+    value = count * dense * util * eff / recompute
     sources = [*gpu.sources, *policy.mfu[method].sources,
                *policy.mfu_form_factor[gpu.form].sources]
+    if in_fp8(gpu, method, precision):
+        sources += policy.fp8_mfu_factor.sources
     if count > 1:
         sources += policy.scaling_efficiency[link_within(gpu, per_node)].sources
     if checkpointing:
@@ -66,8 +90,9 @@ def effective_tflops(gpu: Gpu, count: int, nodes: int, network: Network | None,
         value, "TFLOPS",
         "GPUs × dense TFLOPS × MFU (method, card class) × scaling efficiency ÷ (1 + "
         "checkpointing recomputation)",
-        sources, gpus=count, nodes=nodes, dense_tflops=gpu.training_tflops, mfu=util,
+        sources, gpus=count, nodes=nodes, dense_tflops=dense, mfu=util,
         scaling=eff, recompute=recompute,
+        precision="fp8" if in_fp8(gpu, method, precision) else "bf16",
     )
 
 

@@ -8,10 +8,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from engine.catalog.models import Gpu, Network, Policy
+from engine.catalog.models import Gpu, MethodGroup, Network, Policy
 from engine.estimates.figure import Figure, figure, tidy
 from engine.estimates.shape import Shape
-from engine.estimates.throughput import mfu, scaling
+from engine.estimates.throughput import in_fp8, mfu, peak_tflops, scaling
 
 TrainMethod = Literal["full", "pretrain", "lora", "qlora"]
 
@@ -39,6 +39,8 @@ class TrainingEstimate(BaseModel):
     flops: float
     gpu: str
     gpus: int
+    precision: Literal["bf16", "fp8"]
+    """The precision the figures assume: FP8 only where asked and the GPU and method allow."""
     gpu_hours: Span
     days: Span
     price_usd_per_gpu_hour: Span | None
@@ -63,6 +65,7 @@ def estimate_training(
     network: Network | None = None,
     checkpointing: bool = False,
     prices_usd_per_gpu_hour: Sequence[float] = (),
+    precision: str = "bf16",
 ) -> TrainingEstimate:
     """GPU-hours as a range over the MFU range; cost over the given hourly prices (if any)."""
     tokens_from: Literal["answer", "chinchilla"] = "answer" if tokens_b else "chinchilla"
@@ -72,8 +75,11 @@ def estimate_training(
     slowdown = 1 + (policy.checkpointing_time_overhead.value if checkpointing else 0.0)
     per_node = max(1, gpus // max(1, nodes))
     eff = scaling(policy, gpu, per_node, nodes, network)
-    peak = gpu.training_tflops * 1e12
-    util = {level: mfu(gpu, method, policy, level) for level in ("low", "expected", "high")}
+    group: MethodGroup = method
+    fp8 = in_fp8(gpu, group, precision)
+    peak = peak_tflops(gpu, group, precision) * 1e12
+    util = {level: mfu(gpu, group, policy, level, precision)
+            for level in ("low", "expected", "high")}
 
     def hours(level: str) -> float:
         return flops / (peak * util[level] * eff) / 3600 * slowdown
@@ -90,7 +96,9 @@ def estimate_training(
             gpu_hours.expected, "GPU-hours",
             "FLOPs ÷ (dense TFLOPS × 1e12 × MFU × scaling efficiency) ÷ 3600 × (1 + "
             "checkpointing overhead)",
-            [*policy.mfu[method].sources, *gpu.sources], peak_tflops=gpu.training_tflops,
+            [*policy.mfu[method].sources, *gpu.sources,
+             *(policy.fp8_mfu_factor.sources if fp8 else [])], peak_tflops=peak / 1e12,
+            precision="fp8" if fp8 else "bf16",
             mfu_low=util["low"], mfu_expected=util["expected"], mfu_high=util["high"],
             scaling=eff, slowdown=slowdown,
         ),
@@ -106,6 +114,7 @@ def estimate_training(
     return TrainingEstimate(
         model=shape.label, params_b=shape.params_b, method=method, tokens_b=tidy(tokens, 3),
         tokens_from=tokens_from, flops=float(f"{flops:.4g}"), gpu=gpu.id, gpus=gpus,
+        precision="fp8" if fp8 else "bf16",
         gpu_hours=gpu_hours, days=days, price_usd_per_gpu_hour=price, cost_usd=cost, trace=trace,
     )
 

@@ -333,6 +333,8 @@ class Job:
     work: Workload
     single_gpu_gib: float
     """What the job needs on one GPU: the base of ``vram_ratio``."""
+    precision: str = "bf16"
+    """The precision the team asks for (FP8 where a card and the method allow it)."""
 
     @property
     def quality_rank(self) -> int:
@@ -446,7 +448,7 @@ def _job(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,
     req = memory_request(answers, shape, method)
     work = _workload(answers, catalog, shape, method)
     facts.works[method] = work
-    return Job(method, req, work, facts.memory[method].total_gib)
+    return Job(method, req, work, facts.memory[method].total_gib, answers.precision)
 
 
 def _workload(answers: Answers, catalog: Catalog, shape: Shape,
@@ -459,7 +461,7 @@ def _workload(answers: Answers, catalog: Catalog, shape: Shape,
     nodes = max(1, math.ceil(n / 8))
     speed = effective_tflops(hours_gpu, n, nodes, "infiniband", measured,
                              memory_model(catalog).checkpointing_needed(req, hours_gpu, n),
-                             policy)
+                             policy, answers.precision)
     hour = figure(speed.value / n, "TFLOPS/GPU", "useful TFLOPS of the configuration ÷ GPUs",
                   speed.sources, gpus=n, useful_tflops=speed.value, method=measured)
     return workload(shape=shape, method=method, policy=policy, hours_gpu=hours_gpu, hour=hour,

@@ -298,6 +298,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "placement comes as, and no more than the job needs to fit", None, None),
         ("train_method", "string", "the method this configuration is priced for",
          ("pretrain",), None),
+        ("precision", "string", "the precision its speed assumes: fp8 where the team asked "
+         "and the card and method allow it, else bf16", ("bf16", "fp8"), None),
         ("method_option", "string", "the method option it is (pretraining: full)", None,
          None),
         ("method_rank", "number", "0 full training, 1 LoRA, 2 QLoRA (lower: better quality)",

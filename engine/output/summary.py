@@ -297,6 +297,7 @@ def memory_line(decision: Decision) -> str:
         return (line + f": ~{mem['total_gib']:.1f} GiB on one GPU ({mem['range_gib']['low']:.1f}"
                 f"–{mem['range_gib']['high']:.1f}).")
     per = choice.vram_total_gib / choice.count
+    line += _precision_text(decision, choice)
     if choice.pool is not None:
         return line + f"; {pool_text(choice)}."
     line += f": {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
@@ -308,6 +309,19 @@ def memory_line(decision: Decision) -> str:
     else:
         line += "; no gradient checkpointing needed"
     return line + "."
+
+
+def _precision_text(decision: Decision, choice: Candidate) -> str:
+    """`` in FP8`` where the pick's figures assume FP8; where FP8 was asked and the pick
+    trains in BF16, why."""
+    if choice.precision == "fp8":
+        return " in FP8"
+    if decision.answers.get("precision") != "fp8":
+        return ""
+    why = ("FP8 recipes train every weight, not LoRA/QLoRA adapters"
+           if choice.method in ("lora", "qlora") else
+           f"the {short_name(choice.gpu_label)} has no FP8 tensor cores")
+    return f" in BF16 ({why})"
 
 
 def pool_text(choice: Candidate) -> str:
