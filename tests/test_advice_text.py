@@ -34,8 +34,8 @@ AXIS_HEAD = re.compile(r"^(Approach|Method|Deployment|Cloud kind|Pricing|Sharing
 
 
 def run(answers: Path, *args: str) -> str:
-    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(answers),
-                                      *args])
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--explain", "--answers",
+                                      str(answers), *args])
     assert result.exit_code == 0, result.stderr
     return result.stdout
 
@@ -227,8 +227,7 @@ def test_an_axis_decided_by_declared_order_only_says_so(capsys: pytest.CaptureFi
     assert top_reasons(bare) == []
     changed = Decision.model_validate({**decision.model_dump(), "decisions": {
         **decision.decisions, "sharing": bare}})
-    render_text(changed, engine.rulebook)
-    lines = capsys.readouterr().out.splitlines()
+    lines = render_text(changed, engine.rulebook).splitlines()
     head = lines.index("Sharing: dedicated  (score 0, tied with fractional: first declared "
                        "option)")
     assert lines[head + 1] == f" · {NO_RULE}"
@@ -265,8 +264,8 @@ def test_renting_shows_no_purchase_line() -> None:
 @pytest.mark.slow
 def test_the_advice_as_a_subprocess() -> None:
     done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers", str(LOCAL),
-                           "--no-audit"], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          check=False)
+                           "--no-audit", "--explain"], cwd=REPO, capture_output=True,
+                          text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[1].endswith("+ desktop for 1-2 GeForce cards $1,980.")
@@ -280,7 +279,8 @@ def test_audit_show_names_the_platform_as_recommend_did(tmp_path: Path) -> None:
     db = str(tmp_path / "audit.sqlite3")
     runner = CliRunner()
     example = str(Path(__file__).parent.parent / "examples" / "startup-7b-continuous.yaml")
-    shown = runner.invoke(cli, ["recommend", "--answers", example, "--audit-db", db])
+    shown = runner.invoke(cli, ["recommend", "--answers", example, "--audit-db", db,
+                                "--explain"])
     assert shown.exit_code == 0, shown.output
     purchase = next(line for line in shown.stdout.splitlines() if " up front = " in line)
     decision_id = shown.stdout.splitlines()[-1].split()[1]

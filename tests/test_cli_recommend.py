@@ -33,7 +33,7 @@ def test_text_has_headline(runner: CliRunner) -> None:
     assert result.exit_code == 0, result.stderr
     headline = result.stdout.splitlines()[0]
     assert headline.startswith("Buy: 1× ") and "RTX 4090" in headline, headline
-    assert "Deployment: local" in result.stdout
+    assert "Why:" in result.stdout and "Next step: get quotes for 1× RTX 4090" in result.stdout
     # the first run into the test's new store says where it created it; nothing else
     assert not [line for line in result.stderr.splitlines()
                 if not line.startswith("note: created the audit store ")]

@@ -224,7 +224,8 @@ def test_recommend_trace_as_a_subprocess() -> None:
 # -- text and records of schema 2 -------------------------------------------------------------
 def test_text_says_why_configurations_were_excluded(runner: CliRunner, engine: Engine) -> None:
     decision = decide(engine, EXAMPLE)
-    out = run(runner, "recommend", "--answers", str(EXAMPLE), "--no-audit").stdout
+    out = run(runner, "recommend", "--answers", str(EXAMPLE), "--no-audit",
+              "--explain").stdout
     excluded = decision.hardware.excluded
     total = len({i for g in excluded for i in g.ids})
     top = max(excluded, key=lambda g: len(g.ids))  # one entry per rule in the lean form

@@ -113,7 +113,7 @@ def test_a_declared_axis_is_decided_and_shown_by_its_id(runner: CliRunner,
                                                         tmp_path: Path) -> None:
     rules = _rules_with_support_axis(tmp_path)
     args = ["recommend", "--answers", str(LOCAL), "--rules", str(rules), "--no-audit"]
-    text = runner.invoke(cli, args)
+    text = runner.invoke(cli, [*args, "--explain"])
     assert text.exit_code == 0, text.output
     assert "Support plan: vendor  (score 1, ahead of community at 0)" in text.stdout
     markdown = runner.invoke(cli, [*args, "--format", "markdown"])

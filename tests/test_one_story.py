@@ -15,9 +15,7 @@ call within the policy's margin is said; the team's plan, when given, is priced.
 
 from __future__ import annotations
 
-import io
 import re
-from contextlib import redirect_stdout
 from typing import Any
 
 import pytest
@@ -180,10 +178,7 @@ def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
 def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
     """The headline, the pick's row and the break-even in the text are the decision's."""
     decision = decide(raw)
-    out = io.StringIO()
-    with redirect_stdout(out):
-        render_text(decision, ENGINE.rulebook)
-    text = " ".join(out.getvalue().split())
+    text = " ".join(render_text(decision, ENGINE.rulebook).split())
     assert " ".join(headline(decision).split()) in text
     c = decision.hardware.choice
     if c is not None:

@@ -29,7 +29,8 @@ MIXED = [str(CLOUD), "--set", "planned_gpu=rtx-4090", "--set", "method=full",
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> Result:
-    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", *args], env=env)
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--explain", "--answers", *args],
+                                env=env)
     assert result.exit_code == 0, result.stderr
     return result
 

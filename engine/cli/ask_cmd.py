@@ -26,6 +26,7 @@ from engine.cli.options import (
     audit_options,
     catalog_options,
     chart_option,
+    explain_options,
     force_option,
     format_option,
     rules_option,
@@ -155,10 +156,11 @@ def _say(text: str) -> None:
 @catalog_options
 @audit_options
 @format_option("text", "json", "markdown")
+@explain_options
 def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, advanced: bool,
         save_answers: Path | None, chart_path: Path | None, force: bool,
         rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
-        audit_db: Path | None, no_audit: bool, fmt: str) -> None:
+        audit_db: Path | None, no_audit: bool, fmt: str, explain: bool, no_pager: bool) -> None:
     """Answer a few questions (arrow keys on a terminal), get the recommendation.
 
     Irrelevant questions are skipped (no regions unless residency is 'region', …). Each
@@ -194,7 +196,8 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
 
             record_decision(engine, decision, audit_db)
             session.recorded = (decision.decision_id, audit_db or default_path())
-        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force,
+             explain=explain, pager=not no_pager)
         session.say_saved()
     except KeyboardInterrupt:
         click.echo(f"\n{session.cancelled()}", err=True)

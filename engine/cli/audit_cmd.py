@@ -152,10 +152,10 @@ def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) ->
         click.echo(f"<!-- {header} -->\n" + render_markdown(decision, book, platforms),
                    nl=False)
         return
+    from engine.cli.pager import show
     from engine.output.text import render_text
 
-    render_text(decision, book, platforms)
-    click.echo(header)
+    show(render_text(decision, book, platforms) + header + "\n")
 
 
 def _header(record: Any) -> str:

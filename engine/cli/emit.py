@@ -26,7 +26,8 @@ NOT_RECORDED = "not recorded (--no-audit)"
 
 
 def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
-         recorded: bool = True, force: bool = False) -> None:
+         recorded: bool = True, force: bool = False, *, explain: bool = False,
+         pager: bool = True) -> None:
     """Print the decision in ``fmt`` and write the chart file if asked. A decision that was
     not ``recorded`` shows no id a person could look for in the audit store (JSON keeps its
     ``decision_id``: the contract's field)."""
@@ -40,9 +41,11 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         click.echo(render_markdown(decision, engine.rulebook, platform_names(engine)),
                    nl=False)
     else:
-        from engine.output.text import render_text
+        from engine.cli.pager import show
+        from engine.output.text import render_brief, render_text
 
-        render_text(decision, engine.rulebook, platform_names(engine))
+        show(render_text(decision, engine.rulebook, platform_names(engine)) if explain
+             else render_brief(decision), allowed=pager)
     if chart_path is not None:
         from engine.output.chart import curves_from, write_chart
 
@@ -61,7 +64,7 @@ def platform_names(engine: Engine) -> dict[str, str]:
 
 def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
                 chart_path: Path | None = None, recorded: bool = True,
-                force: bool = False) -> None:
+                force: bool = False, *, pager: bool = True) -> None:
     """Print a decision made with ``trace`` and every rule's outcome: under ``"trace"`` in
     JSON, after the decision otherwise."""
     from engine.tools.rule_trace import trace
@@ -76,7 +79,8 @@ def emit_traced(evaluation: Evaluation, engine: Engine, fmt: str,
         data["trace"] = [line.as_json() for line in lines]
         click.echo(json_printable(dumps(data)), nl=False)
         return
-    emit(evaluation.decision, engine, fmt, chart_path, recorded, force)
+    emit(evaluation.decision, engine, fmt, chart_path, recorded, force, explain=True,
+         pager=pager)
     click.echo("\nTrace (every rule):")
     for line in lines:
         click.echo(f"  {'✓' if line.fired else '·'} {line.rule}: {line.detail}")

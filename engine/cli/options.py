@@ -144,6 +144,17 @@ def audit_options(func: F) -> F:
     return audit_db_option(func)
 
 
+def explain_options(func: F) -> F:
+    """``--explain``/``-v`` (the full text output instead of the one-screen answer) and
+    ``--no-pager``."""
+    func = click.option("--no-pager", "no_pager", is_flag=True,
+                        help="Never page the text output (also NO_PAGER).")(func)
+    return click.option("--explain", "-v", "explain", is_flag=True,
+                        help="The full explanation: every decision with its reasons and "
+                             "sources, the hardware table, warnings, strategies, the "
+                             "chart.")(func)
+
+
 def trace_option(help_text: str) -> Callable[[F], F]:
     """``--trace``: the decision with every trace (``show_trace``)."""
     def decorate(func: F) -> F:

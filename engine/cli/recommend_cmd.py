@@ -15,6 +15,7 @@ from engine.cli.options import (
     audit_options,
     catalog_options,
     chart_option,
+    explain_options,
     force_option,
     format_option,
     rules_option,
@@ -37,10 +38,12 @@ if TYPE_CHECKING:
               "candidates each rule fired on, and every rule: fired, or the first condition "
               "that failed (the audit record stays lean).")
 @format_option("text", "json", "markdown")
+@explain_options
 def recommend(answers_path: Path | None, overrides: tuple[str, ...],
               model_reference: str | None, rules_dir: Path | None, catalog_dir: Path | None,
               prices: PriceInput | None, audit_db: Path | None, no_audit: bool,
-              chart_path: Path | None, force: bool, show_trace: bool, fmt: str) -> None:
+              chart_path: Path | None, force: bool, show_trace: bool, fmt: str,
+              explain: bool, no_pager: bool) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -57,6 +60,8 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...],
     if not no_audit:
         record_decision(engine, engine.untraced(decision) if show_trace else decision, audit_db)
     if show_trace:
-        emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit, force=force)
+        emit_traced(evaluation, engine, fmt, chart_path, recorded=not no_audit, force=force,
+                    pager=not no_pager)
     else:
-        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force)
+        emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force,
+             explain=explain, pager=not no_pager)

@@ -761,6 +761,10 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
         "provider_ecosystem": "none",
         "offer": "none" if offer is None else offer.id,
         "instance": "" if offer is None or offer.instance is None else offer.instance,
+        "link": "" if offer is None else (
+            offer.link or catalog.providers[offer.provider].url or ""),
+        "price_as_of": (gpu.purchase.as_of.isoformat() if gpu.purchase else "")
+        if offer is None else offer.as_of.isoformat(),
         "regions": "" if offer is None else ",".join(offer.regions),
         "countries": "" if offer is None else catalog.derived(
             ("countries", offer.id), lambda: ",".join(

@@ -116,6 +116,10 @@ class Candidate(_Out):
     provider_kind: Literal["local", "hyperscaler", "specialised", "marketplace"]
     offer: str | None
     instance: str | None
+    link: str | None = None
+    """The page that sells a rented pick (None for owned GPUs)."""
+    price_as_of: str | None = None
+    """The date of its price: the offer's, or the GPU's purchase price."""
     platform: str | None
     region: str | None
     location: str | None = None

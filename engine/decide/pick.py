@@ -202,7 +202,8 @@ def label(entry: Scored) -> str:
 
 def label_of(f: Mapping[str, Any]) -> str:
     """:func:`label` from a candidate's facts."""
-    where = "owned" if f["where"] == "local" else f"{f['provider_label']} {f['pricing']}"
+    where = ("yours" if f.get("is_owned") else "to buy") if f["where"] == "local" else \
+        f"{f['provider_label']} {f['pricing']}"
     if f.get("owned_added"):
         where = f"yours + {f['owned_added']} bought"
     return f"{f['count']}× {f['gpu_label']}, {where}"
@@ -320,6 +321,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         provider_name=f["provider_name"], provider_label=f["provider_label"],
         provider_kind=f["provider_kind"],
         offer=None if local else f["offer"], instance=f["instance"] or None,
+        link=f.get("link") or None, price_as_of=f.get("price_as_of") or None,
         platform=f.get("platform") if local else None, region=f["regions"] or None,
         location=None if local else (f.get("location") or None),
         pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,

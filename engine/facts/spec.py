@@ -250,6 +250,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("provider_label", "string", "cloud provider short name (local: owned)", None, None),
         ("offer", "string", "cloud offer id (local: none)", None, None),
         ("instance", "string", "instance type", None, None),
+        ("link", "string", "the page that sells the offer (empty for owned GPUs)", None, None),
+        ("price_as_of", "string", "the date of its price (the offer's, or the GPU's purchase "
+         "price; empty where none)", None, None),
         ("provider_kind", "string", "kind of provider (a cloud_kind option, or local)",
          ("local",), None),
         ("provider_ecosystem", "string", "hyperscaler ecosystem", ("none", "aws", "azure", "gcp"),

@@ -6,11 +6,11 @@ plain text wrapped at 80 columns, with hanging indents so reasons stay readable.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from engine.decide.engine import Decision
+from engine.output.brief import identity_line
 from engine.output.chart import ascii_chart, curves_from
 from engine.output.hardware_rows import (
     cells,
@@ -60,16 +60,32 @@ def _grid() -> Any:
 
 
 def render_text(decision: Decision, book: Rulebook,
-                platforms: Mapping[str, str] | None = None) -> None:
-    """Print the decision for a person at a terminal (plain text when piped); ``platforms``
-    (platform id → name, from the catalog) names what holds an owned pick's cards."""
+                platforms: Mapping[str, str] | None = None) -> str:
+    """The full decision for a person at a terminal (colour there, plain when piped);
+    ``platforms`` (platform id → name, from the catalog) names what holds an owned pick's
+    cards."""
     decision, platforms = printable_decision(decision, platforms)
     out = console()
     with out.capture() as captured:
         _render(out, decision, platforms)
-    lines = [line.rstrip() for line in captured.get().splitlines()]
-    sys.stdout.write("\n".join(lines) + "\n")
-    sys.stdout.flush()
+    return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
+
+
+def render_brief(decision: Decision) -> str:
+    """The one-screen answer (:mod:`engine.output.brief`), its headline bold on a
+    terminal."""
+    from rich.markup import escape
+
+    from engine.output.brief import brief_lines
+
+    decision, _ = printable_decision(decision, None)
+    lines = brief_lines(decision)
+    out = console()
+    with out.capture() as captured:
+        for i, line in enumerate(lines):
+            bold = i == 0 or line.startswith(("Why:", "Alternatives", "If you train"))
+            out.print(f"[bold]{escape(line)}[/bold]" if bold else escape(line), soft_wrap=True)
+    return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
 
 
 def _line(out: Any, text: str | None, style: str = "") -> None:
@@ -99,8 +115,7 @@ def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -
         out.print("[bold]Owning vs renting[/bold] (cost a year by the year's work)")
         for line in ascii_chart(curves, width=min(60, max(30, out.width - 12))):
             _line(out, line)
-    _line(out, f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
-               f"catalog {decision.catalog['hash'][:12]}", "dim")
+    _line(out, identity_line(decision), "dim")
 
 
 def _decisions(out: Any, decision: Decision) -> None:

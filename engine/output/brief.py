@@ -1,0 +1,200 @@
+"""The answer on one screen: what to do, what it costs, why, the next step, the nearest
+alternatives and what would change it, in at most 24 lines of 80 columns.
+
+It is the default text output; ``--explain`` gives the full one (every reason with its
+sources, the hardware table, warnings, strategies and the chart), which this one points to.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from engine.decide.decision import Candidate
+from engine.decide.engine import Decision
+from engine.output.hardware_rows import table_rows
+from engine.output.summary import (
+    assumed_work_line,
+    break_even_line,
+    headline,
+    price_lines,
+    run_length,
+    short_name,
+    top_reasons,
+    usd,
+    work_line,
+)
+
+WIDTH = 80
+MAX_LINES = 24
+_WHY_AXES = ("deployment", "cloud_kind", "pricing", "method", "approach")
+"""Whose reasons say why, strongest first (the approach first where it is the headline)."""
+_WHY_LINES = 6
+_ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
+           "account": "needs an account or quota approval: days",
+           "contract": "sold by contract through sales: weeks"}
+
+
+def brief_lines(decision: Decision) -> list[str]:
+    """The one-screen answer, each line at most 80 columns: shortened where it would run
+    over 24 lines (the reasons to one line each, fewer alternatives, the work in one line),
+    never the decision, its cost, the next step or where the rest is."""
+    for why_lines, rows, work_most in ((_WHY_LINES, 3, 2), (3, 3, 2), (3, 2, 1), (3, 1, 1)):
+        lines = _sections(decision, why_lines, rows, work_most)
+        if len(lines) <= MAX_LINES:
+            return lines
+    return lines[:MAX_LINES - 1] + lines[-1:]
+
+
+def _sections(decision: Decision, why_lines: int, rows: int, work_most: int) -> list[str]:
+    choice = decision.hardware.choice
+    api = decision.decisions["approach"].choice == "use-api"
+    lines = _wrap(headline(decision), 3)
+    for notice in (*price_lines(decision), assumed_work_line(decision)):
+        if notice:
+            lines += _wrap(notice, 2)
+    if choice is not None and not api:
+        lines += _wrap(_cost(decision, choice), 2)
+        lines += _wrap(work_line(decision), work_most)
+    lines += _why(decision, why_lines)
+    if choice is not None:
+        lines += _wrap(_api_step(choice) if api else _next_step(decision, choice), 3)
+    lines += _alternatives(decision, "If you train anyway" if api else "Alternatives", rows)
+    change = _would_change(decision)
+    if change:
+        lines += _wrap(change, 2)
+    return lines + _wrap(_more(decision), 2) + [identity_line(decision)]
+
+
+def _wrap(text: str, most: int) -> list[str]:
+    """``text`` in lines of 80 columns, at most ``most`` of them (the last cut with …)."""
+    lines = textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
+    if len(lines) <= most:
+        return lines
+    kept = lines[:most]
+    kept[-1] = _cut(kept[-1] + " " + lines[most], WIDTH)
+    return kept
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1].rstrip() + "…"
+
+
+def _cost(decision: Decision, choice: Candidate) -> str:
+    cost = choice.cost
+    low, high = cost.range_usd.get("low"), cost.range_usd.get("high")
+    spread = f" ({usd(low)}–{usd(high)} as speed varies)" if low and high else ""
+    text = f"Cost: ~{usd(cost.per_year_usd)} a year{spread}"
+    if cost.upfront_usd:
+        text = f"Cost: {usd(cost.upfront_usd)} up front, then ~{usd(cost.per_year_usd)} a " \
+               f"year{spread}"
+    if choice.runs_per_year and choice.where == "cloud":
+        text += f"; {usd(cost.per_run_usd)} a run, ~{usd(cost.per_year_usd / 12)} a month"
+    budget = decision.answers.get("budget_usd")
+    if isinstance(budget, (int, float)) and budget > 0:
+        first = cost.upfront_usd + cost.per_year_usd
+        text += f"; {usd(first)} in the first year of your {usd(budget)} budget"
+        if first > budget:
+            text += " (over it)"
+    return text + "."
+
+
+def _why(decision: Decision, most: int = _WHY_LINES) -> list[str]:
+    """Up to three reasons in ``most`` lines: the strongest of the axes the headline rests
+    on."""
+    picked: list[str] = []
+    approach = decision.decisions["approach"].choice
+    axes = ("approach", *_WHY_AXES[:-1]) if approach != "fine-tune" else _WHY_AXES
+    for axis in axes:
+        result = decision.decisions.get(axis)
+        if result is None or not result.applies:
+            continue
+        for sign, text, _, _ in top_reasons(result, limit=1):
+            if sign == "+" and text not in picked:
+                picked.append(text)
+                break
+        if len(picked) == 3:
+            break
+    if not picked:
+        return []
+    lines = ["Why:"]
+    for i, text in enumerate(picked):
+        room = most - (len(lines) - 1) - (len(picked) - i - 1)
+        wrapped = textwrap.wrap(text, WIDTH - 3, break_long_words=False,
+                                break_on_hyphens=False)
+        kept = wrapped[:max(1, min(2, room))]
+        if len(wrapped) > len(kept):
+            kept[-1] = _cut(kept[-1] + " " + wrapped[len(kept)], WIDTH - 3)
+        lines += [f" + {kept[0]}", *(f"   {rest}" for rest in kept[1:])]
+    return lines
+
+
+def _next_step(decision: Decision, choice: Candidate) -> str:
+    dated = f" (price of {choice.price_as_of})" if choice.price_as_of else ""
+    if choice.owned:
+        return (f"Next step: schedule the runs on your {choice.count}× "
+                f"{short_name(choice.gpu_label)}; nothing to buy.")
+    if choice.where == "local":
+        what = (f"{choice.added_to_owned}× {short_name(choice.gpu_label)} to add to yours"
+                if choice.added_to_owned else f"{choice.count}× {short_name(choice.gpu_label)}")
+        return (f"Next step: get quotes for {what}{dated} and what holds them "
+                "(the parts and their prices are in --explain).")
+    where = f" in {choice.location}" if choice.location else ""
+    instance = f" {choice.instance}" if choice.instance else ""
+    link = f" at {choice.link}" if choice.link else ""
+    return (f"Next step: rent{instance} ×{choice.count // max(1, choice.nodes)} per instance"
+            + (f", {choice.nodes} instances" if choice.nodes > 1 else "")
+            + f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "
+            f"{_ACCESS[choice.access]}.")
+
+
+def _api_step(choice: Candidate) -> str:
+    return ("Next step: send your tokens to the hosted API priced above; should you still "
+            f"fine-tune, {choice.count}× {short_name(choice.gpu_label)} from "
+            f"{choice.provider_name} does your runs for ~{usd(choice.cost.per_year_usd)} a "
+            "year.")
+
+
+def _alternatives(decision: Decision, title: str, most: int = 3) -> list[str]:
+    rows = [c for mark, c in table_rows(decision) if not mark.strip()][:most]
+    if not rows:
+        return []
+    out = [f"{title} (cost a year for the same work):"]
+    for c in rows:
+        days = f", {run_length(c.days_per_run)} a run" if c.days_per_run is not None else ""
+        out.append(_cut(f"  {_label(c)}: {usd(c.cost.per_year_usd)}{days}", WIDTH))
+    return out
+
+
+def _label(c: Candidate) -> str:
+    where = ("yours" if c.owned else f"yours + {c.added_to_owned} bought" if c.added_to_owned
+             else "to buy" if c.where == "local" else f"{c.provider_label} {c.pricing}")
+    return f"{c.count}× {short_name(c.gpu_label)}, {where}"
+
+
+def _would_change(decision: Decision) -> str | None:
+    line = break_even_line(decision)
+    if line:
+        return f"Would change it: {line[0].lower()}{line[1:]}"
+    if decision.hardware.close_calls:
+        near = decision.hardware.close_calls[0]
+        return (f"Would change it: {near.label} is a close call at "
+                f"{usd(near.per_year_usd)} a year.")
+    return None
+
+
+def _more(decision: Decision) -> str:
+    notes = []
+    if decision.warnings:
+        notes.append(f"{len(decision.warnings)} warning{'s' * (len(decision.warnings) != 1)}")
+    if decision.strategies:
+        notes.append(f"{len(decision.strategies)} way{'s' * (len(decision.strategies) != 1)} "
+                     "to cut the bill")
+    head = (", ".join(notes) + "; ") if notes else ""
+    return (f"{head}every reason with its sources, all configurations and the chart: "
+            "--explain.")
+
+
+def identity_line(decision: Decision) -> str:
+    """``decision ID · rules HASH · catalog HASH``: what an auditor looks the decision up by."""
+    return (f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
+            f"catalog {decision.catalog['hash'][:12]}")

@@ -1,0 +1,103 @@
+"""The answer on one screen: at most 24 lines of 80 columns carrying the decision, its cost a
+year with a range, the budget, the offer's link and price date and the next step; the full
+explanation with --explain; a pager only where a person reads on a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from engine.answers.model import validate_answers
+from engine.cli import cli
+from engine.decide.engine import Decision, load_engine
+from engine.output.brief import MAX_LINES, WIDTH, brief_lines
+from engine.output.summary import usd
+from engine.tools.scenarios import load_scenario, scenario_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in (".yaml", ".json"))
+SCENARIOS = scenario_paths([ROOT / "tests" / "scenarios"])
+TEAMS = sorted((ROOT / "tests" / "teams").glob("*.yaml"))
+
+
+def _decide(path: Path) -> Decision:
+    from engine.answers.model import load_answers
+
+    engine = load_engine()
+    if path.parent.name == "scenarios":
+        return engine.recommend(validate_answers(load_scenario(path).answers, engine.catalog))
+    return engine.recommend(load_answers(path, (), engine.catalog))
+
+
+@pytest.mark.parametrize("path", [*EXAMPLES, *TEAMS, *SCENARIOS], ids=lambda p: p.stem)
+def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
+    decision = _decide(path)
+    lines = brief_lines(decision)
+    assert len(lines) <= MAX_LINES and all(len(line) <= WIDTH for line in lines), lines
+    text = " ".join(" ".join(lines).split())
+    assert lines[-1].startswith(f"decision {decision.decision_id} · rules ")
+    assert "--explain" in text
+    choice = decision.hardware.choice
+    if choice is None:
+        return
+    if decision.decisions["approach"].choice == "use-api":
+        assert "Next step: send your tokens to the hosted API" in text
+        return
+    cost = choice.cost
+    assert f"~{usd(cost.per_year_usd)} a year" in text
+    if cost.range_usd.get("low") and cost.range_usd.get("high"):
+        assert f"({usd(cost.range_usd['low'])}–{usd(cost.range_usd['high'])}" in text
+    budget = decision.answers["budget_usd"]
+    if budget > 0:
+        assert f"of your {usd(budget)} budget" in text
+    assert "Next step:" in text
+    if choice.where == "cloud":
+        assert f"{usd(cost.per_run_usd)} a run" in text
+        assert choice.link is None or choice.link in text  # the catalog's page, where it has one
+        assert f"price of {choice.price_as_of}" in text
+    elif not choice.owned:
+        assert f"price of {choice.price_as_of}" in text
+
+
+def test_the_default_output_is_the_brief_and_explain_the_full(runner: CliRunner) -> None:
+    example = str(ROOT / "examples" / "research-70b-intermittent.yaml")
+    brief = runner.invoke(cli, ["recommend", "--answers", example, "--no-audit"])
+    full = runner.invoke(cli, ["recommend", "--answers", example, "--no-audit", "-v"])
+    assert brief.exit_code == full.exit_code == 0
+    assert len(brief.stdout.splitlines()) <= MAX_LINES < len(full.stdout.splitlines())
+    assert brief.stdout.splitlines()[0] == full.stdout.splitlines()[0]
+    assert "Why not the others" in full.stdout and "Why not the others" not in brief.stdout
+    assert "Hardware (→ the pick" in full.stdout
+
+
+@pytest.mark.slow
+def test_a_terminal_pages_long_output_and_a_pipe_never_does(tmp_path: Path) -> None:
+    pexpect = pytest.importorskip("pexpect")
+    marker = tmp_path / "paged"
+    pager = tmp_path / "pager.sh"
+    pager.write_text(f"#!/bin/sh\ncat > {marker}\necho PAGED\n", encoding="utf-8")
+    pager.chmod(0o755)
+    example = str(ROOT / "examples" / "research-70b-intermittent.yaml")
+    env = {**os.environ, "PAGER": str(pager), "COLUMNS": "80", "LINES": "24"}
+    env.pop("NO_PAGER", None)
+    args = ["-m", "engine", "recommend", "--answers", example, "--no-audit", "--explain"]
+    child = pexpect.spawn(sys.executable, args, env=env, encoding="utf-8", timeout=120,
+                          dimensions=(24, 80))
+    child.expect("PAGED")
+    child.expect(pexpect.EOF)
+    assert "Why not the others" in marker.read_text(encoding="utf-8")
+    marker.unlink()
+    quiet = pexpect.spawn(sys.executable, [*args, "--no-pager"], env=env, encoding="utf-8",
+                          timeout=120, dimensions=(24, 80))
+    quiet.expect("Why not the others")
+    quiet.expect(pexpect.EOF)
+    assert not marker.exists()
+    short = pexpect.spawn(sys.executable, args[:-1], env=env, encoding="utf-8", timeout=120,
+                          dimensions=(24, 80))  # the brief fits the screen: not paged
+    short.expect("Next step:")
+    short.expect(pexpect.EOF)
+    assert not marker.exists()
