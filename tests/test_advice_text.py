@@ -72,7 +72,7 @@ def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() ->
     rows = table(out)
     assert rows[1] == ("→  2× B200          RunPod on-demand     us,eu +2   6.79    0.4"
                        "       $0    $974")
-    assert rows[-1] == ("   2× RTX PRO 6000  owned                on site    0.12    2.5"
+    assert rows[-1] == ("   2× RTX PRO 6000  to buy               on site    0.12    2.5"
                         "  $25,586  $7,024")
     assert all(len(line) <= 80 for line in out.splitlines())
     assert ("$ per GPU-h: price per GPU-hour (owned: power); days a run: how long one "
@@ -85,7 +85,7 @@ def test_work_in_hours_comes_in_runs_with_their_length() -> None:
     shows how long one run takes, as for work in tokens."""
     out = run(LOCAL)
     assert "days" in out[out.index("Hardware (→ the pick"):].splitlines()[1]
-    assert table(out)[0] == ("→  1× RTX 4090       owned                on site    0.12    1.0"
+    assert table(out)[0] == ("→  1× RTX 4090       to buy               on site    0.12    1.0"
                              "  $4,480  $2,035")
     assert "in runs of 24 hours (assumed)" in " ".join(out.split())
 

@@ -29,6 +29,7 @@ from engine.cli.options import (
     explain_options,
     force_option,
     format_option,
+    html_option,
     rules_option,
 )
 from engine.decide.engine import load_engine
@@ -155,12 +156,14 @@ def _say(text: str) -> None:
 @rules_option
 @catalog_options
 @audit_options
-@format_option("text", "json", "markdown")
+@html_option
+@format_option("text", "json", "markdown", "html")
 @explain_options
 def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, advanced: bool,
         save_answers: Path | None, chart_path: Path | None, force: bool,
         rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
-        audit_db: Path | None, no_audit: bool, fmt: str, explain: bool, no_pager: bool) -> None:
+        audit_db: Path | None, no_audit: bool, html_path: Path | None, fmt: str, explain: bool,
+        no_pager: bool) -> None:
     """Answer a few questions (arrow keys on a terminal), get the recommendation.
 
     Irrelevant questions are skipped (no regions unless residency is 'region', …). Each
@@ -197,7 +200,7 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
             record_decision(engine, decision, audit_db)
             session.recorded = (decision.decision_id, audit_db or default_path())
         emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force,
-             explain=explain, pager=not no_pager)
+             explain=explain, pager=not no_pager, html_path=html_path, answers=answers)
         session.say_saved()
     except KeyboardInterrupt:
         click.echo(f"\n{session.cancelled()}", err=True)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from engine.answers.model import Answers
 from engine.cli.notices import say_new_store
 from engine.decide.engine import Decision, Engine, Evaluation
 from engine.files.printable import json_printable
@@ -27,7 +28,8 @@ NOT_RECORDED = "not recorded (--no-audit)"
 
 def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
          recorded: bool = True, force: bool = False, *, explain: bool = False,
-         pager: bool = True) -> None:
+         pager: bool = True, html_path: Path | None = None,
+         answers: Answers | None = None) -> None:
     """Print the decision in ``fmt`` and write the chart file if asked. A decision that was
     not ``recorded`` shows no id a person could look for in the audit store (JSON keeps its
     ``decision_id``: the contract's field)."""
@@ -35,6 +37,8 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         decision = decision.model_copy(update={"decision_id": NOT_RECORDED})
     if fmt == "json":  # the same JSON value; no character a terminal acts on is left raw
         click.echo(json_printable(decision.to_json()), nl=False)
+    elif fmt == "html":
+        click.echo(html_page(decision, engine, answers), nl=False)
     elif fmt == "markdown":
         from engine.output.markdown import render_markdown
 
@@ -46,6 +50,12 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
 
         show(render_text(decision, engine.rulebook, platform_names(engine)) if explain
              else render_brief(decision), allowed=pager)
+    if html_path is not None:
+        from engine.files.safe_write import check_target, write_checked
+
+        target = check_target(html_path, force=force, field="--html")
+        write_checked(target, html_page(decision, engine, answers).encode("utf-8"))
+        click.echo(f"Page written to {html_path}", err=True)
     if chart_path is not None:
         from engine.output.chart import curves_from, write_chart
 
@@ -55,6 +65,20 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
             return
         write_chart(curves, chart_path, force=force)
         click.echo(f"Chart written to {chart_path}", err=True)
+
+
+def html_page(decision: Decision, engine: Engine, answers: Answers | None) -> str:
+    """The decision's HTML page, with what-if where the answers are at hand."""
+    from engine.output.html import render_html
+
+    lines: list[str] = []
+    if answers is not None:
+        from engine.tools.whatif_text import whatif_lines
+        from engine.tools.whatif import outcomes, what_if
+
+        base, flips = what_if(engine, answers)
+        lines = whatif_lines(base, outcomes(engine, answers, base, flips))
+    return render_html(decision, engine.rulebook, platform_names(engine), lines)
 
 
 def platform_names(engine: Engine) -> dict[str, str]:

@@ -280,6 +280,23 @@ def force_option(help_text: str) -> Callable[[F], F]:
     return decorate
 
 
+def html_option(func: F) -> F:
+    """``--html FILE``: also write the decision as one self-contained HTML page (checked when
+    the flags are read, as ``--chart`` is)."""
+    return click.option(
+        "--html", "html_path", type=_path, default=None, metavar="FILE",
+        callback=_html_target, help="Also write the decision as a self-contained HTML page.",
+    )(func)
+
+
+def _html_target(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    if path is not None:
+        from engine.files.safe_write import check_target
+
+        check_target(path, force=bool(ctx.params.get("force")), field="--html")
+    return path
+
+
 def chart_option(func: F) -> F:
     """``--chart FILE``, checked when the flags are read: before anything runs or prints."""
     return click.option(

@@ -18,6 +18,7 @@ from engine.cli.options import (
     explain_options,
     force_option,
     format_option,
+    html_option,
     rules_option,
     trace_option,
 )
@@ -37,13 +38,14 @@ if TYPE_CHECKING:
 @trace_option("Also give every formula trace, each configuration's own notes, the "
               "candidates each rule fired on, and every rule: fired, or the first condition "
               "that failed (the audit record stays lean).")
-@format_option("text", "json", "markdown")
+@html_option
+@format_option("text", "json", "markdown", "html")
 @explain_options
 def recommend(answers_path: Path | None, overrides: tuple[str, ...],
               model_reference: str | None, rules_dir: Path | None, catalog_dir: Path | None,
               prices: PriceInput | None, audit_db: Path | None, no_audit: bool,
-              chart_path: Path | None, force: bool, show_trace: bool, fmt: str,
-              explain: bool, no_pager: bool) -> None:
+              chart_path: Path | None, force: bool, show_trace: bool, html_path: Path | None,
+              fmt: str, explain: bool, no_pager: bool) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.
 
     \b
@@ -64,4 +66,4 @@ def recommend(answers_path: Path | None, overrides: tuple[str, ...],
                     pager=not no_pager)
     else:
         emit(decision, engine, fmt, chart_path, recorded=not no_audit, force=force,
-             explain=explain, pager=not no_pager)
+             explain=explain, pager=not no_pager, html_path=html_path, answers=answers)

@@ -22,19 +22,11 @@ if TYPE_CHECKING:
     from engine.catalog.prices import PriceInput
 
 
-def _value(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:,.2f}".rstrip("0").rstrip(".")
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return json.dumps(value) if not isinstance(value, str) else value
-
-
 @click.command()
 @answers_options(required=True, model=True)
 @rules_option
 @catalog_options
-@format_option("text", "json")
+@format_option("text", "json", "markdown")
 def whatif(answers_path: Path, overrides: tuple[str, ...], model_reference: str | None,
            rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
            fmt: str) -> None:
@@ -47,23 +39,26 @@ def whatif(answers_path: Path, overrides: tuple[str, ...], model_reference: str 
     Example:
       gpu-advisor whatif --answers examples/research-70b-intermittent.yaml
     """
-    from engine.tools.whatif import what_if
+    from engine.tools.whatif_text import whatif_lines
+    from engine.tools.whatif import WORK_ANSWERS, outcomes, what_if, work_outcome
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
     answers = load_answers(answers_path, overrides, engine.catalog, model=model_reference)
     base, flips = what_if(engine, answers)
+    found = outcomes(engine, answers, base, flips)
+    at_work = work_outcome(engine, answers, base)
+    work_answers = {a for names in WORK_ANSWERS.values() for a in names}
+    if at_work is not None and not any(o.flip.axis == "deployment"
+                                       and o.flip.answer in work_answers for o in found):
+        found = [at_work, *found]
     if fmt == "json":
-        click.echo(json.dumps([f.as_json() for f in flips], indent=2))
+        click.echo(json.dumps([{**o.flip.as_json(), "pick": o.pick,
+                                "per_year_usd": o.per_year_usd} for o in found], indent=2))
         return
-    flipped = {f.axis for f in flips}
-    for flip in flips:
-        if isinstance(flip.value, (int, float)) and not isinstance(flip.value, bool):
-            way = "≥" if flip.value > (flip.current or 0) else "≤"
-            change = f"{flip.answer} {way} {_value(flip.value)} (now {_value(flip.current)})"
-        else:
-            change = f"{flip.answer} = {_value(flip.value)} (now {_value(flip.current)})"
-        click.echo(f"{flip.axis}: {flip.before} → {flip.after} if {change}")
-    for axis, decision in base.decisions.items():
-        if axis not in flipped:
-            click.echo(f"{axis}: {decision.choice} (no single answer change flips it)")
+    lines = whatif_lines(base, found)
+    if fmt == "markdown":
+        click.echo("\n".join(f"- {line}" for line in lines))
+        return
+    for line in lines:
+        click.echo(line)

@@ -39,30 +39,60 @@ def brief_lines(decision: Decision) -> list[str]:
     over 24 lines (the reasons to one line each, fewer alternatives, the work in one line),
     never the decision, its cost, the next step or where the rest is."""
     for why_lines, rows, work_most in ((_WHY_LINES, 3, 2), (3, 3, 2), (3, 2, 1), (3, 1, 1)):
-        lines = _sections(decision, why_lines, rows, work_most)
+        lines = _lines(brief_items(decision, rows), why_lines, work_most)
         if len(lines) <= MAX_LINES:
             return lines
     return lines[:MAX_LINES - 1] + lines[-1:]
 
 
-def _sections(decision: Decision, why_lines: int, rows: int, work_most: int) -> list[str]:
+Item = tuple[str, str]
+"""(kind, text): ``headline``, ``notice``, ``cost``, ``work``, ``why`` (a heading, then a
+``reason`` each), ``next``, ``alternatives`` (then an ``alternative`` each), ``change``,
+``more``, ``identity``."""
+
+
+def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
+    """The one-screen answer as items of whole text, for any renderer (the HTML page shows
+    them unwrapped)."""
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
-    lines = _wrap(headline(decision), 3)
-    for notice in (*price_lines(decision), assumed_work_line(decision)):
-        if notice:
-            lines += _wrap(notice, 2)
+    items: list[Item] = [("headline", headline(decision))]
+    items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision)) if n]
     if choice is not None and not api:
-        lines += _wrap(_cost(decision, choice), 2)
-        lines += _wrap(work_line(decision), work_most)
-    lines += _why(decision, why_lines)
+        items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
+    reasons = _reasons(decision)
+    if reasons:
+        items += [("why", "Why:"), *(("reason", r) for r in reasons)]
     if choice is not None:
-        lines += _wrap(_api_step(choice) if api else _next_step(decision, choice), 3)
-    lines += _alternatives(decision, "If you train anyway" if api else "Alternatives", rows)
+        items.append(("next", _api_step(choice) if api else _next_step(decision, choice)))
+    alternatives = _alternatives(decision, rows)
+    if alternatives:
+        title = "If you train anyway" if api else "Alternatives"
+        items.append(("alternatives", f"{title} (cost a year for the same work):"))
+        items += [("alternative", a) for a in alternatives]
     change = _would_change(decision)
     if change:
-        lines += _wrap(change, 2)
-    return lines + _wrap(_more(decision), 2) + [identity_line(decision)]
+        items.append(("change", change))
+    return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
+
+
+def _lines(items: list[Item], why_lines: int, work_most: int) -> list[str]:
+    most = {"headline": 3, "notice": 2, "cost": 2, "work": work_most, "next": 3, "change": 2,
+            "more": 2}
+    reasons = [text for kind, text in items if kind == "reason"]
+    lines: list[str] = []
+    for kind, text in items:
+        if kind == "reason":
+            continue
+        if kind == "why":
+            lines += ["Why:", *_why_lines(reasons, why_lines)]
+        elif kind == "alternative":
+            lines.append(_cut(f"  {text}", WIDTH))
+        elif kind in ("alternatives", "identity"):
+            lines.append(text)
+        else:
+            lines += _wrap(text, most[kind])
+    return lines
 
 
 def _wrap(text: str, most: int) -> list[str]:
@@ -98,9 +128,8 @@ def _cost(decision: Decision, choice: Candidate) -> str:
     return text + "."
 
 
-def _why(decision: Decision, most: int = _WHY_LINES) -> list[str]:
-    """Up to three reasons in ``most`` lines: the strongest of the axes the headline rests
-    on."""
+def _reasons(decision: Decision) -> list[str]:
+    """Up to three reasons: the strongest of the axes the headline rests on."""
     picked: list[str] = []
     approach = decision.decisions["approach"].choice
     axes = ("approach", *_WHY_AXES[:-1]) if approach != "fine-tune" else _WHY_AXES
@@ -114,11 +143,14 @@ def _why(decision: Decision, most: int = _WHY_LINES) -> list[str]:
                 break
         if len(picked) == 3:
             break
-    if not picked:
-        return []
-    lines = ["Why:"]
+    return picked
+
+
+def _why_lines(picked: list[str], most: int = _WHY_LINES) -> list[str]:
+    """The reasons in ``most`` lines, each at least one."""
+    lines: list[str] = []
     for i, text in enumerate(picked):
-        room = most - (len(lines) - 1) - (len(picked) - i - 1)
+        room = most - len(lines) - (len(picked) - i - 1)
         wrapped = textwrap.wrap(text, WIDTH - 3, break_long_words=False,
                                 break_on_hyphens=False)
         kept = wrapped[:max(1, min(2, room))]
@@ -154,14 +186,12 @@ def _api_step(choice: Candidate) -> str:
             "year.")
 
 
-def _alternatives(decision: Decision, title: str, most: int = 3) -> list[str]:
+def _alternatives(decision: Decision, most: int = 3) -> list[str]:
     rows = [c for mark, c in table_rows(decision) if not mark.strip()][:most]
-    if not rows:
-        return []
-    out = [f"{title} (cost a year for the same work):"]
+    out = []
     for c in rows:
         days = f", {run_length(c.days_per_run)} a run" if c.days_per_run is not None else ""
-        out.append(_cut(f"  {_label(c)}: {usd(c.cost.per_year_usd)}{days}", WIDTH))
+        out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}")
     return out
 
 

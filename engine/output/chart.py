@@ -114,54 +114,141 @@ def write_chart(curves: CostCurves, path: Path, *, force: bool = False) -> None:
     write_checked(target, svg_chart(curves).encode("utf-8") if svg else _png(curves))
 
 
-def svg_chart(curves: CostCurves, width: int = 720, height: int = 420) -> str:
+OWN_COLOUR, RENT_COLOUR, YOU_COLOUR = "#1f77b4", "#d62728", "#555555"
+"""One palette for every chart: SVG, PNG and the HTML page."""
+
+
+def nice_ticks(top: float, most: int = 6) -> list[float]:
+    """Round tick values from 0 to at least ``top`` (1, 2 or 5 × a power of ten apart)."""
+    import math
+
+    if top <= 0:
+        return [0.0, 1.0]
+    raw = top / max(1, most - 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= raw)
+    count = math.ceil(top / step - 1e-9)
+    return [i * step for i in range(count + 1)]
+
+
+def tick_label(value: float, money: bool) -> str:
+    """``$20k``, ``$1.5M``, ``2,000``: short enough for an axis."""
+    sign = "$" if money else ""
+    if money and value >= 1_000_000:
+        return f"{sign}{value / 1_000_000:g}M"
+    if money and value >= 1_000:
+        return f"{sign}{value / 1_000:g}k"
+    return f"{sign}{value:,.0f}" if value >= 10 or value == int(value) else f"{sign}{value:g}"
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """What every rendering of the chart draws: ranges, round ticks, titles, labels."""
+
+    curves: CostCurves
+    x_ticks: list[float]
+    y_ticks: list[float]
+
+    @property
+    def x_max(self) -> float:
+        """The last x tick: the axis ends on a round number."""
+        return self.x_ticks[-1]
+
+    @property
+    def y_max(self) -> float:
+        """The last y tick."""
+        return self.y_ticks[-1]
+
+    @property
+    def x_title(self) -> str:
+        """The x axis: the team's own unit of work."""
+        return f"your work: {self.curves.unit}"
+
+    y_title = "cost a year (USD)"
+
+    def legend(self) -> list[tuple[str, str]]:
+        """(colour, label) of the two configurations and the team's work."""
+        c = self.curves
+        return [(OWN_COLOUR, c.own_label), (RENT_COLOUR, f"{c.rent_label}, same work"),
+                (YOU_COLOUR, f"your work, {c.planned:,.0f}: own ${c.own(c.planned):,.0f}, "
+                             f"rent ${c.rent(c.planned):,.0f} a year")]
+
+    def break_even_label(self) -> str:
+        """What the crossing is, in words."""
+        c = self.curves
+        return f"break-even {c.break_even:,.0f} (${c.own(c.break_even):,.0f} a year)"
+
+
+def chart_spec(curves: CostCurves) -> ChartSpec:
+    """The ranges and ticks of ``curves``: the crossing and the team's work in view."""
+    x_ticks = nice_ticks(curves.max_x)
+    end = x_ticks[-1]
+    y_ticks = nice_ticks(max(curves.own(end), curves.rent(end), 1.0))
+    return ChartSpec(curves, x_ticks, y_ticks)
+
+
+def svg_chart(curves: CostCurves, width: int = 720, height: int = 460) -> str:
     """The chart as a standalone SVG document (no plotting library needed)."""
-    left, right, top_pad, bottom = 80, 20, 40, 110
+    spec = chart_spec(curves)
+    left, right, top_pad, bottom = 90, 30, 50, 140
     w, h = width - left - right, height - top_pad - bottom
-    top = max(curves.own(curves.max_x), curves.rent(curves.max_x), 1.0)
 
     def px(x: float) -> float:
-        return left + x / curves.max_x * w
+        return left + x / spec.x_max * w
 
     def py(cost: float) -> float:
-        return top_pad + h - cost / top * h
+        return top_pad + h - cost / spec.y_max * h
 
     def line(f: Any, colour: str) -> str:
         points = " ".join(f"{px(x):.1f},{py(f(x)):.1f}"
-                          for x in (curves.max_x * i / 100 for i in range(101)))
-        return f'<polyline fill="none" stroke="{colour}" stroke-width="2" points="{points}"/>'
+                          for x in (spec.x_max * i / 100 for i in range(101)))
+        return f'<polyline fill="none" stroke="{colour}" stroke-width="2.5" points="{points}"/>'
 
-    be_x, be_y = px(curves.break_even), py(curves.own(curves.break_even))
-    you = px(curves.planned)
-    text = [
-        f'<text x="{left}" y="24" font-size="16" font-weight="bold">Owning vs renting</text>',
+    parts = [f'<text x="{left}" y="26" font-size="17" font-weight="bold">Owning vs renting '
+             'the same work</text>']
+    for t in spec.y_ticks:
+        parts.append(f'<line x1="{left}" y1="{py(t):.1f}" x2="{left + w}" y2="{py(t):.1f}" '
+                     'stroke="#e6e6e6"/>'
+                     f'<text x="{left - 8}" y="{py(t) + 4:.1f}" text-anchor="end" '
+                     f'font-size="12">{tick_label(t, True)}</text>')
+    for t in spec.x_ticks:
+        parts.append(f'<line x1="{px(t):.1f}" y1="{top_pad + h}" x2="{px(t):.1f}" '
+                     f'y2="{top_pad + h + 5}" stroke="black"/>'
+                     f'<text x="{px(t):.1f}" y="{top_pad + h + 20}" text-anchor="middle" '
+                     f'font-size="12">{tick_label(t, False)}</text>')
+    parts += [
         f'<line x1="{left}" y1="{top_pad + h}" x2="{left + w}" y2="{top_pad + h}" '
         'stroke="black"/>',
         f'<line x1="{left}" y1="{top_pad}" x2="{left}" y2="{top_pad + h}" stroke="black"/>',
-        f'<text x="{left - 6}" y="{top_pad + 4}" text-anchor="end" font-size="11">'
-        f'${top:,.0f}</text>',
-        f'<text x="{left - 6}" y="{top_pad + h}" text-anchor="end" font-size="11">$0</text>',
-        f'<text x="{left + w}" y="{top_pad + h + 16}" text-anchor="end" font-size="11">'
-        f'{curves.max_x:,.0f}</text>',
-        f'<text x="{left}" y="{top_pad + h + 16}" font-size="11">0</text>',
-        f'<text x="{left + w / 2}" y="{top_pad + h + 32}" text-anchor="middle" font-size="12">'
-        f'{escape(curves.unit)}</text>',
-        line(curves.own, "#1f77b4"), line(curves.rent, "#d62728"),
-        f'<line x1="{you:.1f}" y1="{top_pad}" x2="{you:.1f}" y2="{top_pad + h}" stroke="grey" '
-        'stroke-dasharray="4 3"/>',
-        f'<circle cx="{be_x:.1f}" cy="{be_y:.1f}" r="4" fill="black"/>',
-        f'<text x="{be_x + 6:.1f}" y="{be_y - 6:.1f}" font-size="11">break-even '
-        f'{curves.break_even:,.0f}</text>',
+        f'<text x="{left + w / 2}" y="{top_pad + h + 40}" text-anchor="middle" '
+        f'font-size="13">{escape(spec.x_title)}</text>',
+        f'<text transform="translate(22 {top_pad + h / 2}) rotate(-90)" text-anchor="middle" '
+        f'font-size="13">{spec.y_title}</text>',
+        line(curves.own, OWN_COLOUR), line(curves.rent, RENT_COLOUR),
     ]
-    legend = [("#1f77b4", curves.own_label), ("#d62728", f"{curves.rent_label}, same work"),
-              ("grey", f"your work: {curves.planned:,.0f}")]
-    for n, (colour, label) in enumerate(legend):
-        y = top_pad + h + 52 + n * 18
-        text.append(f'<rect x="{left}" y="{y - 9}" width="14" height="4" fill="{colour}"/>'
-                    f'<text x="{left + 20}" y="{y - 4}" font-size="12">{escape(label)}</text>')
-    body = "\n".join(text)
+    you = px(min(curves.planned, spec.x_max))
+    parts.append(f'<line x1="{you:.1f}" y1="{top_pad}" x2="{you:.1f}" y2="{top_pad + h}" '
+                 f'stroke="{YOU_COLOUR}" stroke-dasharray="5 4"/>')
+    be_x, be_y = px(curves.break_even), py(curves.own(curves.break_even))
+    label = escape(spec.break_even_label())
+    box_w = 7.2 * len(spec.break_even_label()) + 12
+    box_x = min(max(left + 4, be_x - box_w / 2), left + w - box_w)
+    parts.append(f'<line x1="{be_x:.1f}" y1="{be_y:.1f}" x2="{be_x:.1f}" y2="{top_pad + 22}" '
+                 'stroke="black" stroke-dasharray="2 2"/>'
+                 f'<rect x="{box_x:.1f}" y="{top_pad + 4}" width="{box_w:.1f}" height="20" '
+                 'fill="white" stroke="black" rx="3"/>'
+                 f'<text x="{box_x + 6:.1f}" y="{top_pad + 18}" font-size="12">{label}</text>'
+                 f'<circle cx="{be_x:.1f}" cy="{be_y:.1f}" r="5" fill="black"/>')
+    for n, (colour, text) in enumerate(spec.legend()):
+        y = top_pad + h + 64 + n * 20
+        dash = ' stroke-dasharray="5 4"' if colour == YOU_COLOUR else ""
+        parts.append(f'<line x1="{left}" y1="{y - 4}" x2="{left + 22}" y2="{y - 4}" '
+                     f'stroke="{colour}" stroke-width="2.5"{dash}/>'
+                     f'<text x="{left + 30}" y="{y}" font-size="12">{escape(text)}</text>')
+    body = "\n".join(parts)
     return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-            f'viewBox="0 0 {width} {height}" font-family="sans-serif">\n'
+            f'viewBox="0 0 {width} {height}" font-family="sans-serif" role="img" '
+            f'aria-label="Owning vs renting: {label}">\n'
             f'<rect width="100%" height="100%" fill="white"/>\n{body}\n</svg>\n')
 
 
@@ -170,22 +257,45 @@ def _png(curves: CostCurves) -> bytes:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter
 
-    xs = [curves.max_x * i / 200 for i in range(201)]
-    fig, ax = plt.subplots(figsize=(7, 4))
+    spec = chart_spec(curves)
+    xs = [spec.x_max * i / 200 for i in range(201)]
+    legend = [(colour, _plain(text)) for colour, text in spec.legend()]
+    fig, ax = plt.subplots(figsize=(7.2, 4.6))
     try:
-        ax.plot(xs, [curves.own(x) for x in xs], label=curves.own_label)
-        ax.plot(xs, [curves.rent(x) for x in xs], label=f"{curves.rent_label} (same work)")
-        ax.axvline(curves.planned, linestyle=":", color="grey",
-                   label=f"your work: {curves.planned:,.0f}")
-        ax.plot([curves.break_even], [curves.own(curves.break_even)], "o", color="black")
-        ax.set_xlabel(curves.unit)
-        ax.set_ylabel("cost a year (USD)")
-        ax.set_title("Owning vs renting")
-        ax.legend(loc="upper left", fontsize="small")
+        ax.plot(xs, [curves.own(x) for x in xs], color=OWN_COLOUR, linewidth=2.5,
+                label=legend[0][1])
+        ax.plot(xs, [curves.rent(x) for x in xs], color=RENT_COLOUR, linewidth=2.5,
+                label=legend[1][1])
+        ax.axvline(min(curves.planned, spec.x_max), linestyle="--", color=YOU_COLOUR,
+                   label=legend[2][1])
+        be_y = curves.own(curves.break_even)
+        ax.plot([curves.break_even], [be_y], "o", color="black")
+        ax.annotate(_plain(spec.break_even_label()), (curves.break_even, be_y),
+                    xytext=(0.5, 0.97), textcoords="axes fraction", ha="center", va="top",
+                    bbox={"boxstyle": "round", "fc": "white", "ec": "black"},
+                    arrowprops={"arrowstyle": "-", "linestyle": ":"})
+        ax.set_xticks(spec.x_ticks)
+        ax.set_yticks(spec.y_ticks)
+        ax.set_xlim(0, spec.x_max)
+        ax.set_ylim(0, spec.y_max)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: tick_label(v, False)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: _plain(tick_label(v, True))))
+        ax.grid(axis="y", color="#e6e6e6")
+        ax.set_xlabel(spec.x_title)
+        ax.set_ylabel(spec.y_title)
+        ax.set_title("Owning vs renting the same work", loc="left", fontweight="bold")
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.18), fontsize="small",
+                  frameon=False)
         fig.tight_layout()
         image = io.BytesIO()
         fig.savefig(image, format="png")
         return image.getvalue()
     finally:
         plt.close(fig)
+
+
+def _plain(text: str) -> str:
+    """``text`` as matplotlib draws it literally (a ``$`` would start maths)."""
+    return text.replace("$", r"\$")

@@ -157,9 +157,12 @@ def run_days(days: float | None) -> str:
 
 
 def offer(c: Candidate) -> str:
-    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``owned`` (to buy), ``yours``."""
+    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``to buy``, ``yours``, ``yours + 2``
+    (more bought beside the team's own)."""
     if c.where == "local":
-        return "yours" if c.owned else "owned"
+        if c.added_to_owned:
+            return f"yours + {c.added_to_owned}"
+        return "yours" if c.owned else "to buy"
     pricing = f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
     return f"{c.provider_label} {pricing}"
 

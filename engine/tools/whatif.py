@@ -376,6 +376,80 @@ def _with(engine: Engine, answers: Answers, field: str, value: Any) -> Answers |
         return None
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """What a flip makes of the recommendation: the pick and its cost a year."""
+
+    flip: Flip
+    pick: str | None
+    """The pick in words (``2× B200, RunPod on-demand``), None where nothing is picked."""
+    per_year_usd: float | None
+    upfront_usd: float
+
+
+def outcomes(engine: Engine, answers: Answers, base: Decision,
+             flips: list[Flip]) -> list[Outcome]:
+    """The flips worth saying, each with the pick and cost it leads to: a flip of an axis
+    that does not apply before or after it (cloud pricing for a purchase) is left out."""
+    out: list[Outcome] = []
+    made: dict[tuple[str, str], Decision] = {}
+    for flip in flips:
+        if not base.decisions[flip.axis].applies:
+            continue
+        trial = _with(engine, answers, flip.answer, flip.value)
+        if trial is None:
+            continue
+        key = (flip.answer, repr(flip.value))
+        if key not in made:
+            made[key] = engine.recommend(trial, decision_id="whatif")
+        after = made[key]
+        if flip.after is not None and not after.decisions[flip.axis].applies:
+            continue
+        choice = after.hardware.choice
+        pick = None if choice is None else _pick_words(choice)
+        out.append(Outcome(flip, pick, None if choice is None else choice.cost.per_year_usd,
+                           0.0 if choice is None else choice.cost.upfront_usd))
+    return out
+
+
+def work_outcome(engine: Engine, answers: Answers, base: Decision) -> Outcome | None:
+    """The deployment at the break-even, in the team's unit of work: runs a year (or
+    GPU-hours a year) just past the work at which owning and renting cost the same, where
+    that flips it (None where there is no break-even or it flips nothing)."""
+    be = base.estimates.get("break_even") or {}
+    work = base.estimates["work"]
+    if not be.get("work") or work["mode"] not in WORK_ANSWERS:
+        return None
+    answer = WORK_ANSWERS[work["mode"]][0]
+    current = work["runs_per_year"] if answer == "runs_per_year" else work["hours_per_year"]
+    if not current:
+        return None
+    level = float(be["work"]) / float(work["units"]) * float(current)
+    value = _plain(float(math.ceil(level)) if level > current else float(math.floor(level)))
+    trial = _with(engine, answers, answer, value)
+    if trial is None or value == current:
+        return None
+    after = engine.recommend(trial, decision_id="whatif")
+    before = base.decisions["deployment"].choice
+    if after.decisions["deployment"].choice == before:
+        return None
+    choice = after.hardware.choice
+    flip = Flip("deployment", before, after.decisions["deployment"].choice, answer, value,
+                _plain(float(current)), abs(value - current))
+    return Outcome(flip, None if choice is None else _pick_words(choice),
+                   None if choice is None else choice.cost.per_year_usd,
+                   0.0 if choice is None else choice.cost.upfront_usd)
+
+
+def _pick_words(choice: Any) -> str:
+    name = choice.gpu_label
+    if choice.owned:
+        return f"your {choice.count}× {name}"
+    if choice.where == "local":
+        return f"buy {choice.count}× {name}"
+    return f"rent {choice.count}× {name}, {choice.provider_label} {choice.pricing}"
+
+
 def _plain(value: Any) -> Any:
     if isinstance(value, float) and value.is_integer():
         return int(value)
