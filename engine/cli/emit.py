@@ -73,8 +73,8 @@ def html_page(decision: Decision, engine: Engine, answers: Answers | None) -> st
 
     lines: list[str] = []
     if answers is not None:
-        from engine.tools.whatif_text import whatif_lines
         from engine.tools.whatif import outcomes, what_if
+        from engine.tools.whatif_text import whatif_lines
 
         base, flips = what_if(engine, answers)
         lines = whatif_lines(base, outcomes(engine, answers, base, flips))

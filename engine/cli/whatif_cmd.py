@@ -39,8 +39,8 @@ def whatif(answers_path: Path, overrides: tuple[str, ...], model_reference: str 
     Example:
       gpu-advisor whatif --answers examples/research-70b-intermittent.yaml
     """
-    from engine.tools.whatif_text import whatif_lines
     from engine.tools.whatif import WORK_ANSWERS, outcomes, what_if, work_outcome
+    from engine.tools.whatif_text import whatif_lines
 
     engine = load_engine(rules_dir, catalog_dir, prices)
     say_notices(engine.catalog)
