@@ -240,3 +240,25 @@ def test_ctrl_c_at_the_first_question(session: Any, tmp_path: Path) -> None:
     assert "Traceback" not in output
     assert output.rstrip().endswith("Cancelled; nothing was recorded.")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_asks_on_the_terminal_when_the_result_goes_to_a_file(tmp_path: Path) -> None:
+    """``ask --format json > rec.json``: the questions are drawn on the terminal (stderr),
+    the file gets the decision alone."""
+    answers = tmp_path / "answers.yaml"
+    answers.write_text("model: llama-3.1-8b\ntraining_tokens_b: 0.1\nruns_per_year: 4\n",
+                       encoding="utf-8")
+    env = {**os.environ, "PROMPT_TOOLKIT_NO_CPR": "1", "TERM": "xterm"}
+    command = (f"{sys.executable} -m engine ask --answers {answers} --no-audit "
+               f"--format json > {tmp_path / 'rec.json'}")
+    child = pexpect.spawn("/bin/sh", ["-c", command], env=env, cwd=str(tmp_path),
+                          dimensions=(40, 80), encoding="utf-8", timeout=60)
+    child.expect("pretrain one")                           # a question, on the terminal
+    child.send("\r")
+    for _ in range(20):                                    # Enter through the rest
+        if child.expect([r"\(.*\? help", pexpect.EOF]) == 1:
+            break
+        child.send("\r")
+    child.close()
+    decision = (tmp_path / "rec.json").read_text(encoding="utf-8")
+    assert decision.startswith("{") and '"schema_version": 3' in decision

@@ -9,6 +9,7 @@ accepted answer is printed on a line of its own, so the scrollback shows what wa
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
 from typing import Any
 
@@ -84,27 +85,32 @@ class TerminalPrompter:
             self.say(wrap_note(question.help, columns))
 
     def say(self, text: str) -> None:
-        """One note under the prompt."""
+        """One note under the prompt (on the terminal, also when stdout is a file)."""
         import questionary
 
-        questionary.print(text)
+        if sys.stdout.isatty():
+            questionary.print(text)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
 
     def _ask_once(self, question: Question, offer: Offer, message: str) -> Any:
         import questionary
 
+        out = _terminal()
         if question.type == "choice" and offer.choices:
             default = offer.default if offer.default in offer.choices else None
             return _with_keys(questionary.select(message, choices=offer.choices,
-                                                 default=default, instruction=" "))
+                                                 default=default, instruction=" ", **out))
         if question.type == "bool":
             return _with_keys(questionary.confirm(message, default=bool(offer.default),
-                                                  instruction=" "))
+                                                  instruction=" ", **out))
         if question.type == "list" and offer.choices:
             picked = _with_keys(questionary.checkbox(
                 message, instruction=" ",
                 choices=[questionary.Choice(c, checked=c in (offer.default or []))
                          for c in offer.choices],
-                validate=lambda items: bool(items) or "pick at least one"))
+                validate=lambda items: bool(items) or "pick at least one", **out))
             return picked if picked in (BACK, HELP) else list(picked)
         return self._text(question, offer, message)
 
@@ -116,7 +122,7 @@ class TerminalPrompter:
 
         completer = (WordCompleter([*offer.choices, "none"]) if offer.choices else None)
         while True:
-            text = _with_keys(questionary.text(message, completer=completer))
+            text = _with_keys(questionary.text(message, completer=completer, **_terminal()))
             if text in (HELP, BACK):
                 return text
             word = text.strip().lower()
@@ -128,6 +134,16 @@ class TerminalPrompter:
             if refused is None:
                 return offer.read(text)
             self.say(wrap_note(refused, self.columns or width()))
+
+
+def _terminal() -> dict[str, Any]:
+    """Where prompts draw: the standard output, or, when it is redirected to a file
+    (``ask > rec.json``), the terminal's standard error, so the file gets only the result."""
+    if sys.stdout.isatty():
+        return {}
+    from prompt_toolkit.output import create_output
+
+    return {"output": create_output(stdout=sys.stderr)}
 
 
 def _with_keys(question: Any) -> Any:

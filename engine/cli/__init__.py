@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import click
@@ -54,6 +56,17 @@ class AdvisorGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return [name for name in COMMANDS if self._available(name)]
+
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        """Click's, with a did-you-mean for a misspelt command (``recomend``)."""
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            from engine.files.validation import did_you_mean
+
+            hint = did_you_mean(name, self.list_commands(ctx))
+            ctx.fail(f"No such command '{name}'{hint or '.'}")
+        return super().resolve_command(ctx, args)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         target = COMMANDS.get(cmd_name)
@@ -113,6 +126,43 @@ class AdvisorGroup(click.Group):
         except KeyboardInterrupt:  # one line, not click's blank line and "Aborted!"
             click.echo("Interrupted.", err=True)
             ctx.exit(130)
+
+
+class _HelpFormatter(click.HelpFormatter):
+    """Click's help, never broken inside a hyphenated word (``gpu-advisor-answers.yaml``,
+    ``meta-llama/…``), at most 80 columns."""
+
+    def __init__(self, indent_increment: int = 2, width: int | None = None,
+                 max_width: int | None = None) -> None:
+        super().__init__(indent_increment, width, max_width or 80)
+
+    def write_text(self, text: str) -> None:
+        with _whole_words():
+            super().write_text(text)
+
+    def write_dl(self, rows: Any, col_max: int = 30, col_spacing: int = 2) -> None:
+        with _whole_words():
+            super().write_dl(rows, col_max, col_spacing)
+
+
+@contextlib.contextmanager
+def _whole_words() -> Iterator[None]:
+    """While help is laid out, click's text wrapper keeps hyphenated words whole."""
+    from click import _textwrap
+
+    original = _textwrap.TextWrapper.__init__
+
+    def init(wrapper: Any, *args: Any, **kwargs: Any) -> None:
+        original(wrapper, *args, **{**kwargs, "break_on_hyphens": False})
+
+    _textwrap.TextWrapper.__init__ = init  # type: ignore[assignment,method-assign]
+    try:
+        yield
+    finally:
+        _textwrap.TextWrapper.__init__ = original  # type: ignore[method-assign]
+
+
+click.Context.formatter_class = _HelpFormatter
 
 
 def _one_line(message: str) -> str:

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
 
 def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    """A person can answer: the keyboard is a terminal and so is the screen the prompts
+    draw on (stdout, or stderr where stdout goes to a file: ``ask > rec.json``)."""
+    return sys.stdin.isatty() and (sys.stdout.isatty() or sys.stderr.isatty())
 
 
 class Session:
@@ -52,7 +54,9 @@ class Session:
         self.catalog = catalog
         self.interactive = interactive
         self.force = force
-        new_file = answers_path is not None and interactive and not answers_path.exists()
+        new_file = answers_path is not None and not answers_path.exists()
+        self.new_file = new_file
+        """--answers named a file that does not exist yet: it is started (help says so)."""
         self.resumed = answers_path if answers_path is not None and not new_file else None
         prefilled = load_partial(self.resumed, overrides, catalog)
         fixed = {item.partition("=")[0].strip() for item in overrides}
@@ -109,7 +113,8 @@ class Session:
 
     def save_final(self) -> None:
         """Write the checked answers where they go: the session's file, or --save-answers."""
-        if self.save_path is not None and (self.saved_any or self.explicit_save):
+        if self.save_path is not None and (self.saved_any or self.explicit_save
+                                           or self.new_file):
             self._save(self.questionnaire.answers)
 
     def say_saved(self) -> None:
@@ -175,8 +180,8 @@ def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, a
     \b
     Example:
       gpu-advisor ask
-      gpu-advisor ask --answers my-answers.yaml          # resume, or start that file
-      gpu-advisor ask --answers examples/startup-7b-continuous.yaml --set budget_usd=9000
+      gpu-advisor ask --answers my-answers.yaml    # resume, or start that file
+      gpu-advisor ask --answers team.yaml --set budget_usd=9000
       gpu-advisor ask --defaults --set model=mistral-7b --format json
     """
     if save_answers is not None:  # refused before anything is loaded, asked or printed

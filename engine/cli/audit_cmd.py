@@ -18,6 +18,7 @@ from engine.cli.options import (
     rules_option,
     trace_option,
 )
+from engine.errors import EngineError
 from engine.files.printable import csv_cell, json_printable, printable
 
 if TYPE_CHECKING:
@@ -89,16 +90,40 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
             return
         records = store.entries(since=since, until=until, choice=wanted, rule=rule,
                                 limit=limit)
+        picks = [_pick(store, r.id) for r in records]
     if fmt == "json":
-        click.echo(json.dumps([r.summary() for r in records], indent=2))
+        click.echo(json.dumps([{**r.summary(), "pick": pick, "per_year_usd": cost}
+                               for r, (pick, cost) in zip(records, picks, strict=True)],
+                              indent=2))
         return
-    from engine.output.table import print_table
+    from engine.files.printable import printable
     from engine.rules.declarations import always_applies, bundled_axes
 
     shown = always_applies(bundled_axes())
-    rows = [(r.id, r.created_at[:19].replace("T", " "), _choices_text(r.choices_data, shown))
-            for r in records]  # print_table shows every cell printable
-    print_table(f"{len(records)} decision(s)", ["id", "UTC", "choices"], rows)
+    lines = [f"{len(records)} decision(s): the pick, its cost a year for the team's work, "
+             "and the choices"]
+    for r, (pick, cost) in zip(records, picks, strict=True):  # stored text shown printable
+        money = "" if cost is None else f", ${cost:,.0f} a year"
+        lines += [printable(f"{r.id}  {r.created_at[:16].replace('T', ' ')}  "
+                            f"{pick or 'no pick'}{money}"),
+                  printable(f"    {_choices_text(r.choices_data, shown)}")]
+    click.echo("\n".join(lines))  # nothing printed where a record cannot be read
+
+
+def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
+    """A recorded pick in words and its cost a year (None where it made none, or where its
+    body cannot be read: ``audit verify`` says why; the list goes on)."""
+    try:
+        choice = store.get(decision_id).result_data.get("hardware", {}).get("choice")
+    except EngineError:
+        return "unreadable (see audit verify)", None
+    if not isinstance(choice, dict):
+        return None, None
+    where = ("yours" if choice.get("owned") else "to buy") if choice.get("where") == "local" \
+        else f"{choice.get('provider_label')} {choice.get('pricing')}"
+    cost = (choice.get("cost") or {}).get("per_year_usd")
+    return (f"{choice.get('count')}× {choice.get('gpu_label')}, {where}",
+            float(cost) if isinstance(cost, (int, float)) else None)
 
 
 def _say_nothing_recorded(path: Path, fmt: str) -> None:

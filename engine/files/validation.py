@@ -15,8 +15,19 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:
-    """A ``; did you mean 'x'?`` suffix when a close match exists, else an empty string."""
-    matches = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    """A ``; did you mean 'x'?`` suffix when a close match exists, else an empty string: a
+    name the word begins (``h100`` → ``h100-sxm``, the shortest of them) before a merely
+    similar one (``h200``)."""
+    names = list(candidates)
+    started = sorted((n for n in names if word and n.startswith(word) and n != word),
+                     key=lambda n: (len(n), n))
+    matches = difflib.get_close_matches(word, names, n=1, cutoff=0.6)
+    if len(started) > 1 and not (matches and matches[0] in started):
+        shown = ", ".join(f"'{n}'" for n in started[:3])
+        return f"; did you mean one of {shown}{', …' if len(started) > 3 else ''}?"
+    if started:
+        best = matches[0] if matches and matches[0] in started else started[0]
+        return f"; did you mean '{best}'?"
     return f"; did you mean '{matches[0]}'?" if matches else ""
 
 

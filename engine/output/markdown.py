@@ -52,14 +52,14 @@ def render_markdown(decision: Decision, book: Rulebook,
     """The decision as a Markdown document (``platforms``: platform id → name)."""
     decision, platforms = printable_decision(decision, platforms)
     lines = [f"# {_text(headline(decision))}", ""]
-    # one paragraph: each line is a sentence, joined by the renderer
-    lines += [_text(t) for t in (*price_lines(decision), assumed_work_line(decision),
-                                 purchase_line(decision, platforms), running_line(decision),
-                                 work_line(decision), memory_line(decision),
-                                 break_even_line(decision),
-                                 against_break_even_line(decision), plan_line(decision),
-                 owned_line(decision),
-                                 *close_call_lines(decision)) if t]
+    # a paragraph each: the work, the memory, the break-even… stay apart when rendered
+    for text in (*price_lines(decision), assumed_work_line(decision),
+                 purchase_line(decision, platforms), running_line(decision),
+                 work_line(decision), memory_line(decision), break_even_line(decision),
+                 against_break_even_line(decision), plan_line(decision), owned_line(decision),
+                 *close_call_lines(decision)):
+        if text:
+            lines += [_text(text), ""]
     lines += ["", "## Decisions", "", _text(SCORE_LEGEND), ""]
     for title, result in shown_axes(decision):
         lines += [f"### {title}: {result.choice or 'none'}", "",
