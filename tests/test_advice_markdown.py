@@ -96,11 +96,15 @@ def test_the_headline_lines_are_paragraphs_of_their_own() -> None:
     assert tokens[0].tag == "h1" and tokens[1].content.startswith("Buy: 1× RTX 4090")
     paragraphs = []
     i = 3
-    while tokens[i].type == "paragraph_open":
+    while tokens[i].type in ("paragraph_open", "bullet_list_open"):
+        if tokens[i].type == "bullet_list_open":  # the programme's parts
+            i = next(j for j in range(i, len(tokens)) if tokens[j].type == "bullet_list_close")
+            i += 1
+            continue
         paragraphs.append(tokens[i + 1].content)
         i += 3
-    assert [p.split(" ", 1)[0] for p in paragraphs] == ["$4,480", "$2,035", "Work:", "Model",
-                                                        "Owning", "A", "A"]
+    assert [p.split(" ", 1)[0] for p in paragraphs] == ["$4,480", "$2,035", "Work:", "Your",
+                                                        "Model", "Owning", "A", "A"]
     assert paragraphs[0] == ("$4,480 up front = 1× RTX 4090 $2,500 + desktop for 1-2 GeForce "
                              "cards $1,980.")
     assert all("\n" not in p for p in paragraphs)

@@ -156,6 +156,8 @@ def test_refused_at_question_3_back_twice_killed_and_resumed(
     r.send("\r")
     r.question("already own GPUs")                          # Enter: none
     r.send("\r")
+    r.question("proprietary and unshareable")               # asked of fine-tuners too
+    r.send("n")
     r.question("regulation or safety")
     r.send("n")
     r.expect(HEADLINE)

@@ -182,7 +182,7 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
     assert " ".join(headline(decision).split()) in text
     c = decision.hardware.choice
     if c is not None:
-        assert f"→ {c.count}× {c.gpu_label}" in text
+        assert f"→ {c.count:,}× {c.gpu_label}" in text
     be = decision.estimates.get("break_even")
     if be is not None:
         assert f" {be['unit']}; yours is " in text

@@ -46,24 +46,24 @@ def _line(path: Path, text: str) -> int:
 
 def test_a_raised_tier_bound_leaves_a_gap_that_check_names(rules_copy: Path) -> None:
     tiers = rules_copy / "budget-tiers.yaml"
-    _edit(tiers, "- {fact: budget_usd, gte: {policy: budget_tiers.production}}",
-          "- {fact: budget_usd, gte: 25000}")
+    _edit(tiers, "- {fact: compute_budget_usd, gte: {policy: budget_tiers.production}}",
+          "- {fact: compute_budget_usd, gte: 25000}")
     code, lines = _check(rules_copy)
     assert code == 1
     start = _line(tiers, "id: tier.set-production")
-    assert lines == [f"{tiers}:{start}: tier.set-production: error: budget_usd from 10,000 up "
-                     "to 25,000 gets no budget_tier: tier.set-production starts at 25,000 "
-                     "(tier.set-mid ends at 10,000)"]
+    assert lines == [f"{tiers}:{start}: tier.set-production: error: compute_budget_usd from "
+                     "10,000 up to 25,000 gets no budget_tier: tier.set-production starts at "
+                     "25,000 (tier.set-mid ends at 10,000)"]
 
 
 def test_overlapping_tiers_are_named(rules_copy: Path) -> None:
     tiers = rules_copy / "budget-tiers.yaml"
-    _edit(tiers, "- {fact: budget_usd, lt: {policy: budget_tiers.mid}}",
-          "- {fact: budget_usd, lte: {policy: budget_tiers.mid}}")
+    _edit(tiers, "- {fact: compute_budget_usd, lt: {policy: budget_tiers.mid}}",
+          "- {fact: compute_budget_usd, lte: {policy: budget_tiers.mid}}")
     code, lines = _check(rules_copy)
     assert code == 1
-    assert any("budget_usd at 3,000 gets two values of budget_tier: tier.set-mid (mid) starts "
-               "before tier.set-entry ends at 3,000" in line for line in lines), lines
+    assert any("compute_budget_usd at 3,000 gets two values of budget_tier: tier.set-mid (mid) "
+               "starts before tier.set-entry ends at 3,000" in line for line in lines), lines
 
 
 def test_an_option_no_input_reaches_is_located_in_decisions(
@@ -137,8 +137,9 @@ def test_rules_test_runs_the_cases_beside_the_rules(rules_copy: Path, tmp_path: 
     result = CliRunner().invoke(cli, ["rules", "test", "--rules", str(rules_copy)])
     assert result.exit_code == 0, result.output
     assert f"PASS {rules_copy / 'budget-tiers_test.yaml'}: {cases[0]['name']}" in result.stdout
-    _edit(rules_copy / "budget-tiers.yaml", "- {fact: budget_usd, lt: {policy: budget_tiers.mid}}",
-          "- {fact: budget_usd, lt: 2000}")
+    _edit(rules_copy / "budget-tiers.yaml",
+          "- {fact: compute_budget_usd, lt: {policy: budget_tiers.mid}}",
+          "- {fact: compute_budget_usd, lt: 2000}")
     result = CliRunner().invoke(cli, ["rules", "test", "--rules", str(rules_copy)])
     assert result.exit_code == 1
     assert "FAIL" in result.stdout and "fired: expected tier.set-entry to fire" in result.stdout

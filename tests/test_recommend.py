@@ -198,10 +198,13 @@ def _check_candidate(cand: dict[str, Any]) -> None:
     assert isinstance(cand["count"], int) and cand["count"] >= 1
     assert set(cand["cost"]) == {"upfront_usd", "per_hour_usd", "fixed_usd_year",
                                  "per_year_usd", "per_run_usd", "start_up_usd_per_run",
-                                 "range_usd"}
+                                 "range_usd", "first_year_usd"}
     cost = cand["cost"]
     assert all(isinstance(v, (int, float)) and v >= 0 for k, v in cost.items()
                if k != "range_usd")
+    # the budget check's first year: the purchase, or the rent with the programme's re-runs
+    assert cost["first_year_usd"] >= (cost["upfront_usd"] if cand["where"] == "local"
+                                      else cost["per_year_usd"]) - 1
     assert cost["range_usd"]["low"] <= cost["per_year_usd"] + 1 <= cost["range_usd"]["high"] + 2
     # checkpointing is on only where the job does not fit the cards without it
     assert cand["gradient_checkpointing"] == (
@@ -253,7 +256,13 @@ def test_json_contract(engine: Engine, path: Path) -> None:
         assert warning["severity"] in ("info", "warning", "critical")
     for strategy in data["strategies"]:
         assert {"id", "rule", "text", "sources"} <= set(strategy)
-    assert {"memory", "work", "break_even", "training", "traces"} <= set(data["estimates"])
+    assert {"memory", "work", "break_even", "training", "programme",
+            "traces"} <= set(data["estimates"])
+    programme = data["estimates"]["programme"]
+    if data["hardware"]["choice"] is not None:
+        assert 0 < programme["compute_share"] <= 1
+        assert programme["total_usd_per_year"] == pytest.approx(
+            sum(p["usd_per_year"] for p in programme["parts"]), abs=0.1)
     be = data["estimates"]["break_even"]
     assert (be and be["work"]) == traced.facts.get("break_even_work")
     assert be is None or be["unit"] == data["estimates"]["work"]["unit"]

@@ -85,6 +85,7 @@ class AnswerFields(Protocol):
     max_days_per_run: float | None
     usage_pattern: str
     budget_usd: float
+    budget_covers: str
     upfront_capex: bool
     data_residency: str
     allowed_regions: tuple[str, ...]
@@ -105,6 +106,12 @@ class AnswerFields(Protocol):
     specialised_domain: bool
     competitive_moat: bool
     regulated_control: bool
+    needs_frontier_capability: bool
+    weeks_to_first_model: float | None
+    ml_engineers_fte: float | None
+    team_region: str
+    dataset_prep_usd: float | None
+    rework_share: float | None
 
 
 if TYPE_CHECKING:

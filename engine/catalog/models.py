@@ -19,6 +19,8 @@ CountryCode = Annotated[str, Field(pattern=r"^[a-z]{2}$",
                                    description="ISO 3166-1 alpha-2, lower case (gb, not uk)")]
 HttpsUrl = Annotated[str, Field(pattern=r"^https://[^\s]+$", max_length=500)]
 Access = Literal["self-serve", "account", "contract"]
+TeamRegion = Literal["us", "eu", "uk", "asia", "other"]
+"""Where a team's engineers work: what an engineer costs (``engineer_usd_per_year``)."""
 """How GPU capacity is sold: ``self-serve`` (sign up with a card, launch in minutes),
 ``account`` (a quota increase, account review or approval first: days), ``contract`` (through
 sales under a contract: weeks)."""
@@ -204,6 +206,14 @@ class Location(Strict):
     city: str | None = Field(default=None, min_length=1, max_length=60)
 
 
+class Storage(Strict):
+    """What a provider charges to keep data and checkpoints beside its GPUs."""
+
+    usd_per_gb_month: PositiveFloat
+    product: str = Field(max_length=80, description="which storage (e.g. S3 Standard)")
+    sources: SourceIds
+
+
 class Provider(Strict):
     """A cloud provider."""
 
@@ -225,6 +235,8 @@ class Provider(Strict):
     billing_minimum_s: int = Field(ge=1, le=86_400 * 31, description="the least charged per "
                                    "instance start, in seconds (at least one increment)")
     url: HttpsUrl | None = Field(default=None, description="its GPU pricing page")
+    storage: Storage | None = Field(
+        default=None, description="its storage price (the policy's default where absent)")
     locations: list[Location] = Field(
         min_length=1, description="where it sells GPUs at all: the locations of an offer that "
         "lists none of its own (those in the offer's regions)")
@@ -538,6 +550,7 @@ class Policy(Strict):
     checkpointing_auto_min_saving: Constant
     checkpointing_time_overhead: Constant
     max_gpus_considered: Constant
+    cluster_step_above_gpus: Constant
     max_consumer_gpus_per_box: Constant
     practical_consumer_gpus_per_box: Constant
     # the work and how fast it runs
@@ -579,7 +592,15 @@ class Policy(Strict):
     serving_tokens_per_s_per_bandwidth: Constant
     serving_peak_to_mean: Constant
     serving_operations_fte: Constant
-    engineer_usd_per_year: Constant
+    engineer_usd_per_year: dict[TeamRegion, Constant]
+    # the programme beside compute (people, data, evaluation, rework, storage)
+    programme_engineers: dict[Literal["fine-tune", "pretrain"], Constant]
+    data_prep_usd_per_m_tokens: dict[Literal["fine-tune", "pretrain"], RangeConstant]
+    evaluation_share: Constant
+    rework_share: RangeConstant
+    storage_usd_per_gb_month: dict[Literal["cloud", "local"], Constant]
+    stored_bytes_per_token: Constant
+    checkpoints_kept: Constant
     capacity_busy_target: dict[Literal["low", "high"], Constant]
     close_call_margin: Constant
     access_budget_usd_min: dict[Access, Constant]

@@ -17,6 +17,7 @@ from engine.cli.options import (
     gpus_option,
     model_options,
 )
+from engine.errors import InputError
 from engine.estimates.memory import Method
 from engine.estimates.reports import fits_table, memory_report, shape_from_flags, training_report
 from engine.estimates.training import TrainMethod
@@ -121,19 +122,25 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
           --gpu a100-80gb --gpus 64
     """
     catalog = load_catalog(catalog_dir, prices=prices)
+    largest = int(catalog.policy.max_gpus_considered.value)
+    if gpus > largest:
+        raise InputError(f"at most {largest:,} GPUs, the largest cluster `recommend` considers "
+                         "(max_gpus_considered in catalog/policy.yaml)", field="--gpus")
     shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
     report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method,
                              precision=precision)
     if fmt == "json":
         click.echo(dumps(report), nl=False)
         return
-    _training_text(report, asked=precision)
+    frontier = catalog.policy.thresholds.get("frontier_cluster_gpus")
+    _training_text(report, asked=precision,
+                   contract=frontier is not None and gpus > frontier.value)
 
 
 _TOKENS_FROM = {"answer": "as given", "chinchilla": "20 per parameter"}
 
 
-def _training_text(report: Any, asked: str = "bf16") -> None:
+def _training_text(report: Any, asked: str = "bf16", contract: bool = False) -> None:
     span = report.gpu_hours
     rows: list[tuple[str, str, str, str]] = [
         ("GPU-hours", fmt_count(span.low), fmt_count(span.expected), fmt_count(span.high)),
@@ -153,6 +160,9 @@ def _training_text(report: Any, asked: str = "bf16") -> None:
     caption = "GPU-hours = " + report.trace["gpu_hours"].formula
     if report.cost_usd is None:
         caption += f". No cloud offer rents {report.gpu}: no rental cost."
+    if contract:
+        caption += (f". {report.gpus:,} GPUs is a frontier-scale cluster: sold by contract, "
+                    "months ahead, at a negotiated price (the listed one is a guide).")
     print_table(title, ["", "low", "expected", "high"], rows, right=[1, 2, 3], caption=caption)
 
 

@@ -550,7 +550,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
-                       cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest),
+                       cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
+                       rented=True),
         **_pool_facts(sizing, pool, t.count),
     }
     extra = r.wall_hours - t.run_hours
@@ -776,6 +777,7 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
             if o.provider == offer.provider and o.gpu == offer.gpu),
 
         "multi_node": offer is not None and offer.multi_node,
+        "network": "infiniband" if offer is None else offer.network,
         "form": gpu.form,
         "socket": gpu.socket,
         "vram_gib": tidy(gpu.vram_gib, 2),
@@ -795,10 +797,14 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
 
 def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
                  within: bool, cost: float, first_year: float, fewest: int | None,
-                 smallest: int) -> dict[str, Any]:
+                 smallest: int, rented: bool = False) -> dict[str, Any]:
     """What the configuration does for this work and what it costs; ``fewest`` is the
-    fewest GPUs of the placement that hold the job, ``smallest`` the fewest it comes as."""
+    fewest GPUs of the placement that hold the job, ``smallest`` the fewest it comes as.
+
+    The budget check sees the first year's bill: rented compute grows by the evaluation
+    and failed runs the programme adds (owned GPUs absorb them in hours they own)."""
     job = t.job
+    bill = first_year + (cost * sizing.rerun_share if rented else 0.0)
     runs = job.work.runs_per_year
     single = job.single_gpu_gib
     for_memory = needed_on(catalog, job.request, gpu)
@@ -827,8 +833,9 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "meets_deadline": wall_hours / 24 <= sizing.deadline_days,
         "cost_usd_year": tidy(cost, 2),
         "cost_usd_per_run": tidy(cost / runs, 2) if runs else 0.0,
-        "over_budget": first_year > sizing.budget_usd,
-        "budget_ratio": tidy(min(first_year / sizing.budget_usd, MAX_RATIO), 3)
+        "first_year_bill_usd": tidy(bill, 2),
+        "over_budget": bill > sizing.budget_usd,
+        "budget_ratio": tidy(min(bill / sizing.budget_usd, MAX_RATIO), 3)
         if sizing.budget_usd > 0 else 1000.0,
         "vram_headroom_ratio": tidy(gpu.vram_gib / t.peak, 3) if t.peak else 0.0,
         "vram_ratio": tidy(gpu.vram_gib * t.count / single, 3) if single else 0.0,

@@ -83,6 +83,9 @@ class CandidateCost(_Out):
     """What a rented run pays on the whole configuration to start and finish."""
     range_usd: dict[str, float]
     """The cost a year at the high and low ends of the throughput range (``low``, ``high``)."""
+    first_year_usd: float | None = None
+    """What the budget check counts: an owned configuration's purchase, a rented one's year
+    with the evaluation and failed runs the programme adds."""
 
 
 class Pool(_Out):

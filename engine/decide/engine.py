@@ -41,8 +41,9 @@ from engine.decide.sides import (
 )
 from engine.errors import EngineError
 from engine.estimates.figure import tidy
+from engine.estimates.programme import programme, storage_price
 from engine.estimates.workload import Workload
-from engine.facts.build import Facts, build_facts, methods_allowed, size
+from engine.facts.build import Facts, build_facts, methods_allowed, shared_of, size
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
@@ -243,11 +244,23 @@ class Engine:
             hardware=hw,
             warnings=warnings,
             strategies=strategies,
-            estimates=_estimates(run.facts, made.methods, choice, made.local, made.cloud,
-                                 trace=trace),
+            estimates={**_estimates(run.facts, made.methods, choice, made.local, made.cloud,
+                                    trace=trace),
+                       "programme": self._programme(run, choice)},
             fired=fired if trace else request_firings(fired),
         )
         return Evaluation(decision, values, [c.facts for c in made.candidates], fired)
+
+    def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:
+        """The training programme's bill a year around the pick's compute."""
+        if choice is None or run.facts.shape is None:
+            return None
+        f = choice.facts
+        catalog = self.catalog
+        shared = shared_of(run.answers, catalog, run.facts.shape, f["train_method"])
+        provider = catalog.providers.get(str(f["provider"])) if f["where"] == "cloud" else None
+        price = storage_price(provider, f["where"] != "cloud", catalog.policy)
+        return programme(shared, choice.candidate.cost, price, catalog.policy).record()
 
     def choices(self, answers: Answers) -> dict[str, AxisDecision]:
         """The decided axes of ``answers`` alone (what :meth:`recommend` decides, without

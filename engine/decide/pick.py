@@ -343,7 +343,8 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
                            per_run_usd=tidy(f["cost_usd_per_run"], 2),
                            start_up_usd_per_run=f["start_up_usd_per_run"],
                            range_usd={"low": entry.candidate.low_cost,
-                                      "high": entry.candidate.high_cost}),
+                                      "high": entry.candidate.high_cost},
+                           first_year_usd=tidy(f["first_year_bill_usd"], 0)),
         score=entry.score, reasons=reasons, pool=_pool(f),
         warnings=candidate_notes(entry) if notes else None,
     )

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, MethodGroup, Network, Offer, Platform
+from engine.catalog.models import Gpu, MethodGroup, Network, Offer, Platform, Policy
 from engine.estimates.cost import platform_for
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import memory_model, usable_gib
@@ -46,7 +46,6 @@ def local_counts(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
 
 
 def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
-    limit = int(catalog.policy.max_gpus_considered.value)
     homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
     if not homes:
         return ()
@@ -56,7 +55,7 @@ def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
     step = single if gpu.socket != "pcie" else 1  # SXM/OAM come as whole baseboards
     counts = list(range(step, single + 1, step))
     if any(p.multi_node for p in homes):
-        counts += range(2 * single, limit + 1, single)
+        counts += cluster_sizes(single, catalog.policy)
     # every count has a home (``home``): up to ``single`` a box that large, beyond it nodes of
     # a multi-node platform
     return tuple(counts)
@@ -75,13 +74,30 @@ def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
 
 
 def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
-    limit = int(catalog.policy.max_gpus_considered.value)
     for shape in offer.shapes:
         yield shape, 1
     if offer.multi_node:
         largest = offer.shapes[-1]
-        for instances in range(2, limit // largest + 1):
-            yield largest * instances, instances
+        for count in cluster_sizes(largest, catalog.policy):
+            yield count, count // largest
+
+
+def cluster_sizes(node: int, policy: Policy) -> list[int]:
+    """GPU counts of clusters of ``node``-GPU nodes, from two nodes to the policy's largest:
+    every whole number of nodes up to ``cluster_step_above_gpus``, then steps of an eighth
+    of the power of two below the count (in whole nodes), so a frontier cluster of 16,384
+    is a few dozen counts away, not thousands."""
+    limit = int(policy.max_gpus_considered.value)
+    linear = int(policy.cluster_step_above_gpus.value)
+    counts = list(range(2 * node, min(linear, limit) + 1, node))
+    count = counts[-1] if counts else node
+    while True:
+        power = 1 << (max(count, 1).bit_length() - 1)
+        step = max(node, (power // 8) // node * node)
+        count += step
+        if count > limit:
+            return counts
+        counts.append(count)
 
 
 def trial(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,

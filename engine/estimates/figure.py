@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
@@ -48,3 +49,13 @@ def tidy(value: float, digits: int = 4) -> float:
 GIB = 2**30
 """Bytes in a GiB, the one memory unit every output uses: GPU memory is sold in binary units
 (a "24 GB" card holds 24 GiB), so estimates are compared with what the card really holds."""
+
+
+def plain(value: float, digits: int = 4) -> str:
+    """``15,000``, ``0.2``, ``62.5``: ``digits`` significant digits, thousands grouped, never
+    in exponent form."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g}"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(value))))
+    text = f"{round(value, decimals):,.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text

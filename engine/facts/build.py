@@ -21,13 +21,15 @@ from engine.answers.model import Answers
 from engine.catalog.load import Catalog
 from engine.catalog.models import ApiOffer, Gpu, MethodGroup, Policy
 from engine.estimates.cost import api_cost_per_month, platform_for, purchase_cost
-from engine.estimates.figure import Figure, figure, tidy
+from engine.estimates.figure import Figure, figure, plain, tidy
 from engine.estimates.memory import (
     MemoryEstimate,
     MemoryRequest,
     Method,
     memory_model,
 )
+from engine.estimates.programme import Shared, shared_parts, storage_part, storage_price
+from engine.estimates.reports import on_demand_prices
 from engine.estimates.shape import Shape, resolve_shape
 from engine.estimates.throughput import effective_tflops
 from engine.estimates.workload import Workload, workload
@@ -88,6 +90,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     facts.put("is_moe", shape.compute_params_b < shape.params_b * 0.99)
     _method_memory_facts(facts, answers, catalog, shape)
     _dev_box_facts(facts, answers, catalog, shape)
+    _programme_facts(facts, answers, catalog, shape)
     _api_facts(facts, answers, catalog, shape)
     _plan_facts(facts, answers, catalog)
     _owned_facts(facts, answers, catalog)
@@ -95,6 +98,9 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     facts.put("fine_tune_advised",
               answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
+    announced = sorted(catalog.announced, key=lambda a: (a.expected, a.id))
+    facts.put("announced_gpu", f"{announced[0].name}, expected {announced[0].expected}, no "
+              "price yet" if announced else "none announced")
     facts.put("write_off_years", catalog.policy.amortisation_years.value)
     return facts
 
@@ -209,8 +215,9 @@ def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shap
 
 
 def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """A hosted API's monthly bill for the team's volume, against serving the model
-    yourself: always-on GPUs sized for the busiest hours, and the people who run them."""
+    """A hosted API's monthly bill for the team's volume, against a model of its own on the
+    whole bill: its training programme a month (compute at the reference rental, failed runs
+    and evaluation, people, data, storage) and serving it around the clock."""
     volume = answers.api_tokens_per_month_m
     if volume is None:
         return
@@ -221,15 +228,105 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     facts.put("api_model_class", api.model_class)
     facts.put("api_name", api.name)
     facts.put("api_cost_usd_month", bill.value, bill)
-    month = serving_cost_per_month(catalog, shape, volume, memory_request(answers, shape,
-                                                                          "inference"))
+    month = serving_cost_per_month(catalog, shape, volume,
+                                   memory_request(answers, shape, "inference"),
+                                   answers.team_region)
     if month is None:
         return
-    facts.put("own_cost_usd_month", month.value, month)
+    training = facts.traces["own_training_usd_month"]
+    own = figure(month.value + training.value, "USD/month",
+                 "serving a month + the training programme a month",
+                 [*month.sources, *training.sources], serving_usd_month=month.value,
+                 training_usd_month=training.value)
+    facts.put("own_serving_usd_month", month.value, month)
+    facts.put("own_cost_usd_month", own.value, own)
     facts.put("own_serving_gpus", month.inputs["gpus"])
     facts.put("own_serving_gpu_name", month.inputs["gpu_name"])
-    if month.value > 0:
-        facts.put("api_to_own_cost_ratio", bill.value / month.value)
+    if own.value > 0:
+        facts.put("api_to_own_cost_ratio", bill.value / own.value)
+
+
+def request_method(answers: Answers) -> MethodGroup:
+    """The method the team's answers name, before the decisions (LoRA for ``auto``): what
+    the programme's data and storage are estimated for until a configuration is picked."""
+    if answers.workload == "pretrain":
+        return "pretrain"
+    return "lora" if answers.method == "auto" else answers.method  # type: ignore[return-value]
+
+
+def shared_of(answers: Answers, catalog: Catalog, shape: Shape,
+              method: MethodGroup) -> Shared:
+    """The programme's parts every configuration shares, for the work of ``method``."""
+    work = _workload(answers, catalog, shape, method)
+    return shared_parts(workload_kind=answers.workload, engineers=answers.ml_engineers_fte,
+                        region=answers.team_region, dataset_prep_usd=answers.dataset_prep_usd,
+                        rework_share=answers.rework_share, shape=shape, work=work,
+                        policy=catalog.policy)
+
+
+def _programme_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
+    """The programme beside compute before any configuration is priced: people, data,
+    storage and the re-run shares; the training compute at the reference rental; what the
+    budget leaves for compute."""
+    policy = catalog.policy
+    method = request_method(answers)
+    shared = shared_of(answers, catalog, shape, method)
+    compute = reference_rental(catalog, answers, shape, method)
+    storage = storage_part(shared, storage_price(None, False, policy), policy)
+    facts.put("programme_engineers", shared.people.usd_per_year.inputs["engineers"])
+    facts.put("programme_engineers_assumed", shared.people.assumed)
+    facts.put("programme_people_usd_year", shared.people.usd_per_year.value,
+              shared.people.usd_per_year)
+    facts.put("programme_data_usd_year", shared.data.usd_per_year.value,
+              shared.data.usd_per_year)
+    facts.put("rerun_share", shared.rerun_share)
+    beside = (shared.people.usd_per_year.value + shared.data.usd_per_year.value
+              + storage.usd_per_year.value)
+    facts.put("programme_beside_compute_usd_year", beside)
+    if compute is not None:
+        facts.put("training_compute_estimate_usd_year", compute.value, compute)
+    rented = compute.value if compute is not None else 0.0
+    training = figure(
+        (rented * (1 + shared.rerun_share) + beside) / 12, "USD/month",
+        "(training compute at the reference rental × (1 + evaluation and re-run share) "
+        "+ people + data + storage) ÷ 12",
+        [*(compute.sources if compute is not None else ()),
+         *shared.people.usd_per_year.sources, *shared.data.usd_per_year.sources,
+         *storage.usd_per_year.sources],
+        compute_usd_year=rented, rerun_share=shared.rerun_share,
+        people_usd_year=shared.people.usd_per_year.value,
+        data_usd_year=shared.data.usd_per_year.value,
+        storage_usd_year=storage.usd_per_year.value)
+    facts.put("own_training_usd_month", training.value, training)
+    covers = answers.budget_covers == "programme"
+    facts.put("compute_budget_usd",
+              max(answers.budget_usd - beside, 0.0) if covers else answers.budget_usd)
+
+
+def reference_rental(catalog: Catalog, answers: Answers, shape: Shape,
+                     method: MethodGroup) -> Figure | None:
+    """The year's training compute rented on demand on the reference datacenter GPU at its
+    cheapest listed price, before any configuration is priced (the API comparison's)."""
+    policy = catalog.policy
+    gpu = catalog.gpus[policy.reference_datacenter_gpu.value]
+    prices = on_demand_prices(catalog, gpu.id)
+    req = memory_request(answers, shape, method)
+    n = needed_on(catalog, req, gpu)
+    if not prices or n is None:
+        return None
+    work = _workload(answers, catalog, shape, method)
+    nodes = max(1, math.ceil(n / 8))
+    speed = effective_tflops(gpu, n, nodes, "infiniband", method,
+                             memory_model(catalog).checkpointing_needed(req, gpu, n), policy,
+                             answers.precision)
+    gpu_hours = work.flops_per_year / (speed.value * 1e12) / 3600 * n if speed.value else 0.0
+    over = policy.hidden_cloud_overhead.expected
+    return figure(gpu_hours * prices[0] * (1 + over), "USD/year",
+                  "GPU-hours of the year's work on the reference GPU × its cheapest on-demand "
+                  "$/GPU-hour × (1 + hidden overhead)",
+                  [*gpu.sources, *speed.sources, *policy.hidden_cloud_overhead.sources],
+                  gpu=gpu.id, gpus=n, gpu_hours=gpu_hours, usd_per_gpu_hour=prices[0],
+                  hidden_overhead=over)
 
 
 def api_for(catalog: Catalog, shape: Shape) -> ApiOffer | None:
@@ -249,7 +346,7 @@ def api_for(catalog: Catalog, shape: Shape) -> ApiOffer | None:
 
 
 def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: float,
-                           req: MemoryRequest) -> Figure | None:
+                           req: MemoryRequest, region: str = "us") -> Figure | None:
     """Serving the model yourself for a month: the GPUs that hold it and serve the busiest
     hours (decoding speed from memory bandwidth), rented on demand around the clock on the
     cheapest datacenter offer, plus the share of an engineer who runs it."""
@@ -281,7 +378,8 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
         return None
     rent, _, offer, gpu, count, speed = min(options, key=lambda o: (o[0], o[1]))
     assert offer.on_demand_usd_per_gpu_hour is not None
-    people = (policy.serving_operations_fte.value * policy.engineer_usd_per_year.value / 12)
+    engineer = policy.engineer_usd_per_year[region]  # type: ignore[index]
+    people = policy.serving_operations_fte.value * engineer.value / 12
     return figure(
         rent + people, "USD/month",
         "GPUs × $/GPU-hour × hours a month × (1 + hidden overhead), on demand, for the GPUs "
@@ -291,7 +389,7 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
          *policy.hidden_cloud_overhead.sources,
          *policy.serving_tokens_per_s_per_bandwidth.sources,
          *policy.serving_peak_to_mean.sources, *policy.serving_operations_fte.sources,
-         *policy.engineer_usd_per_year.sources],
+         *engineer.sources],
         offer=offer.id, gpu_name=gpu.name, gpus=count,
         usd_per_gpu_hour=offer.on_demand_usd_per_gpu_hour, hours=hours, hidden_overhead=over,
         peak_tokens_per_s=peak, tokens_per_s_per_gpu=speed, gpus_usd_month=rent,
@@ -358,6 +456,9 @@ class Sizing:
     """Longest acceptable run, start-up included."""
     electricity_usd_per_kwh: float
     budget_usd: float
+    """What the budget leaves for compute (all of it unless it covers the whole programme)."""
+    rerun_share: float
+    """Evaluation and failed runs as a share of the counted runs' compute: the budget check's."""
     allowed_regions: frozenset[str] | None
     """Regions the team allows (None: any region, but no restricted market)."""
     gpu_vendors: frozenset[str] | None
@@ -419,7 +520,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
     return Sizing(jobs=jobs, shape=shape, deadline_days=deadline,
                   electricity_usd_per_kwh=answers.electricity_usd_per_kwh,
-                  budget_usd=answers.budget_usd, allowed_regions=allowed,
+                  budget_usd=facts.values["compute_budget_usd"],
+                  rerun_share=facts.values["rerun_share"], allowed_regions=allowed,
                   gpu_vendors=frozenset(answers.gpu_vendors) or None,
                   frequent_checkpoints=answers.frequent_checkpoints, plan=plan,
                   owned=(answers.owned_gpu, answers.owned_gpu_count) if answers.owned_gpu
@@ -499,9 +601,9 @@ def describe_work(work: Workload) -> str:
     """The year's work as the team stated it: ``6 runs a year of 0.2B tokens`` or ``6,000
     GPU-hours a year on one NVIDIA GeForce RTX 4090``."""
     if work.mode == "tokens":
-        runs = f"{work.runs_per_year:,.4g}"
+        runs = plain(work.runs_per_year)
         return f"{runs} run{'s' if work.runs_per_year != 1 else ''} a year of " \
-               f"{work.tokens_per_run_b:,.4g}B tokens"
+               f"{plain(work.tokens_per_run_b or 0)}B tokens"
     return f"{work.hours_per_year or 0:,.0f} GPU-hours a year on one {work.hours_gpu_name}"
 
 

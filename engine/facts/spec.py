@@ -96,14 +96,32 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("dev_box", "string", "that box in words (\"e.g. 1× …, $2,455\" or \"your own …\")"),
     _d("api_cost_usd_month", "number", "monthly API bill for api_tokens_per_month_m",
        "USD/month"),
-    _d("own_cost_usd_month", "number", "monthly cost of serving the model yourself, 24/7, "
+    _d("own_cost_usd_month", "number", "monthly cost of a model of your own: its training "
+       "programme a month and serving it 24/7, operations included", "USD/month"),
+    _d("own_serving_usd_month", "number", "monthly cost of serving the model yourself, 24/7, "
        "operations included", "USD/month"),
+    _d("own_training_usd_month", "number", "the training programme a month: compute at the "
+       "reference rental with evaluation and failed runs, people, data, storage", "USD/month"),
+    _d("training_compute_estimate_usd_year", "number", "the year's training compute rented "
+       "on demand on the reference datacenter GPU", "USD/year"),
+    _d("programme_engineers", "number", "engineers on the programme (answer or policy)",
+       "full-time engineers"),
+    _d("programme_engineers_assumed", "bool", "the engineers are the policy's default"),
+    _d("programme_people_usd_year", "number", "the engineers' cost a year", "USD/year"),
+    _d("programme_data_usd_year", "number", "data preparation a year", "USD/year"),
+    _d("programme_beside_compute_usd_year", "number", "people, data and storage a year",
+       "USD/year"),
+    _d("rerun_share", "number", "evaluation and failed runs as a share of the counted runs' "
+       "compute"),
+    _d("compute_budget_usd", "number", "what the budget leaves for compute (all of it "
+       "unless budget_covers is programme)", "USD"),
     _d("own_serving_gpus", "number", "GPUs that serving it needs", "GPUs"),
     _d("own_serving_gpu_name", "string", "their GPU"),
     _d("api_model_class", "string", "the class of hosted model it stands in for",
        choices=("small", "mid", "frontier")),
     _d("api_name", "string", "the hosted model priced"),
-    _d("api_to_own_cost_ratio", "number", "API bill ÷ own serving cost"),
+    _d("api_to_own_cost_ratio", "number", "API bill ÷ own model's cost (training "
+       "programme and serving) a month"),
     _d("fine_tune_advised", "bool", "fine-tuning is planned, or none of the four reasons to "
        "train from scratch holds"),
     _d("scratch_reasons", "number", "how many of the four reasons to train from scratch hold"),
@@ -120,6 +138,8 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("planned_pcie_gen", "number", "PCIe generation of the planned GPU"),
     _d("planned_release_year", "number", "release year of the planned GPU"),
     _d("newest_release_year", "number", "release year of the newest GPU in the catalog"),
+    _d("announced_gpu", "string", "the next GPU announced but not yet sold (name, expected "
+       "date), or 'none announced'"),
 )
 
 SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
@@ -276,6 +296,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "provider sells in any offer (local: the count)", None, "GPUs"),
         ("access_note", "string", "what getting access to the offer takes", None, None),
         ("multi_node", "bool", "instances can train together over a fast fabric", None, None),
+        ("network", "string", "the fabric between its nodes", ("infiniband", "efa", "roce",
+                                                               "ethernet"), None),
         ("platform", "string", "platform of an owned configuration", None, None),
         ("condition", "string", "bought new or used, or rented", ("new", "used", "rented"), None),
         ("platform_name", "string", "its name", None, None),
@@ -384,8 +406,10 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("fixed_usd_year", "number", "cost a year whatever the work (owned: write-off and "
          "upkeep; reserved: the term)", None, "USD/year"),
         ("cost_usd_year", "number", "cost for the year's work", None, "USD/year"),
-        ("over_budget", "bool", "first-year cost exceeds budget_usd", None, None),
-        ("budget_ratio", "number", "first-year cost ÷ budget_usd", None, None),
+        ("first_year_bill_usd", "number", "first year's bill: up front, or rented compute "
+         "with evaluation and failed runs", None, "USD"),
+        ("over_budget", "bool", "first year's bill exceeds compute_budget_usd", None, None),
+        ("budget_ratio", "number", "first year's bill ÷ compute_budget_usd", None, None),
 )
 _CANDIDATE_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing",
                    "train_method": "method", "method_option": "method",

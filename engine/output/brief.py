@@ -1,5 +1,6 @@
 """The answer on one screen: what to do, what it costs, why, the next step, the nearest
-alternatives and what would change it, in at most 24 lines of 80 columns.
+alternatives and what would change it, in at most 23 lines of 80 columns (a 24-row
+terminal with its prompt).
 
 It is the default text output; ``--explain`` gives the full one (every reason with its
 sources, the hardware table, warnings, strategies and the chart), which this one points to.
@@ -17,6 +18,7 @@ from engine.output.summary import (
     break_even_line,
     headline,
     price_lines,
+    programme_line,
     run_length,
     short_name,
     top_reasons,
@@ -25,7 +27,8 @@ from engine.output.summary import (
 )
 
 WIDTH = 80
-MAX_LINES = 24
+MAX_LINES = 23
+"""One line short of a 24-row terminal: the prompt after it keeps the first line in view."""
 _WHY_AXES = ("deployment", "cloud_kind", "pricing", "method", "approach")
 """Whose reasons say why, strongest first (the approach first where it is the headline)."""
 _WHY_LINES = 6
@@ -36,9 +39,10 @@ _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
 
 def brief_lines(decision: Decision) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
-    over 24 lines (the reasons to one line each, fewer alternatives, the work in one line),
+    over 23 lines (the reasons to one line each, fewer alternatives, the work in one line),
     never the decision, its cost, the next step or where the rest is."""
-    for why_lines, rows, work_most in ((_WHY_LINES, 3, 2), (3, 3, 2), (3, 2, 1), (3, 1, 1)):
+    for why_lines, rows, work_most in ((_WHY_LINES, 3, 2), (3, 3, 2), (3, 2, 2), (3, 2, 1),
+                                       (3, 1, 1)):
         lines = _lines(brief_items(decision, rows), why_lines, work_most)
         if len(lines) <= MAX_LINES:
             return lines
@@ -46,9 +50,9 @@ def brief_lines(decision: Decision) -> list[str]:
 
 
 Item = tuple[str, str]
-"""(kind, text): ``headline``, ``notice``, ``cost``, ``work``, ``why`` (a heading, then a
-``reason`` each), ``next``, ``alternatives`` (then an ``alternative`` each), ``change``,
-``more``, ``identity``."""
+"""(kind, text): ``headline``, ``notice``, ``cost``, ``work``, ``programme``, ``why`` (a
+heading, then a ``reason`` each), ``next``, ``alternatives`` (then an ``alternative`` each),
+``change``, ``more``, ``identity``."""
 
 
 def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
@@ -60,6 +64,9 @@ def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
     items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision)) if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
+        programme = programme_line(decision)
+        if programme:
+            items.append(("programme", programme))
     reasons = _reasons(decision)
     if reasons:
         items += [("why", "Why:"), *(("reason", r) for r in reasons)]
@@ -77,8 +84,8 @@ def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
 
 
 def _lines(items: list[Item], why_lines: int, work_most: int) -> list[str]:
-    most = {"headline": 3, "notice": 2, "cost": 2, "work": work_most, "next": 3, "change": 2,
-            "more": 2}
+    most = {"headline": 3, "notice": 2, "cost": 3, "work": work_most, "programme": work_most,
+            "next": 3, "change": 2, "more": 2}
     reasons = [text for kind, text in items if kind == "reason"]
     lines: list[str] = []
     for kind, text in items:
@@ -119,13 +126,24 @@ def _cost(decision: Decision, choice: Candidate) -> str:
                f"year{spread}"
     if choice.runs_per_year and choice.where == "cloud":
         text += f"; {usd(cost.per_run_usd)} a run, ~{usd(cost.per_year_usd / 12)} a month"
+    return text + budget_clause(decision, choice) + "."
+
+
+def budget_clause(decision: Decision, choice: Candidate) -> str:
+    """``; year one with evaluation and failed runs: $5,850 of your $5,000 budget (over
+    it)``: what the budget check counts, against what the budget leaves for compute."""
     budget = decision.answers.get("budget_usd")
-    if isinstance(budget, (int, float)) and budget > 0:
-        first = cost.upfront_usd + cost.per_year_usd
-        text += f"; {usd(first)} in the first year of your {usd(budget)} budget"
-        if first > budget:
-            text += " (over it)"
-    return text + "."
+    first = choice.cost.first_year_usd
+    if not isinstance(budget, (int, float)) or budget <= 0 or first is None:
+        return ""
+    left = decision.facts.get("compute_budget_usd", budget)
+    whole = decision.answers.get("budget_covers") == "programme"
+    of = (f"of the {usd(left)} your {usd(budget)} budget leaves for compute" if whole
+          else f"of your {usd(budget)} budget")
+    over = " (over it)" if first > left else ""
+    if choice.where == "local":
+        return f"; {usd(first)} up front {of}{over}"
+    return f"; year one with evaluation and failed runs: {usd(first)} {of}{over}"
 
 
 def _reasons(decision: Decision) -> list[str]:
@@ -163,25 +181,25 @@ def _why_lines(picked: list[str], most: int = _WHY_LINES) -> list[str]:
 def _next_step(decision: Decision, choice: Candidate) -> str:
     dated = f" (price of {choice.price_as_of})" if choice.price_as_of else ""
     if choice.owned:
-        return (f"Next step: schedule the runs on your {choice.count}× "
+        return (f"Next step: schedule the runs on your {choice.count:,}× "
                 f"{short_name(choice.gpu_label)}; nothing to buy.")
     if choice.where == "local":
         what = (f"{choice.added_to_owned}× {short_name(choice.gpu_label)} to add to yours"
-                if choice.added_to_owned else f"{choice.count}× {short_name(choice.gpu_label)}")
+                if choice.added_to_owned else f"{choice.count:,}× {short_name(choice.gpu_label)}")
         return (f"Next step: get quotes for {what}{dated} and what holds them "
                 "(the parts and their prices are in --explain).")
     where = f" in {choice.location}" if choice.location else ""
     instance = f" {choice.instance}" if choice.instance else ""
     link = f" at {choice.link}" if choice.link else ""
     return (f"Next step: rent{instance} ×{choice.count // max(1, choice.nodes)} per instance"
-            + (f", {choice.nodes} instances" if choice.nodes > 1 else "")
+            + (f", {choice.nodes:,} instances" if choice.nodes > 1 else "")
             + f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "
             f"{_ACCESS[choice.access]}.")
 
 
 def _api_step(choice: Candidate) -> str:
     return ("Next step: send your tokens to the hosted API priced above; should you still "
-            f"fine-tune, {choice.count}× {short_name(choice.gpu_label)} from "
+            f"fine-tune, {choice.count:,}× {short_name(choice.gpu_label)} from "
             f"{choice.provider_name} does your runs for ~{usd(choice.cost.per_year_usd)} a "
             "year.")
 
@@ -198,7 +216,7 @@ def _alternatives(decision: Decision, most: int = 3) -> list[str]:
 def _label(c: Candidate) -> str:
     where = ("yours" if c.owned else f"yours + {c.added_to_owned} bought" if c.added_to_owned
              else "to buy" if c.where == "local" else f"{c.provider_label} {c.pricing}")
-    return f"{c.count}× {short_name(c.gpu_label)}, {where}"
+    return f"{c.count:,}× {short_name(c.gpu_label)}, {where}"
 
 
 def _would_change(decision: Decision) -> str | None:
@@ -219,9 +237,7 @@ def _more(decision: Decision) -> str:
     if decision.strategies:
         notes.append(f"{len(decision.strategies)} way{'s' * (len(decision.strategies) != 1)} "
                      "to cut the bill")
-    head = (", ".join(notes) + "; ") if notes else ""
-    return (f"{head}every reason with its sources, all configurations and the chart: "
-            "--explain.")
+    return "--explain: " + ", ".join([*notes, "every reason and the chart."])
 
 
 def identity_line(decision: Decision) -> str:

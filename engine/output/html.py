@@ -37,6 +37,8 @@ from engine.output.summary import (
     owned_line,
     plan_line,
     printable_decision,
+    programme_line,
+    programme_part_lines,
     purchase_line,
     revision_note,
     running_line,
@@ -117,7 +119,8 @@ def _brief(decision: Decision) -> str:
 
 
 def _details(decision: Decision, platforms: Mapping[str, str] | None) -> list[str]:
-    texts = [purchase_line(decision, platforms), running_line(decision), memory_line(decision),
+    texts = [purchase_line(decision, platforms), running_line(decision),
+             programme_line(decision), *programme_part_lines(decision), memory_line(decision),
              break_even_line(decision), against_break_even_line(decision), plan_line(decision),
              owned_line(decision), *close_call_lines(decision)]
     shown = [t for t in texts if t]

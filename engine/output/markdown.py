@@ -30,6 +30,8 @@ from engine.output.summary import (
     plan_line,
     price_lines,
     printable_decision,
+    programme_line,
+    programme_part_lines,
     purchase_line,
     revision_note,
     running_line,
@@ -55,11 +57,14 @@ def render_markdown(decision: Decision, book: Rulebook,
     # a paragraph each: the work, the memory, the break-even… stay apart when rendered
     for text in (*price_lines(decision), assumed_work_line(decision),
                  purchase_line(decision, platforms), running_line(decision),
-                 work_line(decision), memory_line(decision), break_even_line(decision),
+                 work_line(decision), programme_line(decision), memory_line(decision),
+                 break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision), owned_line(decision),
                  *close_call_lines(decision)):
         if text:
             lines += [_text(text), ""]
+        if text and text == programme_line(decision):
+            lines += [*(f"- {_text(part)}" for part in programme_part_lines(decision)), ""]
     lines += ["", "## Decisions", "", _text(SCORE_LEGEND), ""]
     for title, result in shown_axes(decision):
         lines += [f"### {title}: {result.choice or 'none'}", "",

@@ -61,7 +61,7 @@ def short_name(name: str) -> str:
 
 def config_name(c: Candidate) -> str:
     """``2× H100 SXM``."""
-    return f"{c.count}× {c.gpu_label}"
+    return f"{c.count:,}× {c.gpu_label}"
 
 
 def headline(decision: Decision) -> str:
@@ -112,7 +112,7 @@ def purchase_line(decision: Decision,
         return None
     i = trace["inputs"]
     if choice.added_to_owned:
-        return (f"{usd(trace['value'])} up front = {choice.count}× {choice.gpu_label} "
+        return (f"{usd(trace['value'])} up front = {choice.count:,}× {choice.gpu_label} "
                 f"{usd(i['whole_usd'])} − your {i['owned_cards']} with their box "
                 f"{usd(i['owned_usd'])} ({i['cards']} more at {usd(i['card_usd'])} each, and "
                 "what holding them all takes).")
@@ -403,6 +403,51 @@ def _tips(choice: Candidate, label: str, days: float | None, upfront: float) -> 
     if choice.where == "cloud" and upfront > 0:
         tips.append("you would rather own the capacity and keep it busy")
     return " or ".join(tips)
+
+
+def programme_line(decision: Decision) -> str | None:
+    """``Your training programme: ~$118,017 a year, of which compute $6,744 (5.7%); people
+    $100,000 (0.5 engineers assumed), data $11,264 assumed, storage $4.`` Compute counts
+    the runs with their evaluation and failed runs."""
+    found = decision.estimates.get("programme")
+    if not found or decision.decisions["approach"].choice == "use-api":
+        return None
+    parts = {p["part"]: p for p in found["parts"]}
+    share = found["compute_share"]
+    text = (f"Your training programme: ~{usd(found['total_usd_per_year'])} a year, of which "
+            f"compute {usd(found['compute_usd_per_year'])} ({_share(share)})")
+    beside = []
+    for name in ("people", "data", "storage"):
+        part = parts.get(name)
+        if part is None:
+            continue
+        text_part = f"{name} {usd(part['usd_per_year'])}"
+        if name == "people":
+            count = float(part["inputs"]["engineers"])
+            text_part += f" ({count:g} engineer{'' if count == 1 else 's'}" + (
+                " assumed)" if part["assumed"] else ")")
+        elif name == "data" and part["assumed"]:
+            text_part += " assumed"
+        beside.append(text_part)
+    return text + "; " + ", ".join(beside) + "."
+
+
+def programme_part_lines(decision: Decision) -> list[str]:
+    """Each part of the programme's bill with its formula and sources (``--explain``)."""
+    found = decision.estimates.get("programme")
+    if not found:
+        return []
+    return [f"{p['part']}: {usd(p['usd_per_year'])} a year = {p['formula']}"
+            + (" (assumed: the policy's figure)" if p["assumed"] else "")
+            + (f" [{'; '.join(p['sources'])}]" if p["sources"] else "")
+            for p in found["parts"]]
+
+
+def _share(share: float) -> str:
+    """``1.5%``, ``98%``, ``under 0.1%``."""
+    if share >= 0.1:
+        return f"{share:.0%}"
+    return f"{share:.1%}" if share >= 0.001 else "under 0.1%"
 
 
 def _percent(share: float) -> str:

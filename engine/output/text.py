@@ -36,6 +36,8 @@ from engine.output.summary import (
     plan_line,
     price_lines,
     printable_decision,
+    programme_line,
+    programme_part_lines,
     purchase_line,
     revision_note,
     running_line,
@@ -99,8 +101,9 @@ def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -
     _line(out, headline(decision), "bold")
     for text in (*price_lines(decision), assumed_work_line(decision),
                  purchase_line(decision, platforms),
-                 running_line(decision), work_line(decision), memory_line(decision),
-                 break_even_line(decision),
+                 running_line(decision), work_line(decision), programme_line(decision),
+                 *(f"  {line}" for line in programme_part_lines(decision)),
+                 memory_line(decision), break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision),
                  owned_line(decision),
                  *close_call_lines(decision)):

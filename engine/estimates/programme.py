@@ -1,0 +1,186 @@
+"""The training programme's cost a year, as the cost guide counts it: the compute of the runs
+the team counted, beside evaluation, failed and repeated runs, the people, the data and its
+storage.
+
+The hardware pick is decided on the compute of the counted runs alone (every configuration
+does the same work); this module adds what every configuration shares. Each part is a
+:class:`~engine.estimates.figure.Figure` with its formula, inputs and sources, and says
+whether it rests on the team's answer or on the policy's default.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from engine.catalog.models import Policy, Provider
+from engine.estimates.figure import Figure, figure, tidy
+from engine.estimates.runs import checkpoint_gb, weights_gb
+from engine.estimates.shape import Shape
+from engine.estimates.workload import Workload
+
+Part = Literal["compute", "evaluation", "rework", "people", "data", "storage"]
+COMPUTE_PARTS: tuple[Part, ...] = ("compute", "evaluation", "rework")
+"""The parts that are GPU time: what ``compute_share`` counts."""
+GB = 1e9
+
+
+@dataclass(frozen=True)
+class ProgrammePart:
+    """One line of the programme's bill."""
+
+    part: Part
+    usd_per_year: Figure
+    assumed: bool
+    """True where the figure rests on the policy's default, not the team's answer."""
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form (``estimates.programme.parts``)."""
+        line = self.usd_per_year
+        return {"part": self.part, "usd_per_year": round(line.value, 2),
+                "assumed": self.assumed, "formula": line.formula,
+                "inputs": dict(line.inputs), "sources": list(line.sources)}
+
+
+@dataclass(frozen=True)
+class Shared:
+    """The parts every configuration shares, known before any is priced: people, data, and
+    the shares of compute that evaluation and failed runs add."""
+
+    people: ProgrammePart
+    data: ProgrammePart
+    evaluation_share: float
+    rework_share: float
+    rework_assumed: bool
+    data_gb: float
+    """What the data and checkpoints take in storage, GB."""
+
+    @property
+    def rerun_share(self) -> float:
+        """Compute beyond the counted runs, as a share of theirs."""
+        return self.evaluation_share + self.rework_share
+
+
+def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
+                 dataset_prep_usd: float | None, rework_share: float | None,
+                 shape: Shape, work: Workload, policy: Policy) -> Shared:
+    """People, data and the re-run shares for a team's answers and the work of its method."""
+    kind: Literal["fine-tune", "pretrain"] = ("pretrain" if workload_kind == "pretrain"
+                                              else "fine-tune")
+    default_fte = policy.programme_engineers[kind]
+    fte = default_fte.value if engineers is None else engineers
+    salary = policy.engineer_usd_per_year[region]  # type: ignore[index]
+    people = figure(fte * salary.value, "USD/year",
+                    "engineers (full-time equivalents) × fully loaded $ a year where they work",
+                    [*(default_fte.sources if engineers is None else ()), *salary.sources],
+                    engineers=fte, usd_per_engineer_year=salary.value, region=region)
+    tokens_m = tokens_per_run_m(work)
+    if dataset_prep_usd is not None:
+        data = figure(dataset_prep_usd, "USD/year", "your answer (dataset_prep_usd)", [],
+                      tokens_per_run_m=tokens_m)
+    else:
+        rate = policy.data_prep_usd_per_m_tokens[kind]
+        data = figure(tokens_m * rate.expected, "USD/year",
+                      "million tokens of one run (its dataset, prepared once a year) × $ per "
+                      "million tokens prepared", rate.sources, tokens_per_run_m=tokens_m,
+                      usd_per_m_tokens=rate.expected, low_usd_per_m_tokens=rate.low,
+                      high_usd_per_m_tokens=rate.high)
+    rework = policy.rework_share.expected if rework_share is None else rework_share
+    stored = (tokens_m * 1e6 * policy.stored_bytes_per_token.value / GB
+              + policy.checkpoints_kept.value * checkpoint_gb(shape, work.method, policy)
+              + (weights_gb(shape, work.method, policy) if work.method != "pretrain" else 0.0))
+    return Shared(people=ProgrammePart("people", people, engineers is None),
+                  data=ProgrammePart("data", data, dataset_prep_usd is None),
+                  evaluation_share=policy.evaluation_share.value, rework_share=rework,
+                  rework_assumed=rework_share is None, data_gb=stored)
+
+
+def tokens_per_run_m(work: Workload) -> float:
+    """Million tokens one run trains on: the team's answer, else its FLOPs ÷ FLOPs a token."""
+    if work.tokens_per_run_b is not None:
+        return work.tokens_per_run_b * 1e3
+    return work.flops_per_run / work.flops_per_token / 1e6 if work.flops_per_token else 0.0
+
+
+def storage_price(provider: Provider | None, local: bool, policy: Policy) -> Figure:
+    """$ per GB-month where the data lives: the provider's listed storage, else the policy's
+    default for the cloud or for on-premises."""
+    if provider is not None and provider.storage is not None:
+        s = provider.storage
+        return figure(s.usd_per_gb_month, "USD/GB-month", f"{provider.name}: {s.product}",
+                      s.sources, provider=provider.id)
+    default = policy.storage_usd_per_gb_month["local" if local else "cloud"]
+    return figure(default.value, "USD/GB-month",
+                  "on-premises storage" if local else "object storage (policy default)",
+                  default.sources)
+
+
+def storage_part(shared: Shared, price: Figure, policy: Policy) -> ProgrammePart:
+    """The data (raw and tokenised) and the kept checkpoints, stored all year."""
+    return ProgrammePart("storage", figure(
+        shared.data_gb * price.value * 12, "USD/year",
+        "GB stored (tokens × bytes a token + checkpoints kept × checkpoint GB + base weights) "
+        "× $ per GB-month × 12", [*price.sources, *policy.stored_bytes_per_token.sources,
+                                  *policy.checkpoints_kept.sources],
+        gb=shared.data_gb, usd_per_gb_month=price.value, where=price.formula), True)
+
+
+def rerun_parts(shared: Shared, compute: Figure, policy: Policy) -> tuple[ProgrammePart, ...]:
+    """Evaluation and failed or repeated runs, as shares of the counted runs' compute."""
+    evaluation = figure(compute.value * shared.evaluation_share, "USD/year",
+                        "compute of the counted runs × evaluation share",
+                        policy.evaluation_share.sources, compute_usd_year=compute.value,
+                        share=shared.evaluation_share)
+    rework = figure(compute.value * shared.rework_share, "USD/year",
+                    "compute of the counted runs × share for failed, repeated and sweep runs",
+                    policy.rework_share.sources if shared.rework_assumed else [],
+                    compute_usd_year=compute.value, share=shared.rework_share)
+    return (ProgrammePart("evaluation", evaluation, True),
+            ProgrammePart("rework", rework, shared.rework_assumed))
+
+
+@dataclass(frozen=True)
+class Programme:
+    """The programme's bill a year: every part, their total and compute's share of it."""
+
+    parts: tuple[ProgrammePart, ...]
+
+    @property
+    def total(self) -> float:
+        """$ a year, every part."""
+        return sum(p.usd_per_year.value for p in self.parts)
+
+    @property
+    def compute(self) -> float:
+        """$ a year of GPU time: the counted runs, evaluation and failed runs."""
+        return sum(p.usd_per_year.value for p in self.parts if p.part in COMPUTE_PARTS)
+
+    @property
+    def compute_share(self) -> float:
+        """Compute's share of the total (1 where nothing else costs)."""
+        return self.compute / self.total if self.total > 0 else 1.0
+
+    def part(self, name: Part) -> ProgrammePart:
+        """One part by name."""
+        return next(p for p in self.parts if p.part == name)
+
+    def record(self) -> dict[str, Any]:
+        """The JSON form (``estimates.programme``)."""
+        return {"total_usd_per_year": round(self.total, 2),
+                "compute_usd_per_year": round(self.compute, 2),
+                "compute_share": tidy(self.compute_share, 4),
+                "parts": [p.record() for p in self.parts]}
+
+
+def programme(shared: Shared, compute: Figure, storage: Figure, policy: Policy) -> Programme:
+    """The whole bill a year around ``compute`` (the counted runs on one configuration),
+    its data stored at ``storage`` $ per GB-month."""
+    return Programme((ProgrammePart("compute", compute, False),
+                      *rerun_parts(shared, compute, policy), shared.people, shared.data,
+                      storage_part(shared, storage, policy)))
+
+
+def months(value: float) -> float:
+    """A yearly figure a month."""
+    return value / 12 if math.isfinite(value) else value

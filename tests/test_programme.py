@@ -1,0 +1,200 @@
+"""The whole bill (issue 31): the training programme's cost a year beside compute, the budget
+check and the API comparison on it, frontier-scale clusters, and the guide's API example."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from engine.catalog.load import load_catalog
+from engine.decide.engine import Decision, recommend
+from engine.decide.placements import cluster_sizes
+from engine.estimates.cost import api_cost_per_month
+from engine.output.brief import brief_lines
+
+SMALL_FINE_TUNE: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+    "training_tokens_b": 0.05, "runs_per_year": 12, "usage_pattern": "intermittent",
+    "budget_usd": 20000}
+FRONTIER: dict[str, Any] = {
+    "workload": "pretrain", "model": "llama-3.1-405b", "training_tokens_b": 15000,
+    "runs_per_year": 1, "usage_pattern": "intermittent", "budget_usd": 300_000_000,
+    "proprietary_data": True, "competitive_moat": True}
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a process of its own."""
+    return subprocess.run([sys.executable, "-m", "engine", *args], capture_output=True,
+                          text=True, check=False, timeout=600)
+
+
+def _programme(decision: Decision) -> dict[str, Any]:
+    found = decision.estimates["programme"]
+    assert found is not None
+    return dict(found)
+
+
+def _parts(decision: Decision) -> dict[str, dict[str, Any]]:
+    return {p["part"]: p for p in _programme(decision)["parts"]}
+
+
+def test_the_parts_add_up_and_compute_share_is_the_gpu_time() -> None:
+    decision = recommend(SMALL_FINE_TUNE)
+    found = _programme(decision)
+    parts = _parts(decision)
+    assert list(parts) == ["compute", "evaluation", "rework", "people", "data", "storage"]
+    total = sum(p["usd_per_year"] for p in parts.values())
+    assert found["total_usd_per_year"] == pytest.approx(total, abs=0.05)
+    gpu_time = sum(parts[p]["usd_per_year"] for p in ("compute", "evaluation", "rework"))
+    assert found["compute_usd_per_year"] == pytest.approx(gpu_time, abs=0.05)
+    assert found["compute_share"] == pytest.approx(gpu_time / total, abs=1e-4)
+    choice = decision.hardware.choice
+    assert choice is not None
+    # the counted runs are the pick's cost: the same figure the advice prints
+    assert parts["compute"]["usd_per_year"] == pytest.approx(choice.cost.per_year_usd, abs=1)
+    for name, part in parts.items():
+        assert part["formula"], name
+        assert part["sources"] or not part["assumed"], name
+
+
+def test_people_and_data_dominate_a_small_fine_tune_compute_a_frontier_pretrain() -> None:
+    """Published breakdowns: staff is 29-49 % even at the frontier (Epoch AI), and a small
+    fine-tune's GPU bill is a rounding error beside one engineer; a frontier pretrain's
+    compute dwarfs a small team."""
+    small = _programme(recommend(SMALL_FINE_TUNE))
+    assert small["compute_share"] < 0.2
+    frontier = _programme(recommend(FRONTIER))
+    assert frontier["compute_share"] > 0.9
+
+
+def test_answers_replace_the_policy_defaults() -> None:
+    answers = {**SMALL_FINE_TUNE, "ml_engineers_fte": 2, "team_region": "eu",
+               "dataset_prep_usd": 12345, "rework_share": 0.5}
+    parts = _parts(recommend(answers))
+    assert parts["people"]["usd_per_year"] == 2 * 130_000
+    assert parts["people"]["assumed"] is False
+    assert parts["data"]["usd_per_year"] == 12345 and parts["data"]["assumed"] is False
+    assert parts["rework"]["usd_per_year"] == pytest.approx(
+        0.5 * parts["compute"]["usd_per_year"], abs=0.05)
+    assert parts["rework"]["assumed"] is False
+    defaults = _parts(recommend(SMALL_FINE_TUNE))
+    assert defaults["people"]["assumed"] and defaults["data"]["assumed"]
+    assert defaults["people"]["inputs"]["engineers"] == 0.5
+
+
+def test_a_budget_for_the_whole_programme_leaves_less_for_compute() -> None:
+    answers = {**SMALL_FINE_TUNE, "budget_usd": 205_000, "budget_covers": "programme",
+               "ml_engineers_fte": 1, "dataset_prep_usd": 1000}
+    decision = recommend(answers, trace=True)
+    beside = decision.facts["programme_beside_compute_usd_year"]
+    assert decision.facts["compute_budget_usd"] == pytest.approx(205_000 - beside, abs=0.01)
+    compute_only = recommend({**answers, "budget_covers": "compute"}, trace=True)
+    assert compute_only.facts["compute_budget_usd"] == 205_000
+    # the tier follows what is left for compute: $205,000 is production, ~$4,000 is mid
+    assert compute_only.facts.get("budget_tier") == "production"
+    assert decision.facts.get("budget_tier") == "mid"
+
+
+def test_the_brief_says_the_programme_in_one_line_with_the_json_figures() -> None:
+    decision = recommend({**SMALL_FINE_TUNE, "model": "llama-3.1-70b",
+                          "training_tokens_b": 0.5})
+    found = _programme(decision)
+    text = " ".join(brief_lines(decision))
+    match = re.search(r"Your training programme: ~\$([\d,]+) a year, of which compute "
+                      r"\$([\d,]+) \(([\d.]+)%\)", text)
+    assert match is not None, text
+    assert int(match[1].replace(",", "")) == round(found["total_usd_per_year"])
+    assert int(match[2].replace(",", "")) == round(found["compute_usd_per_year"])
+    assert float(match[3]) == pytest.approx(found["compute_share"] * 100, abs=0.06)
+
+
+def test_the_rented_budget_check_counts_evaluation_and_failed_runs() -> None:
+    decision = recommend(SMALL_FINE_TUNE, trace=True)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.where == "cloud"
+    share = decision.facts["rerun_share"]
+    assert choice.cost.first_year_usd == pytest.approx(
+        choice.cost.per_year_usd * (1 + share), abs=2)
+
+
+def test_own_model_on_the_whole_bill() -> None:
+    """The API is weighed against a model of one's own on the whole bill: serving and the
+    training programme a month."""
+    answers = {**SMALL_FINE_TUNE, "api_tokens_per_month_m": 80_000}
+    facts = recommend(answers, trace=True).facts
+    assert facts["own_cost_usd_month"] == pytest.approx(
+        facts["own_serving_usd_month"] + facts["own_training_usd_month"], abs=0.01)
+    assert facts["api_to_own_cost_ratio"] == pytest.approx(
+        facts["api_cost_usd_month"] / facts["own_cost_usd_month"], rel=1e-3)
+
+
+def test_the_whole_bill_turns_a_close_volume_to_the_api() -> None:
+    """A volume at which serving alone is cheaper than the API but serving and the training
+    programme together are not: the API is advised (it was not on serving alone)."""
+    low, high = 10_000.0, 80_000.0
+    for _ in range(30):
+        volume = (low + high) / 2
+        facts = recommend({**SMALL_FINE_TUNE, "api_tokens_per_month_m": volume},
+                          trace=True).facts
+        if facts["api_cost_usd_month"] < facts["own_serving_usd_month"]:
+            low = volume
+        elif facts["api_cost_usd_month"] > facts["own_cost_usd_month"]:
+            high = volume
+        else:
+            break
+    else:
+        pytest.fail("no volume between serving alone and the whole bill")
+    decision = recommend({**SMALL_FINE_TUNE, "api_tokens_per_month_m": volume}, trace=True)
+    assert decision.facts["own_serving_usd_month"] < decision.facts["api_cost_usd_month"]
+    assert decision.decisions["approach"].choice == "use-api"
+
+
+def test_the_guides_api_example_at_a_mid_class_price() -> None:
+    """1.2 M messages a day × 150 tokens × 30 days = 5,400 M tokens a month: the guide's
+    $15,000-60,000 is a mid-class model's price; a small model's today is below it."""
+    catalog = load_catalog(None)
+    volume = 1.2e6 * 150 * 30 / 1e6
+    assert volume == 5400
+    current = [a for a in catalog.apis if not catalog.is_stale(a.as_of)]
+    mid = [api_cost_per_month(volume, a, catalog.policy).value
+           for a in current if a.model_class == "mid"]
+    small = [api_cost_per_month(volume, a, catalog.policy).value
+             for a in current if a.model_class == "small"]
+    assert mid and all(15_000 <= bill <= 60_000 for bill in mid)
+    assert small and all(bill < 15_000 for bill in small)
+
+
+def test_frontier_clusters_are_considered_with_their_fabric_and_caveat() -> None:
+    decision = recommend(FRONTIER)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.count > 1024 and choice.nodes > 1
+    warning = next(w for w in decision.warnings if w.id == "frontier-cluster")
+    assert "by contract, months ahead" in warning.text
+    assert f"{choice.count:,}×" in warning.text and "infiniband" in warning.text
+
+
+def test_cluster_sizes_step_above_a_thousand_gpus() -> None:
+    policy = load_catalog(None).policy
+    sizes = cluster_sizes(8, policy)
+    assert sizes[0] == 16 and sizes == sorted(set(sizes))
+    assert all(s % 8 == 0 for s in sizes)
+    assert max(sizes) == int(policy.max_gpus_considered.value)
+    above = [s for s in sizes if s > policy.cluster_step_above_gpus.value]
+    assert above[:3] == [1152, 1280, 1408] and 16384 in above
+    assert len(sizes) < 200
+
+
+def test_estimate_training_refuses_a_cluster_recommend_does_not_consider() -> None:
+    result = run_cli("estimate", "training", "--model", "llama-3.1-405b", "--gpu", "b200",
+                     "--gpus", "40000")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --gpus: at most 32,768 GPUs, the largest cluster `recommend` considers "
+        "(max_gpus_considered in catalog/policy.yaml)"]
+    ok = run_cli("estimate", "training", "--model", "llama-3.1-405b", "--gpu", "b200",
+                 "--gpus", "16384", "--tokens-b", "15000")
+    assert ok.returncode == 0 and "sold by contract" in " ".join(ok.stdout.split())
