@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
+from typing import Any
 
 import zstandard
 
@@ -41,9 +42,10 @@ class BodyError(ValueError):
 
 @dataclass
 class Codec:
-    """Compresses and decompresses the bodies of one store's records."""
+    """Compresses and decompresses the bodies of one store's records (``conn``: a SQLite
+    connection, or the store's PostgreSQL one, which takes the same SQL)."""
 
-    conn: sqlite3.Connection
+    conn: Any
     _compressors: dict[str, tuple[int, zstandard.ZstdCompressor]] = field(default_factory=dict)
     _decompressors: dict[int, zstandard.ZstdDecompressor] = field(default_factory=dict)
 
@@ -72,10 +74,11 @@ class Codec:
                                 (scope,)).fetchone()
         if row is None:  # a new scope: this record becomes its dictionary
             packed = zstandard.ZstdCompressor(level=LEVEL).compress(content)
-            cursor = self.conn.execute(
-                "INSERT INTO dictionaries (scope, content) VALUES (?, ?)", (scope, packed))
+            made = self.conn.execute(
+                "INSERT INTO dictionaries (scope, content) VALUES (?, ?) RETURNING id",
+                (scope, packed)).fetchone()
             # not remembered: the transaction that made it may yet roll back
-            return int(cursor.lastrowid or 0), _compressor(content)
+            return int(made[0]), _compressor(content)
         raw = _bounded(zstandard.ZstdDecompressor(), row[1], "dictionary")
         self._compressors[scope] = known = (int(row[0]), _compressor(raw))
         return known
@@ -96,7 +99,7 @@ class Codec:
         try:
             row = self.conn.execute("SELECT content FROM dictionaries WHERE id = ?",
                                     (dictionary,)).fetchone()
-        except sqlite3.DatabaseError as exc:
+        except getattr(self.conn, "errors", (sqlite3.DatabaseError,)) as exc:
             raise BodyError(f"its dictionary {dictionary} cannot be read ({exc})") from None
         if row is None:
             raise BodyError(f"its dictionary {dictionary} is missing")

@@ -19,7 +19,6 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from engine.audit.key import AuditKey
@@ -243,7 +242,7 @@ class Stored:
     content: bytes | None
     unreadable: str | None = None
 
-    def record(self, path: Path) -> Record:
+    def record(self, path: object) -> Record:
         """The record these bytes hold (an :class:`AuditError` naming it if they cannot be
         read back: ``audit verify`` says more)."""
         try:

@@ -13,18 +13,18 @@ holds the tables of each schema version and the steps between them.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
 import os
-import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from engine.audit import schema
+from engine.audit.backend import Backend, Conflict, open_backend
 from engine.audit.codec import BodyError, Codec
 from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
+from engine.audit.location import Location, parse_location
 from engine.audit.record import (
     KEYED,
     PLAIN,
@@ -33,9 +33,10 @@ from engine.audit.record import (
     Stored,
     framed_content,
     index_columns,
+    is_json_form,
 )
 from engine.audit.record import digest as record_digest
-from engine.audit.sqlite import AuditError, connect, connect_reader, enable_wal, storage_error
+from engine.audit.sqlite import AuditError
 from engine.errors import InputError
 from engine.files.printable import printable
 
@@ -49,8 +50,21 @@ FROM_ENVIRONMENT: Literal["environment"] = "environment"
 _COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash, choices, "
             "rules_fired, prev_hash, hash, hash_kind, key_id")
 _ENTRY_COLUMNS = "seq, id, created_at, engine_version, rules_hash, catalog_hash, choices"
+_ATTEMPTS = 5
+"""How many times an append that lost a race the database detected is tried."""
 _SHOWN_MATCHES = 3
 """How many of the decisions an ambiguous id prefix matches are named."""
+
+
+class OtherChain(AuditError):
+    """A copy's destination holds records that are not the start of the source's chain."""
+
+    def __init__(self, location: object, count: int) -> None:
+        super().__init__(f"{location} holds {count:,} record(s) of another chain, so the "
+                         "copy cannot keep the source's links and hashes; copy into an empty "
+                         "store, or pass --append to add the records at the end of its chain "
+                         "with new links")
+        self.count = count
 
 
 class PolicyMismatch(AuditError):
@@ -59,11 +73,12 @@ class PolicyMismatch(AuditError):
     exit_code = 1
 
 
-def default_path() -> Path:
-    """``$GPU_ADVISOR_AUDIT_DB`` or ``audit.sqlite3`` in the user data directory."""
+def default_path() -> Location:
+    """``$GPU_ADVISOR_AUDIT_DB`` (a path or a database URL) or ``audit.sqlite3`` in the user
+    data directory."""
     env = os.environ.get(ENV_VAR)
     if env:
-        return Path(env)
+        return parse_location(env, ENV_VAR)
     import platformdirs
 
     return Path(platformdirs.user_data_dir("gpu-advisor")) / "audit.sqlite3"
@@ -84,21 +99,24 @@ class AuditStore:
     never writes, not even a migration, so it also reads a store it cannot write to.
     """
 
-    def __init__(self, path: Path, *, create: bool = True,
+    def __init__(self, location: Location, *, create: bool = True,
                  key: AuditKey | Literal["environment"] | None = FROM_ENVIRONMENT) -> None:
-        self.path = path
+        self.path = location
+        """Where the store is: a file, or a database URL (its password masked in print)."""
         self._key = key
-        self._conn = connect(path, create=True) if create else connect_reader(path)
+        self._db: Backend = open_backend(location, create=create)
+        self._conn = self._db.conn
+        self._errors = self._db.errors
         self._codec = Codec(self._conn)
         try:
-            self._version = self._check_schema()
+            self._version = self._check_schema(self._db.version())
             # this writer makes the store: it had no tables when opened
             self.created = create and self._version == 0
             if create:
-                enable_wal(self._conn, path)
+                self._db.prepare()
                 self._version = self._migrate()
         except BaseException:
-            self._conn.close()
+            self._db.close()
             raise
 
     def __enter__(self) -> AuditStore:
@@ -109,78 +127,34 @@ class AuditStore:
 
     def close(self) -> None:
         """Close the connection."""
-        self._conn.close()
+        self._db.close()
 
     # -- schema --------------------------------------------------------------------------
-    def _check_schema(self) -> int:
-        """Refuse a newer or foreign database before anything is written to it (read only,
-        one snapshot, so a concurrent first migration is not mistaken for foreign tables)."""
-        try:
-            self._conn.execute("BEGIN")
-        except sqlite3.DatabaseError as exc:
-            raise storage_error(self.path, exc) from None
-        try:
-            return self._schema_version()
-        finally:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("COMMIT")
-
-    def _schema_version(self) -> int:
-        version = int(self._query_one("PRAGMA user_version")[0])
+    def _check_schema(self, version: int) -> int:
+        """Refuse a newer or foreign database before anything is written to it."""
         if version > SCHEMA_VERSION:
             raise AuditError(f"{self.path}: audit store schema version {version} is newer than "
                              f"this gpu-advisor supports ({SCHEMA_VERSION}); upgrade gpu-advisor")
-        if version == 0 and self._has_foreign_tables():
+        if version == 0 and self._db.has_foreign_tables():
             raise AuditError(f"{self.path}: not a gpu-advisor audit store (it has other tables); "
                              "refusing to touch it")
         return version
 
     def _migrate(self) -> int:
-        if int(self._query_one("PRAGMA user_version")[0]) == SCHEMA_VERSION:
+        if self._version == SCHEMA_VERSION:
             return SCHEMA_VERSION
-        with self._write():
+        with self._db.write():
             # Re-read under the write lock: another process may have migrated meanwhile.
-            version = self._schema_version()
-            for target in range(version + 1, SCHEMA_VERSION + 1):
-                try:
-                    schema.step(self._conn, target)
-                except BodyError as exc:  # a record too large to keep: nothing changes
-                    raise AuditError(f"{self.path}: cannot bring the audit store to schema "
-                                     f"{target} ({exc}); it was not modified") from None
-        if 0 < version < 3:
-            # the uncompressed records' pages are free now: give them back to the disk
-            # (if this fails, e.g. for want of space, SQLite reuses them for new records)
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("VACUUM")
+            version = self._check_schema(self._db.current_version())
+            self._db.upgrade(version)
+        self._db.tidy(version)
         return SCHEMA_VERSION
-
-    def _has_foreign_tables(self) -> bool:
-        return self._query_one(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-        ) is not None
 
     def _query_one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
         try:
             return self._conn.execute(sql, params).fetchone()
-        except sqlite3.DatabaseError as exc:
+        except self._errors as exc:
             raise AuditError(f"{self.path}: not a usable audit store ({exc})") from None
-
-    @contextlib.contextmanager
-    def _write(self) -> Iterator[None]:
-        """One IMMEDIATE write transaction (serialises writers; all or nothing)."""
-        try:
-            self._conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            raise storage_error(self.path, exc) from None
-        try:
-            yield
-            self._conn.execute("COMMIT")
-        except BaseException as exc:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise storage_error(self.path, exc) from None
-            raise
 
     # -- writing ---------------------------------------------------------------------------
     @property
@@ -205,8 +179,24 @@ class AuditStore:
             "result": result,
             **index_columns(data),
         }
+        return self._append_fields(fields, rules_texts, catalog_texts)
+
+    def _append_fields(self, fields: dict[str, Any], rules_texts: Mapping[str, str],
+                       catalog_texts: Mapping[str, str]) -> Record:
         key = self.key
-        with self._write():
+        for attempt in range(_ATTEMPTS):
+            try:
+                return self._append(fields, key, rules_texts, catalog_texts)
+            except Conflict:
+                if attempt == _ATTEMPTS - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _append(self, fields: dict[str, Any], key: AuditKey | None,
+                rules_texts: Mapping[str, str], catalog_texts: Mapping[str, str]) -> Record:
+        """One try at "read the head, write the record", in one serialised transaction."""
+        fields = dict(fields)
+        with self._db.write():
             self._store_policy(fields["rules_hash"], "rules", rules_texts)
             self._store_policy(fields["catalog_hash"], "catalog", catalog_texts)
             last = self._conn.execute("SELECT hash, hash_kind, key_id FROM decisions"
@@ -217,15 +207,80 @@ class AuditStore:
             content = framed_content(fields)
             fields["hash"] = record_digest(content, fields["hash_kind"], key)
             fields["body"], fields["dictionary"] = self._pack(content, fields)
-            cursor = self._conn.execute(
+            seq = int(self._conn.execute(
                 "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
                 " choices, rules_fired, prev_hash, hash, hash_kind, key_id, dictionary, body)"
                 " VALUES (:id, :created_at, :engine_version, :rules_hash, :catalog_hash,"
                 " :choices, :rules_fired, :prev_hash, :hash, :hash_kind, :key_id, :dictionary,"
-                " :body)", fields)
-            seq = int(cursor.lastrowid or 0)
+                " :body) RETURNING seq", fields).fetchone()[0])
         del fields["body"], fields["dictionary"]
         return Record(seq=seq, **fields)
+
+    def adopt(self, source: Iterable[Stored],
+              policies: Callable[[str], Mapping[str, str]]) -> int:
+        """Copy a chain record for record as it is (ids, times, links, hashes and keys
+        kept, so every head of the source holds here too), in one transaction: all or
+        nothing. This store must be empty or hold the start of that same chain (a copy run
+        before): only the records after it are written; their number is returned. Anything
+        else is an :class:`AuditError` naming what this store holds."""
+        with self._db.write():
+            count = int(self._conn.execute("SELECT count(*) FROM decisions").fetchone()[0])
+            last = self._conn.execute("SELECT hash FROM decisions ORDER BY seq DESC LIMIT 1"
+                                      ).fetchone()
+            written = position = 0
+            for stored in source:
+                position += 1
+                if position == count and stored.hash != last[0]:
+                    raise OtherChain(self.path, count)
+                if position > count:
+                    self._insert_stored(stored, policies)
+                    written += 1
+            if position < count:
+                raise OtherChain(self.path, count)
+        return written
+
+    def _insert_stored(self, stored: Stored,
+                       policies: Callable[[str], Mapping[str, str]]) -> None:
+        if stored.content is None:
+            raise AuditError(f"record {stored.id} cannot be read ({stored.unreadable}); "
+                             "nothing was copied")
+        for digest, kind in ((stored.rules_hash, "rules"), (stored.catalog_hash, "catalog")):
+            self._store_policy(digest, kind, policies(digest))
+        form = "json" if is_json_form(stored.content) else "framed"
+        try:
+            body, dictionary = self._codec.pack(stored.content, schema.scope(
+                form, stored.engine_version, stored.rules_hash, stored.catalog_hash))
+        except BodyError as exc:
+            raise AuditError(f"{self.path}: record {stored.id}: {exc}; nothing was copied"
+                             ) from None
+        self._conn.execute(
+            "INSERT INTO decisions (id, created_at, engine_version, rules_hash, catalog_hash,"
+            " choices, rules_fired, prev_hash, hash, hash_kind, key_id, dictionary, body)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (stored.id, stored.created_at, stored.engine_version, stored.rules_hash,
+             stored.catalog_hash, stored.choices, stored.rules_fired, stored.prev_hash,
+             stored.hash, stored.hash_kind, stored.key_id, dictionary, body))
+
+    def append_record(self, record: Record, rules_texts: Mapping[str, str],
+                      catalog_texts: Mapping[str, str]) -> Record | None:
+        """Add another store's record at the end of this chain, with a new link and hash
+        (its id, time, answers, result and policy kept); None where this store holds it
+        already. A record with its id but other content is an :class:`AuditError`."""
+        fields: dict[str, Any] = {
+            "id": record.id, "created_at": record.created_at,
+            "engine_version": record.engine_version, "rules_hash": record.rules_hash,
+            "catalog_hash": record.catalog_hash, "answers": record.answers,
+            "result": record.result, "choices": record.choices,
+            "rules_fired": record.rules_fired}
+        found = self._select("WHERE id = ?", (record.id,)) if self._version else []
+        if found:
+            held = found[0]
+            if (held.answers, held.result, held.created_at) != (
+                    record.answers, record.result, record.created_at):
+                raise AuditError(f"{self.path} holds another decision with id {record.id}; "
+                                 "refusing to copy over it")
+            return None
+        return self._append_fields(fields, rules_texts, catalog_texts)
 
     def _pack(self, content: bytes, fields: Mapping[str, Any]) -> tuple[bytes, int]:
         try:
@@ -256,7 +311,8 @@ class AuditStore:
         # an append.)
         if self._conn.execute("SELECT 1 FROM policies WHERE hash = ?", (digest,)).fetchone():
             return
-        self._conn.execute("INSERT OR IGNORE INTO policies (hash, kind, content) VALUES (?, ?, ?)",
+        self._conn.execute("INSERT INTO policies (hash, kind, content) VALUES (?, ?, ?)"
+                           " ON CONFLICT DO NOTHING",
                            (digest, kind, json.dumps(dict(texts), sort_keys=True)))
 
     # -- reading ---------------------------------------------------------------------------
@@ -306,14 +362,14 @@ class AuditStore:
                 choice: tuple[str, str] | None = None, rule: str | None = None,
                 limit: int | None = None) -> list[Record]:
         """Records in chain order, filtered."""
-        return self._select(*_filters(since, until, choice, rule, limit))
+        return self._select(*self._filters(since, until, choice, rule, limit))
 
     def entries(self, *, since: str | None = None, until: str | None = None,
                 choice: tuple[str, str] | None = None, rule: str | None = None,
                 limit: int | None = None) -> list[Entry]:
         """What ``audit list`` shows of the records, filtered, in chain order (their bodies
         are not read)."""
-        clause, params = _filters(since, until, choice, rule, limit)
+        clause, params = self._filters(since, until, choice, rule, limit)
         if not self._version:
             return []
         sql = f"SELECT {_ENTRY_COLUMNS} FROM decisions {clause}"
@@ -375,9 +431,35 @@ class AuditStore:
 
     def _fetch(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
         try:
-            return self._conn.execute(sql, params).fetchall()
-        except sqlite3.DatabaseError as exc:
-            raise AuditError(f"{self.path}: cannot read the audit store ({exc})") from None
+            rows: list[tuple[Any, ...]] = self._conn.execute(sql, params).fetchall()
+            return rows
+        except self._errors as exc:
+            raise AuditError(f"{self.path}: cannot read the audit store "
+                             f"({_first_line(exc)})") from None
+
+    def _filters(self, since: str | None, until: str | None,
+                 choice: tuple[str, str] | None, rule: str | None,
+                 limit: int | None) -> tuple[str, tuple[Any, ...]]:
+        """The WHERE/ORDER/LIMIT clause and its parameters for ``audit list``'s filters."""
+        where: list[str] = []
+        params: list[Any] = []
+        if since:
+            where.append("created_at >= ?")
+            params.append(since)
+        if until:
+            where.append("created_at < ?")
+            params.append(until)
+        if choice:
+            where.append(self._db.choice_sql)
+            params += [choice[0], choice[1]]
+        if rule:
+            where.append(self._db.rule_sql)
+            params.append(rule)
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        clause += " ORDER BY seq"
+        if limit is not None:
+            clause += f" LIMIT {int(limit)}"
+        return clause, tuple(params)
 
 
 
@@ -398,25 +480,5 @@ def utc_time(text: str, field: str) -> str:
         raise InputError(f"{printable(text[:40])!r} is out of range", field=field) from None
 
 
-def _filters(since: str | None, until: str | None, choice: tuple[str, str] | None,
-             rule: str | None, limit: int | None) -> tuple[str, tuple[Any, ...]]:
-    """The WHERE/ORDER/LIMIT clause and its parameters for ``audit list``'s filters."""
-    where: list[str] = []
-    params: list[Any] = []
-    if since:
-        where.append("created_at >= ?")
-        params.append(since)
-    if until:
-        where.append("created_at < ?")
-        params.append(until)
-    if choice:
-        where.append("json_extract(choices, ?) = ?")
-        params += [f"$.{choice[0]}", choice[1]]
-    if rule:
-        where.append("EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)")
-        params.append(rule)
-    clause = ("WHERE " + " AND ".join(where)) if where else ""
-    clause += " ORDER BY seq"
-    if limit is not None:
-        clause += f" LIMIT {int(limit)}"
-    return clause, tuple(params)
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]

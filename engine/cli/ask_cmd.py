@@ -18,6 +18,7 @@ from engine.answers.answers_file import (
 )
 from engine.answers.model import load_partial, validate_answers
 from engine.answers.questionnaire import Questionnaire
+from engine.audit.location import Location
 from engine.catalog.load import Catalog
 from engine.cli.emit import emit, record_decision
 from engine.cli.notices import say_notices
@@ -67,7 +68,7 @@ class Session:
                 new_file or written_by_ask(answers_path)):
             self.save_path = answers_path
         self.saved_any = False
-        self.recorded: tuple[str, Path] | None = None
+        self.recorded: tuple[str, object] | None = None
         """The decision id and audit store, once the decision is recorded."""
 
     def ask_pending(self) -> None:
@@ -167,7 +168,7 @@ def _say(text: str) -> None:
 def ask(answers_path: Path | None, overrides: tuple[str, ...], defaults: bool, advanced: bool,
         save_answers: Path | None, chart_path: Path | None, force: bool,
         rules_dir: Path | None, catalog_dir: Path | None, prices: PriceInput | None,
-        audit_db: Path | None, no_audit: bool, html_path: Path | None, fmt: str, explain: bool,
+        audit_db: Location | None, no_audit: bool, html_path: Path | None, fmt: str, explain: bool,
         no_pager: bool) -> None:
     """Answer a few questions (arrow keys on a terminal), get the recommendation.
 

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from engine import __version__
+from engine.audit.location import Location
 from engine.cli.options import (
+    StoreLocation,
     audit_db_option,
     catalog_options,
     format_option,
@@ -25,13 +27,13 @@ if TYPE_CHECKING:
     from engine.catalog.prices import PriceInput
 
 
-def _path(option: Path | None) -> Path:
+def _path(option: Location | None) -> Location:
     from engine.audit.store import default_path
 
     return option or default_path()
 
 
-def _store(option: Path | None):  # type: ignore[no-untyped-def]
+def _store(option: Location | None):  # type: ignore[no-untyped-def]
     from engine.audit.store import AuditStore
 
     return AuditStore(_path(option), create=False)
@@ -69,7 +71,7 @@ def _utc(ctx: click.Context, param: click.Parameter, value: str | None) -> str |
 @click.option("--rule", default=None, metavar="RULE_ID", help="Only decisions this rule fired in.")
 @click.option("--limit", type=click.IntRange(1, 1_000_000), default=None, help="At most N.")
 @format_option("text", "json")
-def list_(audit_db: Path | None, since: str | None, until: str | None, choice: str | None,
+def list_(audit_db: Location | None, since: str | None, until: str | None, choice: str | None,
           rule: str | None, limit: int | None, fmt: str) -> None:
     """List recorded decisions, oldest first.
 
@@ -81,7 +83,7 @@ def list_(audit_db: Path | None, since: str | None, until: str | None, choice: s
 
     path = _path(audit_db)
     wanted = _choice(choice)
-    if not store_exists(path):
+    if isinstance(path, Path) and not store_exists(path):
         _say_nothing_recorded(path, fmt)
         return
     with _store(path) as store:
@@ -126,7 +128,7 @@ def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
             float(cost) if isinstance(cost, (int, float)) else None)
 
 
-def _say_nothing_recorded(path: Path, fmt: str) -> None:
+def _say_nothing_recorded(path: Location, fmt: str) -> None:
     """An empty list: ``[]`` for JSON, a sentence naming the store for a person."""
     if fmt == "json":
         click.echo("[]")
@@ -144,7 +146,7 @@ def _choices_text(choices: dict[str, Any], axes: list[str]) -> str:
 @audit_db_option
 @trace_option("Rebuild the full trace by replaying the record on its stored policy.")
 @format_option("text", "json", "markdown")
-def show(decision_id: str, audit_db: Path | None, show_trace: bool, fmt: str) -> None:
+def show(decision_id: str, audit_db: Location | None, show_trace: bool, fmt: str) -> None:
     """Show one recorded decision as `recommend` rendered it, with its policy hashes.
 
     With --trace, as `recommend --trace` rendered it: the record holds the lean decision, and
@@ -212,7 +214,7 @@ def _show_traced(store: Any, record: Any, fmt: str) -> None:
 @rules_option
 @catalog_options
 @format_option("text", "json")
-def replay(decision_id: str, audit_db: Path | None, current: bool, rules_dir: Path | None,
+def replay(decision_id: str, audit_db: Location | None, current: bool, rules_dir: Path | None,
            catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Re-run a recorded decision: exactly on its stored policy, or on today's (--current).
 
@@ -288,7 +290,7 @@ def _head(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
 @click.option("--key-file", type=click.Path(path_type=Path), default=None, metavar="FILE",
               help="The audit key, to check keyed records [env: GPU_ADVISOR_AUDIT_KEY, "
                    "GPU_ADVISOR_AUDIT_KEY_FILE].")
-def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
+def verify(audit_db: Location | None, since: Any, key_file: Path | None) -> None:
     """Walk the hash chain and print its head (COUNT:HASH) to keep elsewhere.
 
     Exit 0 when every record checks out; 1 naming the first broken record, or when the
@@ -315,10 +317,35 @@ def verify(audit_db: Path | None, since: Any, key_file: Path | None) -> None:
     click.echo(result.line())
 
 
+@audit.command("copy")
+@click.option("--from", "source", type=StoreLocation(), required=True, metavar="PATH|URL",
+              help="The store to copy from (e.g. a person's SQLite file).")
+@click.option("--to", "destination", type=StoreLocation(), required=True, metavar="PATH|URL",
+              help="The store to copy into (e.g. postgresql://USER@HOST/DB).")
+@click.option("--append", is_flag=True, default=False,
+              help="Where the destination holds another chain, add the records at its end "
+                   "with new links (each checked against the source now).")
+def copy(source: Location, destination: Location, append: bool) -> None:
+    """Copy every record of one store into another, still verifiable.
+
+    The source must verify. Into an empty store the records go as they are (ids, times,
+    links, hashes, keys), in one transaction, so the copy verifies against the source's
+    head; running the copy again adds nothing.
+
+    \b
+    Example:
+      gpu-advisor audit copy --from ~/.local/share/gpu-advisor/audit.sqlite3 \\
+          --to postgresql://gpu_writer@db.example/audit
+    """
+    from engine.audit.copy import copy_store
+
+    click.echo(printable(copy_store(source, destination, append=append).line()))
+
+
 @audit.command("export")
 @audit_db_option
 @format_option("jsonl", "csv")
-def export(audit_db: Path | None, fmt: str) -> None:
+def export(audit_db: Location | None, fmt: str) -> None:
     """Export every record (JSON lines with the full result, or a CSV summary).
 
     \b

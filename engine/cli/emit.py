@@ -7,17 +7,25 @@ from pathlib import Path
 import click
 
 from engine.answers.model import Answers
+from engine.audit.location import Location
 from engine.cli.notices import say_new_store
 from engine.decide.engine import Decision, Engine, Evaluation
 from engine.files.printable import json_printable
 
 
-def record_decision(engine: Engine, decision: Decision, audit_db: Path | None) -> None:
+def record_decision(engine: Engine, decision: Decision, audit_db: Location | None) -> None:
     """Append the decision to the audit store (default location unless given)."""
-    from engine.audit.store import AuditStore, default_path
+    from engine.audit.store import AuditError, AuditStore, default_path
 
-    with AuditStore(audit_db or default_path()) as store:
-        store.append(decision, engine.rulebook.texts, engine.catalog.texts)
+    location = audit_db or default_path()
+    try:
+        with AuditStore(location) as store:
+            store.append(decision, engine.rulebook.texts, engine.catalog.texts)
+    except AuditError as exc:  # a server: say what became of the decision
+        if isinstance(location, Path) or "nothing was recorded" not in str(exc):
+            raise
+        raise AuditError(str(exc).replace("nothing was recorded",
+                                          "the decision was not recorded")) from None
     if store.created:
         say_new_store(store.path)
 

@@ -4,7 +4,6 @@ it created for the user (the audit store, the policy cache), the one time it cre
 from __future__ import annotations
 
 import datetime as dt
-from pathlib import Path
 
 import click
 
@@ -21,7 +20,7 @@ def say_notices(catalog: Catalog) -> None:
     say_new_cache()
 
 
-def say_new_store(path: Path) -> None:
+def say_new_store(path: object) -> None:
     """Where the audit store this run created is (later runs find it and say nothing)."""
     click.echo(f"note: created the audit store {path}; every recommendation is recorded there "
                "(--no-audit to skip, --audit-db or GPU_ADVISOR_AUDIT_DB to move it)", err=True)

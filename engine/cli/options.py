@@ -57,6 +57,23 @@ def _shown(text: str, most: int = 120) -> str:
 _path = InputPath()
 
 
+class StoreLocation(InputPath):
+    """``--audit-db``: a SQLite file path, or a ``postgresql://`` URL; a URL of any other
+    scheme is refused in one line, never taken as a file name."""
+
+    name = "path or URL"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        from engine.audit.location import DatabaseUrl, parse_location
+
+        if isinstance(value, (Path, DatabaseUrl)):
+            return value
+        flag = param.opts[0] if param is not None and param.opts else "--audit-db"
+        found = parse_location(str(value), flag)
+        return found if isinstance(found, DatabaseUrl) else super().convert(value, param, ctx)
+
+
 class FiniteFloatRange(click.FloatRange):
     """A float flag in a range, and finite: ``nan`` passes every comparison of a plain
     :class:`click.FloatRange`, so it is refused here first (``inf`` too, with one message)."""
@@ -130,9 +147,10 @@ def rules_option(func: F) -> F:
 def audit_db_option(func: F) -> F:
     """``--audit-db PATH`` (or the environment, else the user data directory)."""
     return click.option(
-        "--audit-db", type=_path, default=None, metavar="PATH", envvar="GPU_ADVISOR_AUDIT_DB",
-        help="Audit store (SQLite) [env: GPU_ADVISOR_AUDIT_DB; default: the user data "
-             "directory].",
+        "--audit-db", type=StoreLocation(), default=None, metavar="PATH|URL",
+        envvar="GPU_ADVISOR_AUDIT_DB",
+        help="Audit store: a SQLite file, or postgresql://USER@HOST/DB for an organisation's "
+             "[env: GPU_ADVISOR_AUDIT_DB; default: a file in the user data directory].",
     )(func)
 
 

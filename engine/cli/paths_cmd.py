@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
+from engine.audit.location import Location
 from engine.cli.options import audit_db_option, format_option
 
 
 @click.command()
 @audit_db_option
 @format_option("text", "json")
-def paths(audit_db: Path | None, fmt: str) -> None:
+def paths(audit_db: Location | None, fmt: str) -> None:
     """List the files gpu-advisor keeps between runs and whether each exists.
 
     \b

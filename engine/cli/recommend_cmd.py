@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from engine.answers.model import load_answers
+from engine.audit.location import Location
 from engine.cli.emit import emit, emit_traced, record_decision
 from engine.cli.notices import say_notices
 from engine.cli.options import (
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 @explain_options
 def recommend(answers_path: Path | None, overrides: tuple[str, ...],
               model_reference: str | None, rules_dir: Path | None, catalog_dir: Path | None,
-              prices: PriceInput | None, audit_db: Path | None, no_audit: bool,
+              prices: PriceInput | None, audit_db: Location | None, no_audit: bool,
               chart_path: Path | None, force: bool, show_trace: bool, html_path: Path | None,
               fmt: str, explain: bool, no_pager: bool) -> None:
     """Recommend GPUs for a team's answers: choices, hardware, warnings, strategies.

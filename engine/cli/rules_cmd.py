@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from engine.audit.location import Location
 from engine.cli.options import (
     audit_db_option,
     catalog_options,
@@ -209,7 +210,7 @@ def _percent(counts: dict[str, int]) -> float:
               help="Examples shown per axis.")
 @format_option("text", "json")
 def diff(old: str, new: str, scenario_paths_: tuple[Path, ...], from_audit: bool,
-         audit_db: Path | None, examples: int, fmt: str) -> None:
+         audit_db: Location | None, examples: int, fmt: str) -> None:
     """Compare two policy versions on every scenario: what changes, and which rules did it.
 
     OLD and NEW are rule directories, directories holding rules/ (and catalog/), or git

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine.audit.location import DatabaseUrl
 from engine.audit.store import ENV_VAR as AUDIT_ENV
 from engine.audit.store import default_path as audit_default_path
 from engine.decide.policy_cache import cache_dir, key_file
@@ -25,7 +26,7 @@ class UserFile:
     """One file or folder gpu-advisor writes: what it is, where, and its state now."""
 
     name: str
-    path: Path
+    path: Path | DatabaseUrl
     state: str
     """``exists``, ``not created yet``, or why it cannot be looked at."""
     purpose: str
@@ -43,14 +44,15 @@ class UserFile:
                 "state": self.state, "purpose": self.purpose, "moved_by": self.moved_by}
 
 
-def user_files(audit_db: Path | None = None, cwd: Path | None = None) -> list[UserFile]:
+def user_files(audit_db: Path | DatabaseUrl | None = None,
+               cwd: Path | None = None) -> list[UserFile]:
     """The audit store (``audit_db`` or the default), the policy cache folder and its key
     file, and the answers file ``ask`` saves by default (in ``cwd``)."""
     audit = audit_db if audit_db is not None else audit_default_path()
     cache = cache_dir()
     answers = (cwd or Path.cwd()) / ANSWERS_FILE
     return [
-        UserFile("audit store", audit, _state(audit),
+        UserFile("audit store", audit, _store_state(audit),
                  "every recommendation is recorded here, unless --no-audit",
                  f"--audit-db or {AUDIT_ENV}"),
         UserFile("policy cache", cache, _cache_state(cache),
@@ -62,6 +64,13 @@ def user_files(audit_db: Path | None = None, cwd: Path | None = None) -> list[Us
         UserFile("answers file", answers, _state(answers),
                  "where `gpu-advisor ask` offers to save the answers", "ask --answers FILE"),
     ]
+
+
+def _store_state(location: Path | DatabaseUrl) -> str:
+    """A file's state; a database on a server is not connected to only to list it."""
+    if isinstance(location, DatabaseUrl):
+        return "a PostgreSQL database (not connected to here; `gpu-advisor audit verify` does)"
+    return _state(location)
 
 
 def _state(path: Path) -> str:

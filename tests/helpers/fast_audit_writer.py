@@ -1,6 +1,6 @@
 """A light audit writer for fault tests (tests/test_audit_faults.py): no engine, just the store.
 
-    python tests/helpers/fast_audit_writer.py DB TEMPLATE WORKER COUNT
+    python tests/helpers/fast_audit_writer.py DB|URL TEMPLATE WORKER COUNT
 
 TEMPLATE is a JSON file {"result": <a recommend --format json result>, "rules": {...},
 "catalog": {...}} written by the test. The writer appends COUNT copies (0 = until killed),
@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.audit.location import parse_location
 from engine.audit.store import AuditStore
 
 
@@ -26,8 +27,8 @@ class _Result:
 
 
 def main() -> int:
-    db, template, worker, count = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), int(
-        sys.argv[4])
+    db, template = parse_location(sys.argv[1]), Path(sys.argv[2])
+    worker, count = int(sys.argv[3]), int(sys.argv[4])
     spec = json.loads(template.read_text(encoding="utf-8"))
     with AuditStore(db) as store:
         index = 0

@@ -1,0 +1,171 @@
+"""What differs between the audit store's two databases, behind one interface.
+
+:class:`engine.audit.store.AuditStore` holds the chain, hashing, record format and
+compression once; a backend holds only what each database does its own way: opening,
+how the schema version is kept, how a write transaction is taken (and serialised across
+writers), two JSON filters, and the wording of its errors. :class:`SqliteBackend` is a
+file on one machine; :class:`engine.audit.postgres.PostgresBackend` is a server many
+machines share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+from engine.audit import schema
+from engine.audit.codec import BodyError
+from engine.audit.location import DatabaseUrl, Location
+from engine.audit.sqlite import (
+    AuditError,
+    connect,
+    connect_reader,
+    enable_wal,
+    storage_error,
+)
+
+
+class Conflict(AuditError):
+    """A write lost a race the database detected (serialisation failure, deadlock): the
+    transaction was rolled back whole and may be tried again."""
+
+
+class Backend(Protocol):
+    """One open audit database."""
+
+    location: Location
+    conn: Any
+    """Takes the store's SQL (``?`` and ``:name`` parameters): ``.execute(sql, params)``."""
+    errors: tuple[type[BaseException], ...]
+    choice_sql: str
+    """A WHERE term true when the ``choices`` JSON holds key ``?`` with value ``?``."""
+    rule_sql: str
+    """A WHERE term true when the ``rules_fired`` JSON array holds ``?``."""
+
+    def version(self) -> int:
+        """The store's schema version (0: no tables yet), in one read-only snapshot."""
+
+    def current_version(self) -> int:
+        """The schema version as it is now (inside :meth:`write`)."""
+
+    def has_foreign_tables(self) -> bool:
+        """Whether the database holds tables that are not the store's."""
+
+    def prepare(self) -> None:
+        """What a writer does once the database is known to be a store (or empty)."""
+
+    def write(self) -> contextlib.AbstractContextManager[None]:
+        """One write transaction, serialised with every other writer's; all or nothing."""
+
+    def upgrade(self, version: int) -> None:
+        """Bring the store from ``version`` to the current schema (inside :meth:`write`)."""
+
+    def tidy(self, version: int) -> None:
+        """After an upgrade from ``version``: give freed space back, where it applies."""
+
+    def error(self, exc: BaseException) -> AuditError:
+        """One line for a database failure."""
+
+    def close(self) -> None:
+        """Close the connection."""
+
+
+def open_backend(location: Location, *, create: bool) -> Backend:
+    """The backend for ``location``: a writer (``create``) or a reader."""
+    if isinstance(location, DatabaseUrl):
+        from engine.audit.postgres import PostgresBackend
+
+        backend: Backend = PostgresBackend(location)
+        return backend
+    return SqliteBackend(location, create=create)
+
+
+class SqliteBackend:
+    """A SQLite file (WAL, mode 0600); writers serialised by ``BEGIN IMMEDIATE``."""
+
+    errors: tuple[type[BaseException], ...] = (sqlite3.Error,)
+    choice_sql = "json_extract(choices, '$.' || ?) = ?"
+    rule_sql = "EXISTS (SELECT 1 FROM json_each(rules_fired) WHERE value = ?)"
+
+    def __init__(self, path: Path, *, create: bool) -> None:
+        self.location: Location = path
+        self.path = path
+        self.conn: Any = connect(path, create=True) if create else connect_reader(path)
+
+    def version(self) -> int:
+        """``PRAGMA user_version``, read in one snapshot (a first migration running
+        elsewhere is then seen whole or not at all)."""
+        try:
+            self.conn.execute("BEGIN")
+        except sqlite3.DatabaseError as exc:
+            raise storage_error(self.path, exc) from None
+        try:
+            return int(self._one("PRAGMA user_version")[0])
+        finally:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("COMMIT")
+
+    def has_foreign_tables(self) -> bool:
+        """Any table SQLite did not make itself is foreign to an unversioned store."""
+        return self._one("SELECT name FROM sqlite_master WHERE type = 'table'"
+                         " AND name NOT LIKE 'sqlite_%'") is not None
+
+    def current_version(self) -> int:
+        """The schema version as it is now (inside a transaction)."""
+        return int(self._one("PRAGMA user_version")[0])
+
+    def prepare(self) -> None:
+        """Switch the file to WAL."""
+        enable_wal(self.conn, self.path)
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE``: one writer at a time, waiting up to the busy timeout."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise storage_error(self.path, exc) from None
+        try:
+            yield
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise storage_error(self.path, exc) from None
+            raise
+
+    def upgrade(self, version: int) -> None:
+        """Each schema step in turn (a record too large to keep changes nothing)."""
+        for target in range(version + 1, schema.VERSION + 1):
+            try:
+                schema.step(self.conn, target)
+            except BodyError as exc:
+                raise AuditError(f"{self.path}: cannot bring the audit store to schema "
+                                 f"{target} ({exc}); it was not modified") from None
+
+    def tidy(self, version: int) -> None:
+        """After schema 1/2 → 3 the uncompressed records' pages are free: give them back
+        (if this fails, e.g. for want of space, SQLite reuses them for new records)."""
+        if 0 < version < 3:
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.execute("VACUUM")
+
+    def error(self, exc: BaseException) -> AuditError:
+        """SQLite's error in one line, saying whether anything was recorded."""
+        if isinstance(exc, sqlite3.Error):
+            return storage_error(self.path, exc)
+        return AuditError(f"{self.path}: audit store error: {exc}")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def _one(self, sql: str) -> Any:
+        try:
+            return self.conn.execute(sql).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise AuditError(f"{self.path}: not a usable audit store ({exc})") from None
