@@ -78,7 +78,7 @@ def open_backend(location: Location, *, create: bool) -> Backend:
     if isinstance(location, DatabaseUrl):
         from engine.audit.postgres import PostgresBackend
 
-        backend: Backend = PostgresBackend(location)
+        backend: Backend = PostgresBackend(location, create=create)
         return backend
     return SqliteBackend(location, create=create)
 

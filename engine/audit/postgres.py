@@ -81,7 +81,7 @@ class PgConnection:
 
     dialect = "postgresql"
 
-    def __init__(self, url: DatabaseUrl) -> None:
+    def __init__(self, url: DatabaseUrl, *, writing: bool = True) -> None:
         psycopg = driver()
         self.url = url
         self.errors: tuple[type[BaseException], ...] = (psycopg.Error,)
@@ -89,8 +89,9 @@ class PgConnection:
             self._conn = psycopg.connect(url.url, autocommit=True,
                                          connect_timeout=CONNECT_TIMEOUT_S)
         except psycopg.Error as exc:
-            raise AuditError(f"{url}: cannot reach the audit database ({reason(exc, url)}); "
-                             "nothing was recorded") from None
+            outcome = "; nothing was recorded" if writing else ""
+            raise AuditError(f"{url}: cannot reach the audit database ({reason(exc, url)})"
+                             f"{outcome}") from None
 
     def execute(self, sql: str, params: Any = ()) -> Any:
         """Run one statement; returns its cursor."""
@@ -136,8 +137,12 @@ def _password(url: str) -> str | None:
 
 def schema_version(conn: PgConnection) -> int:
     """The store's schema version: 0 where its tables are not made yet."""
-    row = conn.execute("SELECT to_regclass(?)", (META,)).fetchone()
-    if row is None or row[0] is None:
+    # The catalog read as a table (an MVCC scan), not through to_regclass: a name looked up
+    # before the append lock was taken may be cached as missing after another writer made
+    # the tables, and to_regclass would still say so.
+    row = conn.execute("SELECT 1 FROM pg_catalog.pg_tables WHERE schemaname = current_schema()"
+                       " AND tablename = ?", (META,)).fetchone()
+    if row is None:
         return 0
     found = conn.execute(f"SELECT value FROM {META} WHERE name = 'schema_version'").fetchone()
     return int(found[0]) if found else 0
@@ -184,10 +189,10 @@ class PostgresBackend:
     rule_sql = ("EXISTS (SELECT 1 FROM jsonb_array_elements_text(rules_fired::jsonb) AS f(v)"
                 " WHERE f.v = ?)")
 
-    def __init__(self, url: DatabaseUrl) -> None:
+    def __init__(self, url: DatabaseUrl, *, create: bool = True) -> None:
         self.location: Location = url
         self.url = url
-        self.conn = PgConnection(url)
+        self.conn = PgConnection(url, writing=create)
         self.errors = self.conn.errors
 
     def version(self) -> int:

@@ -91,6 +91,13 @@ class Server:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def database_of(url: str) -> str:
+    """The database a URL names."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.lstrip("/")
+
+
 def start() -> Server:
     """Make and start a cluster (trust authentication, unix socket only)."""
     bin_dir = binaries()
