@@ -10,12 +10,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.2.0"
+from engine.version import __version__
 
 if TYPE_CHECKING:
     from engine.answers.model import Answers, load_answers, validate_answers
     from engine.catalog import Catalog, load_catalog
-    from engine.decide.engine import Decision, Engine, load_engine, recommend
+    from engine.decide.decision import Decision
+    from engine.decide.engine import Engine, load_engine, recommend
     from engine.errors import EngineError, InputError
 
 # Imported on first use (PEP 562), so that importing the package costs nothing before the
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "recommend": "engine.decide.engine",
     "Engine": "engine.decide.engine",
-    "Decision": "engine.decide.engine",
+    "Decision": "engine.decide.decision",
     "load_engine": "engine.decide.engine",
     "Answers": "engine.answers.model",
     "load_answers": "engine.answers.model",

@@ -335,7 +335,7 @@ def test_permissions_0444_0555_read_by_another_user(tmp_path: Path, engine: Engi
         package = base / "src" / "engine"
         (package / "audit").mkdir(parents=True)
         (package / "files").mkdir()  # the store's helpers: escaping, the file checks
-        for name in ("__init__.py", "errors.py",
+        for name in ("__init__.py", "errors.py", "version.py",
                      *(f"{folder}/{m.name}" for folder in ("audit", "files")
                        for m in (ROOT / "engine" / folder).glob("*.py"))):
             shutil.copyfile(ROOT / "engine" / name, package / name)

@@ -190,7 +190,7 @@ def test_a_bad_policy_leaves_an_existing_out_untouched(
 
 def test_a_failure_half_way_leaves_an_existing_out_untouched(
         runner: CliRunner, source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from engine.cli import batch_cmd
+    from engine.batch import pool
     from engine.errors import EngineError
 
     calls: list[int] = []
@@ -201,7 +201,7 @@ def test_a_failure_half_way_leaves_an_existing_out_untouched(
             raise EngineError("the policy went away")
         return evaluate_lines(*args)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(batch_cmd, "evaluate_lines", fail_on_second_chunk)
+    monkeypatch.setattr(pool, "evaluate_lines", fail_on_second_chunk)
     out = tmp_path / "out.jsonl"
     out.write_bytes(b"previous results\n")
     code, stderr = run_batch(runner, source, out, "--chunk-size", "1", "--force")

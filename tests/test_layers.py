@@ -15,7 +15,7 @@ import pytest
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[set[str]] = [
-    {"errors", "resources", "memo", "files"},  # bounded parsing, JSON, messages, private files
+    {"errors", "resources", "memo", "files", "version"},  # parsing, JSON, messages, files
     {"catalog"},                            # GPUs, offers, models, policy, questions
     {"answers", "estimates"},               # the team's answers; memory, compute, cost
     {"facts"},                              # what the rules read
@@ -67,11 +67,75 @@ def test_imports_only_go_down(path: Path) -> None:
     upward = []
     for line, module in _imports(path):
         part = _part(module)
-        if part is None or part == "__version__":
+        if part is None:
             continue
         if LAYER.get(part, -1) > LAYER[here]:
             upward.append(f"{path.name}:{line} imports {module} ({part} is above {here})")
     assert upward == []
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import cycle between modules, counting imports inside functions too."""
+    names = {_module_name(p): p for p in _modules()}
+    graph = {name: {m for _, m in _imports(path) if m in names and m != name}
+             | {f"{m}.{n}" for m, n in _imported_names(path) if f"{m}.{n}" in names}
+             for name, path in names.items()}
+    cycles = [sorted(c) for c in _strongly_connected(graph) if len(c) > 1]
+    assert cycles == []
+
+
+def _module_name(path: Path) -> str:
+    parts = ("engine", *path.relative_to(ENGINE).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imported_names(path: Path) -> list[tuple[str, str]]:
+    """(module, name) of every ``from module import name`` (a name may be a submodule)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [(node.module, alias.name) for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+            for alias in node.names]
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's components, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                found.append(component)
+    return found
 
 
 @pytest.mark.slow

@@ -310,3 +310,16 @@ def test_candidate_facts_are_declared(engine: Engine) -> None:
         sizing = size(facts, answers, engine.catalog, ("full", "lora", "qlora"))
         for cand in build_candidates(engine.catalog, sizing):
             assert set(cand.facts) <= known, set(cand.facts) - known
+
+
+def test_engine_recommend_takes_a_mapping_and_refuses_anything_else(engine: Engine) -> None:
+    from engine.answers.model import validate_answers
+    from engine.errors import InputError
+
+    given = {"model": "llama-3.1-8b", "hours_per_year": 2000}
+    from_mapping = engine.recommend(given, decision_id="x")
+    validated = engine.recommend(validate_answers(given, engine.catalog), decision_id="x")
+    assert from_mapping.to_json() == validated.to_json()
+    for bad in (["model"], "model: x", 42, {"model": "no-such-model"}):
+        with pytest.raises(InputError):
+            engine.recommend(bad)  # type: ignore[arg-type]

@@ -21,16 +21,14 @@ from engine.audit.codec import BodyError
 from engine.audit.location import DatabaseUrl, Location
 from engine.audit.sqlite import (
     AuditError,
+    Conflict,
     connect,
     connect_reader,
     enable_wal,
     storage_error,
 )
 
-
-class Conflict(AuditError):
-    """A write lost a race the database detected (serialisation failure, deadlock): the
-    transaction was rolled back whole and may be tried again."""
+__all__ = ["Backend", "Conflict", "SqliteBackend", "open_backend"]
 
 
 class Backend(Protocol):

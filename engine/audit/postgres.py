@@ -20,11 +20,10 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from engine.audit.backend import Conflict
 from engine.audit.location import DatabaseUrl, Location
 from engine.audit.record import KEYED, PLAIN
 from engine.audit.schema import VERSION
-from engine.audit.sqlite import AuditError
+from engine.audit.sqlite import AuditError, Conflict
 
 LOCK_KEY = 0x67707561_64766973  # "gpuadvis": the advisory lock every append takes
 META = "gpu_advisor_meta"

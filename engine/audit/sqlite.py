@@ -21,6 +21,11 @@ class AuditError(EngineError):
     """The audit store cannot be used (corrupt, foreign, newer schema, read-only, full)."""
 
 
+class Conflict(AuditError):
+    """A write lost a race the database detected (serialisation failure, deadlock): the
+    transaction was rolled back whole and may be tried again."""
+
+
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:
     """A connection for writing (creating the file with mode 0600 when ``create``)."""
     _check_path(path, create=create)

@@ -17,8 +17,8 @@ import click
 # validation (~50 ms in a full virtualenv); the command line uses none. An explicit setting wins.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-from engine import __version__
 from engine.errors import EngineError
+from engine.version import __version__
 
 # Subcommands are imported only when used, so that `gpu-advisor recommend` never pays for
 # the questionnaire, plotting or audit modules, and `gpu-advisor --help` imports none of them:

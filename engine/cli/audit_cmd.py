@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from engine import __version__
 from engine.audit.location import Location
 from engine.cli.options import (
     StoreLocation,
@@ -22,6 +21,7 @@ from engine.cli.options import (
 )
 from engine.errors import EngineError
 from engine.files.printable import csv_cell, json_printable, printable
+from engine.version import __version__
 
 if TYPE_CHECKING:
     from engine.catalog.prices import PriceInput

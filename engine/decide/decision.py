@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import (
@@ -365,3 +365,61 @@ def _dedupe(notes: Sequence[Note], key: Any = None) -> list[Note]:
     return out
 
 
+SHOWN_TRACES = ("break_even_work", "pick_cost_usd_year", "pick_purchase_usd",
+                "pick_start_up_hours", "pick_spot_rework_hours")
+"""The formula traces of figures the advice itself prints (the break-even chart, the pick's
+cost and purchase): in every decision. The others come with ``trace``."""
+
+
+class Decision(BaseModel):
+    """A recommendation: the JSON contract of docs/architecture.md (``schema_version`` 3).
+
+    Lean by default; made with ``trace`` it also holds every formula trace, each
+    configuration's own notes and the candidates each candidate rule fired on.
+    """
+
+    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
+    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
+
+    schema_version: int
+    decision_id: str
+    engine_version: str
+    ruleset: dict[str, Any]
+    catalog: dict[str, Any]
+    answers: dict[str, Any]
+    facts: dict[str, Any]
+    decisions: dict[str, AxisDecision]
+    hardware: Hardware
+    warnings: list[Note]
+    strategies: list[Note]
+    estimates: dict[str, Any]
+    fired: dict[str, list[str]]
+    """Rule → the facts it fired on, in order of first firing (candidates with trace only)."""
+
+    def to_json(self) -> str:
+        """Deterministic JSON text (same input → same bytes, decision_id aside)."""
+        from engine.files.jsonout import dumps
+
+        return dumps(self)
+
+    def untraced(self, facts: Collection[str]) -> Decision:
+        """This decision as made without ``trace``, keeping ``facts`` (the engine's
+        :attr:`Engine.lean_facts`): the same bytes a lean run gives."""
+        hw = self.hardware
+        lean = hw.model_copy(update={
+            "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
+            "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives],
+            "excluded": first_exclusions(hw.excluded)})
+        traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
+        return self.model_copy(update={
+            "facts": {k: v for k, v in self.facts.items() if k in facts},
+            "hardware": lean, "estimates": {**self.estimates, "traces": traces},
+            "fired": request_firings(self.fired)})
+
+    @field_validator("fired", mode="before")
+    @classmethod
+    def _fired_of_schema_2(cls, value: Any) -> Any:
+        """Read a record of schema 2 or before: a list of ``{rule, fact}``."""
+        if isinstance(value, list):
+            return fired_by_rule((f["rule"], f["fact"]) for f in value)
+        return value

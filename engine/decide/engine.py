@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import secrets
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, field_validator
-
-from engine import __version__
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, content_hash, load_catalog
 from engine.catalog.models import MethodGroup
 from engine.catalog.prices import PriceInput, read_prices
 from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
 from engine.decide.decision import (
+    SHOWN_TRACES,
     AxisDecision,
-    Hardware,
+    Decision,
     Note,
     decide_axes,
     fired_by_rule,
-    first_exclusions,
     reason,
     request_firings,
     sort_warnings,
@@ -51,71 +48,14 @@ from engine.rules.evaluate import Evaluator
 from engine.rules.limits import durable_fact
 from engine.rules.load import Rule, Rulebook, load_rulebook
 from engine.rules.trial import verified
+from engine.version import __version__
 
 SCHEMA_VERSION = 3
-SHOWN_TRACES = ("break_even_work", "pick_cost_usd_year", "pick_purchase_usd",
-                "pick_start_up_hours", "pick_spot_rework_hours")
-"""The formula traces of figures the advice itself prints (the break-even chart, the pick's
-cost and purchase): in every decision. The others come with ``trace``."""
 SHOWN_FACTS = frozenset({"model_name", "params_b", "hours_gpu_name", "dev_gpu_name",
                          "dev_gpu_count", "dev_purchase_usd", "owned_gpu_name"})
 """Facts the advice prints (its summary lines), in every decision beside the facts the
 request rules read; the other facts come with ``trace``."""
 _CANDIDATE_FIELDS = frozenset(s.name for s in (*CANDIDATE, *RANKED))
-
-
-class Decision(BaseModel):
-    """A recommendation: the JSON contract of docs/architecture.md (``schema_version`` 3).
-
-    Lean by default; made with ``trace`` it also holds every formula trace, each
-    configuration's own notes and the candidates each candidate rule fired on.
-    """
-
-    # "constants": a non-finite float reaches jsonout's exact path, which refuses it
-    model_config = ConfigDict(frozen=True, defer_build=True, ser_json_inf_nan="constants")
-
-    schema_version: int
-    decision_id: str
-    engine_version: str
-    ruleset: dict[str, Any]
-    catalog: dict[str, Any]
-    answers: dict[str, Any]
-    facts: dict[str, Any]
-    decisions: dict[str, AxisDecision]
-    hardware: Hardware
-    warnings: list[Note]
-    strategies: list[Note]
-    estimates: dict[str, Any]
-    fired: dict[str, list[str]]
-    """Rule → the facts it fired on, in order of first firing (candidates with trace only)."""
-
-    def to_json(self) -> str:
-        """Deterministic JSON text (same input → same bytes, decision_id aside)."""
-        from engine.files.jsonout import dumps
-
-        return dumps(self)
-
-    def untraced(self, facts: Collection[str]) -> Decision:
-        """This decision as made without ``trace``, keeping ``facts`` (the engine's
-        :attr:`Engine.lean_facts`): the same bytes a lean run gives."""
-        hw = self.hardware
-        lean = hw.model_copy(update={
-            "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
-            "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives],
-            "excluded": first_exclusions(hw.excluded)})
-        traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
-        return self.model_copy(update={
-            "facts": {k: v for k, v in self.facts.items() if k in facts},
-            "hardware": lean, "estimates": {**self.estimates, "traces": traces},
-            "fired": request_firings(self.fired)})
-
-    @field_validator("fired", mode="before")
-    @classmethod
-    def _fired_of_schema_2(cls, value: Any) -> Any:
-        """Read a record of schema 2 or before: a list of ``{rule, fact}``."""
-        if isinstance(value, list):
-            return fired_by_rule((f["rule"], f["fact"]) for f in value)
-        return value
 
 
 @dataclass(frozen=True)
@@ -205,17 +145,19 @@ class Engine:
         """``decision`` as this engine makes it without ``trace``."""
         return decision.untraced(self.lean_facts)
 
-    def recommend(self, answers: Answers, *, decision_id: str | None = None,
-                  trace: bool = False) -> Decision:
-        """Evaluate one team's answers (with every trace when ``trace``)."""
+    def recommend(self, answers: Answers | Mapping[str, Any], *,
+                  decision_id: str | None = None, trace: bool = False) -> Decision:
+        """Evaluate one team's answers (with every trace when ``trace``): validated
+        :class:`Answers`, or a mapping validated here (:class:`InputError` if it is not)."""
         return self.evaluate(answers, decision_id=decision_id, trace=trace).decision
 
-    def evaluate(self, answers: Answers, *, decision_id: str | None = None,
-                 trace: bool = False) -> Evaluation:
+    def evaluate(self, answers: Answers | Mapping[str, Any], *,
+                 decision_id: str | None = None, trace: bool = False) -> Evaluation:
         """The decision plus the facts it was made on (request and candidates), for tracing.
 
         The axes are decided as :meth:`choices` describes; the pick follows the decisions.
         """
+        answers = self._answers(answers)
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
         hw = hardware(choice, made.scored, axes, trace=trace,
@@ -272,6 +214,17 @@ class Engine:
         deployment from owning vs renting the same work.
         """
         return self._made(answers).axes
+
+    def _answers(self, answers: Answers | Mapping[str, Any]) -> Answers:
+        """Validated answers; anything else is an :class:`InputError`."""
+        if isinstance(answers, Answers):
+            return answers
+        if not isinstance(answers, Mapping):
+            from engine.errors import InputError
+
+            raise InputError(f"expected answers (a mapping of question → answer), got "
+                             f"{type(answers).__name__}")
+        return validate_answers(dict(answers), self.catalog)
 
     def _made(self, answers: Answers) -> _Made:
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])

@@ -36,7 +36,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from engine import __version__
 from engine.catalog.load import Catalog, content_hash
 from engine.files.private import (
     SUPPORTED,
@@ -50,6 +49,7 @@ from engine.files.private import (
 )
 from engine.rules.compile import Compiled
 from engine.rules.load import Rulebook
+from engine.version import __version__
 
 Policy = tuple[Catalog, Rulebook, Compiled]
 

@@ -18,7 +18,6 @@ policy built there is built in-process.
 from __future__ import annotations
 
 import contextlib
-import copy
 import json
 import math
 import re
@@ -28,26 +27,16 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import durable_rules_engine
-from durable.engine import Host
 
 from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.rules.compile import Compiled, CompiledRuleset
+from engine.rules.host import QuietHost, describe_error, host_definitions
 from engine.rules.limits import MAX_PROPERTIES
-
-BATCH_CAP = 100_000
-"""``cap``: one action call per rule with all its matches (not one per match): far fewer
-Python round-trips through durable_rules' state machinery."""
+from engine.rules.trial import verified
 
 Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
-
-
-class QuietHost(Host):  # type: ignore[misc]
-    """A Host without the background dispatcher (no timer threads, actions run inline)."""
-
-    def _run(self) -> None:
-        return None
 
 
 class Evaluator:
@@ -63,10 +52,6 @@ class Evaluator:
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
         if not compiled.built:
-            from engine.rules.trial import (
-                verified,  # (engine.rules.trial builds Hosts as this module does)
-            )
-
             verified(compiled)
         definitions = {ruleset.name: host_definitions(ruleset, self._action_for(ruleset))
                        for ruleset in compiled.rulesets}
@@ -218,44 +203,6 @@ class Evaluator:
 _FACT_ID = re.compile(r'"fact_id":\s*("(?:[^"\\]|\\.)*")')
 """A matched fact's id in an action's JSON (facts are flat, so the key is never nested and
 a quote inside a string value is always escaped)."""
-
-
-def ignore(c: Any) -> None:
-    """An action that does nothing (the catch-all rule's)."""
-    return None
-
-
-def host_definitions(ruleset: CompiledRuleset, action: Callable[[str], Callable[[Any], None]]
-                      ) -> dict[str, Any]:
-    """The ruleset as a Host takes it: each definition with ``action(name)`` as its action,
-    batched, and a catch-all rule (so no fact is "unhandled")."""
-    defs = copy.deepcopy(ruleset.definitions)
-    for name, rule in defs.items():
-        rule["run"] = action(name)
-        rule["cap"] = BATCH_CAP
-    defs["_observe"] = {"all": [{"m": {"$ex": {"kind": 1}}}], "run": ignore, "cap": BATCH_CAP}
-    return defs
-
-
-_MEANING = {
-    "101": "out of memory",
-    "106": "too many rules or alternatives",
-    "107": "too many absence tests or any-groups under one condition",
-    "108": "too many rules ending on one condition",
-    "113": "too many all/any groups in one rule",
-    "202": "a value it cannot parse",
-    "204": "a number it cannot parse",
-    "302": "a fact with too many properties",
-    "303": "more than 64 comparisons matched one fact",
-}
-
-
-def describe_error(exc: BaseException) -> str:
-    """One line for a durable_rules error: its text, and what its code means."""
-    text = " ".join(str(exc).split())
-    code = re.search(r"error code: (\d+)", text)
-    meaning = _MEANING.get(code.group(1)) if code else None
-    return f"{text} ({meaning})" if meaning else text
 
 
 def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:

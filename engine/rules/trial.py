@@ -32,7 +32,7 @@ import durable_rules_engine
 
 from engine.errors import RuleError
 from engine.rules.compile import Compiled, CompiledRuleset
-from engine.rules.evaluate import QuietHost, describe_error, host_definitions, ignore
+from engine.rules.host import QuietHost, describe_error, host_definitions, ignore
 
 TRIAL_STEP_CPU_S = 2
 """CPU seconds the trial may spend building one ruleset, or asserting one fact into it (a
