@@ -5,8 +5,11 @@ from __future__ import annotations
 import compileall
 import os
 import shutil
+import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -33,6 +36,18 @@ def catalog_copy(tmp_path: Path) -> Path:
     target = tmp_path / "catalog"
     shutil.copytree(bundled_dir("catalog"), target)
     return target
+
+
+@pytest.fixture
+def processes() -> Iterator[list[subprocess.Popen[Any]]]:
+    """Processes a test starts: killed (if still running) and reaped when it ends, even
+    when it fails, so no writer is left behind."""
+    started: list[subprocess.Popen[Any]] = []
+    yield started
+    for proc in started:
+        if proc.poll() is None:
+            proc.kill()
+        proc.communicate(timeout=60)
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,6 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -663,16 +662,6 @@ def writer(db: Path, worker: int, count: int, *extra: str) -> subprocess.Popen[s
     return subprocess.Popen([sys.executable, str(WRITER), str(db), str(worker), str(count),
                              *extra], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[str]]]:
-    started: list[subprocess.Popen[str]] = []
-    yield started
-    for proc in started:  # never leave a writer behind, even when a test fails
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
 
 
 @pytest.mark.slow

@@ -24,12 +24,12 @@ from typing import Any
 
 import pytest
 
-from engine.answers.model import validate_answers
 from engine.audit.chain import Head, verify
 from engine.audit.location import DatabaseUrl, parse_location
 from engine.audit.store import AuditStore
 from engine.decide.engine import Engine, load_engine
 from tests.helpers import postgres
+from tests.helpers.fast_audit_writer import write_template
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST_WRITER = ROOT / "tests" / "helpers" / "fast_audit_writer.py"
@@ -66,22 +66,7 @@ def engine() -> Engine:
 @pytest.fixture(scope="module")
 def template(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recorded-decision template for the light writer process."""
-    answers = validate_answers({"hours_per_year": 1234}, engine.catalog)
-    result = json.loads(engine.recommend(answers, decision_id="template").to_json())
-    path = tmp_path_factory.mktemp("template") / "template.json"
-    path.write_text(json.dumps({"result": result, "rules": dict(engine.rulebook.texts),
-                                "catalog": dict(engine.catalog.texts)}), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=60)
+    return write_template(engine, tmp_path_factory.mktemp("template") / "template.json")
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -379,7 +364,6 @@ def test_a_role_that_may_only_read_cannot_append(pg_server: postgres.Server,
                "--audit-db", reader)
     line = one_error_line(done)
     assert "may not write" in line and "not recorded" in line
-
 
 
 

@@ -33,6 +33,7 @@ from engine.audit.chain import verify
 from engine.audit.store import AuditError, AuditStore
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine
+from tests.helpers.fast_audit_writer import write_template
 
 ROOT = Path(__file__).resolve().parent.parent
 FAST_WRITER = Path(__file__).parent / "helpers" / "fast_audit_writer.py"
@@ -55,12 +56,7 @@ def engine() -> Engine:
 @pytest.fixture(scope="module")
 def template(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A recorded-decision template for the light writer process."""
-    answers = validate_answers({"hours_per_year": 1234}, engine.catalog)
-    result = json.loads(engine.recommend(answers, decision_id="template").to_json())
-    path = tmp_path_factory.mktemp("template") / "template.json"
-    path.write_text(json.dumps({"result": result, "rules": dict(engine.rulebook.texts),
-                                "catalog": dict(engine.catalog.texts)}), encoding="utf-8")
-    return path
+    return write_template(engine, tmp_path_factory.mktemp("template") / "template.json")
 
 
 class _Result:
@@ -99,16 +95,6 @@ def fast_writer(db: Path, template: Path, worker: int, count: int) -> subprocess
     return subprocess.Popen([sys.executable, str(FAST_WRITER), str(db), str(template),
                              str(worker), str(count)], cwd=ROOT, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
-
-
-@pytest.fixture
-def processes() -> Iterator[list[subprocess.Popen[bytes]]]:
-    started: list[subprocess.Popen[bytes]] = []
-    yield started
-    for proc in started:
-        if proc.poll() is None:
-            proc.kill()
-        proc.communicate(timeout=30)
 
 
 def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:

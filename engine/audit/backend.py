@@ -43,14 +43,13 @@ class Backend(Protocol):
     rule_sql: str
     """A WHERE term true when the ``rules_fired`` JSON array holds ``?``."""
 
-    def version(self) -> int:
-        """The store's schema version (0: no tables yet), in one read-only snapshot."""
+    def version(self) -> tuple[int, bool]:
+        """The store's schema version (0: no tables yet) and whether the database holds
+        tables that are not the store's, seen in one read-only snapshot (so that a first
+        migration running elsewhere is not taken for foreign tables)."""
 
-    def current_version(self) -> int:
-        """The schema version as it is now (inside :meth:`write`)."""
-
-    def has_foreign_tables(self) -> bool:
-        """Whether the database holds tables that are not the store's."""
+    def current_version(self) -> tuple[int, bool]:
+        """The same, as it is now (inside :meth:`write`)."""
 
     def prepare(self) -> None:
         """What a writer does once the database is known to be a store (or empty)."""
@@ -93,27 +92,26 @@ class SqliteBackend:
         self.path = path
         self.conn: Any = connect(path, create=True) if create else connect_reader(path)
 
-    def version(self) -> int:
-        """``PRAGMA user_version``, read in one snapshot (a first migration running
-        elsewhere is then seen whole or not at all)."""
+    def version(self) -> tuple[int, bool]:
+        """``PRAGMA user_version`` and the tables, read in one snapshot (a first migration
+        running elsewhere is then seen whole or not at all)."""
         try:
             self.conn.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
             raise storage_error(self.path, exc) from None
         try:
-            return int(self._one("PRAGMA user_version")[0])
+            return self.current_version()
         finally:
             with contextlib.suppress(sqlite3.Error):
                 self.conn.execute("COMMIT")
 
-    def has_foreign_tables(self) -> bool:
-        """Any table SQLite did not make itself is foreign to an unversioned store."""
-        return self._one("SELECT name FROM sqlite_master WHERE type = 'table'"
-                         " AND name NOT LIKE 'sqlite_%'") is not None
-
-    def current_version(self) -> int:
-        """The schema version as it is now (inside a transaction)."""
-        return int(self._one("PRAGMA user_version")[0])
+    def current_version(self) -> tuple[int, bool]:
+        """The version and the tables as they are now (inside a transaction): in an
+        unversioned store, any table SQLite did not make itself is foreign."""
+        version = int(self._one("PRAGMA user_version")[0])
+        return version, version == 0 and self._one(
+            "SELECT name FROM sqlite_master WHERE type = 'table'"
+            " AND name NOT LIKE 'sqlite_%'") is not None
 
     def prepare(self) -> None:
         """Switch the file to WAL."""

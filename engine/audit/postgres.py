@@ -21,14 +21,15 @@ from collections.abc import Iterator
 from typing import Any
 
 from engine.audit.location import DatabaseUrl, Location
-from engine.audit.record import KEYED, PLAIN
-from engine.audit.schema import VERSION
+from engine.audit.schema import VERSION, decisions_table
 from engine.audit.sqlite import AuditError, Conflict
 
 LOCK_KEY = 0x67707561_64766973  # "gpuadvis": the advisory lock every append takes
 META = "gpu_advisor_meta"
 TABLES = ("policies", "dictionaries", "decisions", META)
 CONNECT_TIMEOUT_S = 10
+
+PG_TYPES = {"serial": "BIGSERIAL PRIMARY KEY", "integer": "BIGINT", "blob": "BYTEA"}
 
 SCHEMA = f"""
 CREATE TABLE policies (
@@ -41,22 +42,7 @@ CREATE TABLE dictionaries (
     scope   TEXT NOT NULL UNIQUE,
     content BYTEA NOT NULL
 );
-CREATE TABLE decisions (
-    seq            BIGSERIAL PRIMARY KEY,
-    id             TEXT NOT NULL UNIQUE,
-    created_at     TEXT NOT NULL,
-    engine_version TEXT NOT NULL,
-    rules_hash     TEXT NOT NULL REFERENCES policies (hash),
-    catalog_hash   TEXT NOT NULL REFERENCES policies (hash),
-    choices        TEXT NOT NULL,
-    rules_fired    TEXT NOT NULL,
-    prev_hash      TEXT NOT NULL,
-    hash           TEXT NOT NULL UNIQUE,
-    hash_kind      TEXT NOT NULL CHECK (hash_kind IN ('{PLAIN}', '{KEYED}')),
-    key_id         TEXT,
-    dictionary     BIGINT REFERENCES dictionaries (id),
-    body           BYTEA NOT NULL
-);
+{decisions_table("decisions", PG_TYPES)};
 CREATE INDEX decisions_created ON decisions (created_at);
 CREATE TABLE {META} (
     name  TEXT PRIMARY KEY,
@@ -194,21 +180,17 @@ class PostgresBackend:
         self.conn = PgConnection(url, writing=create)
         self.errors = self.conn.errors
 
-    def version(self) -> int:
-        """The version in the store's meta table (0 where there is none yet)."""
+    def version(self) -> tuple[int, bool]:
+        """The version in the store's meta table (0 where there is none yet), and whether
+        the connection's schema holds tables that are not the store's (the store's own
+        never count, so a first migration elsewhere cannot be taken for them)."""
         try:
-            return schema_version(self.conn)
+            version = schema_version(self.conn)
+            return version, version == 0 and foreign_tables(self.conn)
         except self.errors as exc:
             raise self.error(exc) from None
 
     current_version = version
-
-    def has_foreign_tables(self) -> bool:
-        """Tables in the connection's schema that are not the store's."""
-        try:
-            return foreign_tables(self.conn)
-        except self.errors as exc:
-            raise self.error(exc) from None
 
     def prepare(self) -> None:
         """Nothing: the server keeps its own log."""

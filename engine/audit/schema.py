@@ -23,7 +23,7 @@ LEGACY_COLUMNS = ("seq, id, created_at, engine_version, rules_hash, catalog_hash
 
 _DECISIONS_3 = f"""
 CREATE TABLE {{name}} (
-    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq            {{serial}},
     id             TEXT NOT NULL UNIQUE,
     created_at     TEXT NOT NULL,
     engine_version TEXT NOT NULL,
@@ -35,9 +35,20 @@ CREATE TABLE {{name}} (
     hash           TEXT NOT NULL UNIQUE,
     hash_kind      TEXT NOT NULL CHECK (hash_kind IN ('{PLAIN}', '{KEYED}')),
     key_id         TEXT,
-    dictionary     INTEGER REFERENCES dictionaries (id),
-    body           BLOB NOT NULL
+    dictionary     {{integer}} REFERENCES dictionaries (id),
+    body           {{blob}} NOT NULL
 )"""
+"""Schema 3's decisions table, in each database's types (``serial``, ``integer``, ``blob``):
+SQLite's below, PostgreSQL's in :mod:`engine.audit.postgres`."""
+SQLITE_TYPES = {"serial": "INTEGER PRIMARY KEY AUTOINCREMENT", "integer": "INTEGER",
+                "blob": "BLOB"}
+"""(AUTOINCREMENT: a deleted last record's number is never given again.)"""
+
+
+def decisions_table(name: str, types: dict[str, str]) -> str:
+    """``CREATE TABLE name`` for schema 3's decisions, in these column types."""
+    return _DECISIONS_3.format(name=name, **types)
+
 
 _SQL: dict[int, str] = {
     1: """
@@ -74,10 +85,11 @@ _SQL: dict[int, str] = {
         scope   TEXT NOT NULL UNIQUE,
         content BLOB NOT NULL
     );
-    """ + _DECISIONS_3.format(name="decisions_3") + ";",
+    """ + decisions_table("decisions_3", SQLITE_TYPES) + ";",
 }
 
 _BATCH = 500
+
 
 
 def step(conn: sqlite3.Connection, target: int) -> None:

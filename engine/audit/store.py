@@ -109,7 +109,7 @@ class AuditStore:
         self._errors = self._db.errors
         self._codec = Codec(self._conn)
         try:
-            self._version = self._check_schema(self._db.version())
+            self._version = self._check_schema(*self._db.version())
             # this writer makes the store: it had no tables when opened
             self.created = create and self._version == 0
             if create:
@@ -130,12 +130,12 @@ class AuditStore:
         self._db.close()
 
     # -- schema --------------------------------------------------------------------------
-    def _check_schema(self, version: int) -> int:
+    def _check_schema(self, version: int, foreign: bool) -> int:
         """Refuse a newer or foreign database before anything is written to it."""
         if version > SCHEMA_VERSION:
             raise AuditError(f"{self.path}: audit store schema version {version} is newer than "
                              f"this gpu-advisor supports ({SCHEMA_VERSION}); upgrade gpu-advisor")
-        if version == 0 and self._db.has_foreign_tables():
+        if version == 0 and foreign:
             raise AuditError(f"{self.path}: not a gpu-advisor audit store (it has other tables); "
                              "refusing to touch it")
         return version
@@ -145,7 +145,7 @@ class AuditStore:
             return SCHEMA_VERSION
         with self._db.write():
             # Re-read under the write lock: another process may have migrated meanwhile.
-            version = self._check_schema(self._db.current_version())
+            version = self._check_schema(*self._db.current_version())
             self._db.upgrade(version)
         self._db.tidy(version)
         return SCHEMA_VERSION

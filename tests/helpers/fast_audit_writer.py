@@ -26,6 +26,18 @@ class _Result:
         return self._text
 
 
+def write_template(engine: Any, path: Path) -> Path:
+    """Write the TEMPLATE this writer reads: one recorded decision of ``engine`` and its
+    policy texts."""
+    from engine.answers.model import validate_answers
+
+    answers = validate_answers({"hours_per_year": 1234}, engine.catalog)
+    result = json.loads(engine.recommend(answers, decision_id="template").to_json())
+    path.write_text(json.dumps({"result": result, "rules": dict(engine.rulebook.texts),
+                                "catalog": dict(engine.catalog.texts)}), encoding="utf-8")
+    return path
+
+
 def main() -> int:
     db, template = parse_location(sys.argv[1]), Path(sys.argv[2])
     worker, count = int(sys.argv[3]), int(sys.argv[4])
