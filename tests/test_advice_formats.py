@@ -67,7 +67,8 @@ def test_estimate_cost_says_in_words_what_is_missing(gpu: str) -> None:
 
 
 def test_estimate_training_one_number_format() -> None:
-    text = out("estimate", "training", "--model", "llama-2-7b", "--tokens-b", "2000",
+    text = out("estimate", "training", "--workload", "pretrain", "--model", "llama-2-7b",
+               "--tokens-b", "2000",
                "--gpu", "a100-80gb", "--gpus", "64")
     lines = text.splitlines()
     assert lines[0] == ("llama-2-7b, pretrain, 2,000B tokens (as given), 8.09e+22 FLOPs on "

@@ -195,6 +195,8 @@ def test_help_in_every_kind_of_prompt_then_ctrl_c(session: Any, tmp_path: Path,
     s.send("?")
     s.expect("The amount of work")
     s.question("Tokens per training run")
+    s.send("?")                                             # again: asked again, help not
+    s.question("Tokens per training run")                   # printed a second time
     s.send("\r")
     s.question("GPU-hours a year")
     s.send("\r")
@@ -228,6 +230,7 @@ def test_help_in_every_kind_of_prompt_then_ctrl_c(session: Any, tmp_path: Path,
             "gpu-advisor-answers.yaml; resume with: gpu-advisor ask --answers "
             "gpu-advisor-answers.yaml") in flat(output)
     assert "Traceback" not in output
+    assert flat(output).count("The amount of work") == 1    # the help, shown once
     saved = yaml.safe_load((tmp_path / "gpu-advisor-answers.yaml").read_text())
     assert saved["data_residency"] == "region" and saved["allowed_regions"] == ["us", "eu"]
     assert not isolated_audit_store.exists()

@@ -102,8 +102,8 @@ def test_estimate_memory_text_has_tables(runner: CliRunner) -> None:
 
 @pytest.mark.slow
 def test_estimate_training_json(runner: CliRunner) -> None:
-    data = ok_json(runner, "estimate", "training", "--model", "llama-2-7b", "--tokens-b",
-                   "2000", "--gpu", "a100-80gb")
+    data = ok_json(runner, "estimate", "training", "--workload", "pretrain", "--model",
+                   "llama-2-7b", "--tokens-b", "2000", "--gpu", "a100-80gb")
     assert data["tokens_b"] == 2000 and data["tokens_from"] == "answer"
     assert data["flops"] == pytest.approx(6 * 6.74e9 * 2e12, rel=1e-3)
     hours = data["gpu_hours"]
@@ -116,10 +116,34 @@ def test_estimate_training_json(runner: CliRunner) -> None:
 
 
 def test_estimate_training_text(runner: CliRunner) -> None:
-    result = run(runner, "estimate", "training", "--params-b", "1", "--gpu", "rtx-4090")
+    result = run(runner, "estimate", "training", "--workload", "pretrain", "--params-b", "1",
+                 "--gpu", "rtx-4090")
     assert result.exit_code == 0
     assert "20B tokens (20 per parameter)" in result.stdout
     assert "GPU-hours" in result.stdout and "days" in result.stdout
+
+
+def test_estimate_training_defaults_as_recommend_does(runner: CliRunner) -> None:
+    """A fine-tune by default (as recommend), its method picked on the GPUs given: full
+    where it fits, else LoRA, else QLoRA; the amount of work asked for, never assumed."""
+    def method(*args: str) -> str:
+        return str(ok_json(runner, "estimate", "training", "--model", "llama-3.1-8b",
+                           "--tokens-b", "0.15", *args)["method"])
+
+    assert method("--gpu", "h100-sxm") == "lora"
+    assert method("--gpu", "h100-sxm", "--gpus", "2") == "full"
+    assert method("--gpu", "rtx-4060") == "qlora"
+    assert method("--gpu", "h100-sxm", "--method", "qlora") == "qlora"
+    assert method("--gpu", "h100-sxm", "--workload", "pretrain") == "pretrain"
+    text = run(runner, "estimate", "training", "--model", "llama-3.1-8b", "--tokens-b", "0.15",
+               "--gpu", "h100-sxm").stdout
+    assert "Method auto: LoRA, as full fine-tuning needs 2 × h100-sxm" in " ".join(text.split())
+    line = one_error_line(run(runner, "estimate", "training", "--model", "llama-3.1-8b",
+                              "--gpu", "h100-sxm"))
+    assert line.startswith("error: --tokens-b: a fine-tune needs its amount of work")
+    line = one_error_line(run(runner, "estimate", "training", "--model", "llama-3.1-8b",
+                              "--gpu", "h100-sxm", "--workload", "pretrain", "--method", "lora"))
+    assert line.startswith("error: --method: a pretrain trains every weight from scratch")
 
 
 # ------------------------------------------------------------------ catalog

@@ -41,8 +41,9 @@ def test_a_card_without_fp8_trains_in_bf16(catalog: Catalog) -> None:
 
 
 def test_the_cli_title_says_the_precision(runner: CliRunner) -> None:
-    result = runner.invoke(cli, ["estimate", "training", "--model", "llama-3.1-8b", "--gpu",
-                                 "h100-sxm", "--precision", "fp8", "--tokens-b", "10"])
+    result = runner.invoke(cli, ["estimate", "training", "--workload", "pretrain", "--model",
+                                 "llama-3.1-8b", "--gpu", "h100-sxm", "--precision", "fp8",
+                                 "--tokens-b", "10"])
     assert result.exit_code == 0 and "pretrain in FP8" in result.stdout
 
 

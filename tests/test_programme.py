@@ -195,6 +195,6 @@ def test_estimate_training_refuses_a_cluster_recommend_does_not_consider() -> No
     assert result.stderr.strip().splitlines() == [
         "error: --gpus: at most 32,768 GPUs, the largest cluster `recommend` considers "
         "(max_gpus_considered in catalog/policy.yaml)"]
-    ok = run_cli("estimate", "training", "--model", "llama-3.1-405b", "--gpu", "b200",
-                 "--gpus", "16384", "--tokens-b", "15000")
+    ok = run_cli("estimate", "training", "--workload", "pretrain", "--model", "llama-3.1-405b",
+                 "--gpu", "b200", "--gpus", "16384", "--tokens-b", "15000")
     assert ok.returncode == 0 and "sold by contract" in " ".join(ok.stdout.split())

@@ -75,14 +75,18 @@ class TerminalPrompter:
         self.columns = columns
 
     def ask(self, question: Question, offer: Offer) -> Any:
-        """The answer, or BACK; the help is shown (and the question asked again) on ``?``."""
+        """The answer, or BACK; on ``?`` the help is shown under the prompt, once (a second
+        ``?`` asks again without printing it again), and the question asked again."""
+        helped = False
         while True:
             columns = self.columns or width()
             message = wrap_prompt(prompt_text(question), hint_for(question, offer), columns)
             reply = self._ask_once(question, offer, message)
             if reply is not HELP:
                 return reply
-            self.say(wrap_note(question.help, columns))
+            if not helped:
+                self.say(wrap_note(question.help, columns))
+                helped = True
 
     def say(self, text: str) -> None:
         """One note under the prompt (on the terminal, also when stdout is a file)."""

@@ -104,22 +104,32 @@ def _memory_text(catalog: Catalog, report: Any) -> None:
               metavar="N", help="Training tokens in billions (default: 20 × parameters).")
 @gpu_option
 @gpus_option("GPUs training in parallel.", most=1_000_000)
-@click.option("--method", type=click.Choice(get_args(TrainMethod)),
-              default="pretrain", show_default=True, help="What the run does.")
+@click.option("--workload", type=click.Choice(["fine-tune", "pretrain"]), default="fine-tune",
+              show_default=True, help="Adapt a pretrained model, or train one from scratch "
+              "(as recommend's default: fine-tune).")
+@click.option("--method", type=click.Choice(["auto", *get_args(TrainMethod)]), default="auto",
+              show_default=True,
+              help="What the run does; auto (as recommend does): a pretrain for --workload "
+                   "pretrain, else full fine-tuning where it fits on the GPUs given, else LoRA, "
+                   "else QLoRA.")
 @click.option("--precision", type=click.Choice(["bf16", "fp8"]), default="bf16",
               show_default=True, help="fp8 on GPUs with FP8 tensor cores, for pretraining "
               "and full fine-tuning (else bf16, said in the title).")
 @catalog_options
 @format_option("text", "json")
 def training(model_id: str | None, params_b: float | None, tokens_b: float | None, gpu_id: str,
-             gpus: int, method: Any, precision: str, catalog_dir: Path | None,
+             gpus: int, workload: str, method: str, precision: str, catalog_dir: Path | None,
              prices: PriceInput | None, fmt: str) -> None:
     """Training compute (6·N·D), GPU-hours over the MFU range, days and rental cost.
 
+    A fine-tune (the default, as in recommend) needs --tokens-b, the tokens of one run;
+    a pretrain defaults to 20 tokens per parameter (Chinchilla).
+
     \b
-    Example:
-      gpu-advisor estimate training --model llama-2-7b --tokens-b 2000 \\
-          --gpu a100-80gb --gpus 64
+    Examples:
+      gpu-advisor estimate training --model llama-3.1-8b --tokens-b 0.15 --gpu h100-sxm
+      gpu-advisor estimate training --workload pretrain --model llama-2-7b \\
+          --tokens-b 2000 --gpu a100-80gb --gpus 64
     """
     catalog = load_catalog(catalog_dir, prices=prices)
     largest = int(catalog.policy.max_gpus_considered.value)
@@ -127,20 +137,62 @@ def training(model_id: str | None, params_b: float | None, tokens_b: float | Non
         raise InputError(f"at most {largest:,} GPUs, the largest cluster `recommend` considers "
                          "(max_gpus_considered in catalog/policy.yaml)", field="--gpus")
     shape = shape_from_flags(catalog, model_id, params_b, named_shape(model_id, catalog.models))
-    report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=method,
+    catalog.gpu(gpu_id)  # an unknown GPU is said first
+    chosen, why = train_method(catalog, shape, gpu_id, gpus, workload, method, tokens_b)
+    report = training_report(catalog, shape, gpu_id, gpus=gpus, tokens_b=tokens_b, method=chosen,
                              precision=precision)
     if fmt == "json":
         click.echo(dumps(report), nl=False)
         return
     frontier = catalog.policy.thresholds.get("frontier_cluster_gpus")
     _training_text(report, asked=precision,
-                   contract=frontier is not None and gpus > frontier.value)
+                   contract=frontier is not None and gpus > frontier.value, method_note=why)
 
 
 _TOKENS_FROM = {"answer": "as given", "chinchilla": "20 per parameter"}
 
 
-def _training_text(report: Any, asked: str = "bf16", contract: bool = False) -> None:
+def train_method(catalog: Catalog, shape: Any, gpu_id: str, gpus: int, workload: str,
+                 method: str, tokens_b: float | None) -> tuple[TrainMethod, str | None]:
+    """The method a run is estimated for, and (for ``auto``) why, as ``recommend`` picks
+    it: full fine-tuning where it fits on these GPUs, else LoRA, else QLoRA; a pretrain
+    for a pretraining workload. A fine-tune without its tokens is an :class:`InputError`."""
+    if method == "pretrain" or (workload == "pretrain" and method == "auto"):
+        return "pretrain", None
+    if workload == "pretrain":
+        raise InputError(f"a pretrain trains every weight from scratch; --method {method} is a "
+                         "way to fine-tune (use --method pretrain or auto, or --workload "
+                         "fine-tune)", field="--method")
+    if tokens_b is None:
+        raise InputError("a fine-tune needs its amount of work: the tokens of one run in "
+                         "billions (examples × tokens each × epochs: 50,000 × 1,000 × 3 = 0.15); "
+                         "20 per parameter is a pretraining corpus (--workload pretrain)",
+                         field="--tokens-b")
+    if method != "auto":
+        return method, None  # type: ignore[return-value]
+    from engine.estimates.memory import MemoryRequest, memory_model
+
+    gpu, model = catalog.gpu(gpu_id), memory_model(catalog)
+    needed: dict[str, int | None] = {}
+    for candidate in ("full", "lora", "qlora"):
+        needed[candidate] = model.gpus_needed(MemoryRequest(shape=shape, method=candidate), gpu)
+        count = needed[candidate]
+        if count is not None and count <= gpus:
+            break
+    else:
+        return "qlora", (f"method auto: even QLoRA does not fit {gpus:,} × {gpu_id} "
+                         "(`estimate memory` says how many it needs); estimated as QLoRA")
+    if candidate == "full":
+        return "full", f"method auto: full fine-tuning fits {gpus:,} × {gpu_id}"
+    full = needed["full"]
+    label = {"lora": "LoRA", "qlora": "QLoRA"}[candidate]
+    return candidate, (f"method auto: {label}, as full fine-tuning needs "
+                       f"{'more memory than any count' if full is None else f'{full:,}'} "
+                       f"× {gpu_id} (give --method to choose)")
+
+
+def _training_text(report: Any, asked: str = "bf16", contract: bool = False,
+                   method_note: str | None = None) -> None:
     span = report.gpu_hours
     rows: list[tuple[str, str, str, str]] = [
         ("GPU-hours", fmt_count(span.low), fmt_count(span.expected), fmt_count(span.high)),
@@ -158,6 +210,8 @@ def _training_text(report: Any, asked: str = "bf16", contract: bool = False) -> 
              f"({_TOKENS_FROM.get(report.tokens_from, report.tokens_from)}), "
              f"{report.flops:.3g} FLOPs on {report.gpus:,} × {report.gpu}")
     caption = "GPU-hours = " + report.trace["gpu_hours"].formula
+    if method_note:
+        caption += f". {method_note[:1].upper()}{method_note[1:]}"
     if report.cost_usd is None:
         caption += f". No cloud offer rents {report.gpu}: no rental cost."
     if contract:
