@@ -27,6 +27,7 @@ from engine.decide.decision import (
     sort_warnings,
     text_of,
 )
+from engine.decide.owned_options import owned_options
 from engine.decide.pick import candidate_notes, hardware, score_candidates
 from engine.decide.sides import (
     Revision,
@@ -188,10 +189,16 @@ class Engine:
             strategies=strategies,
             estimates={**_estimates(run.facts, made.methods, choice, made.local, made.cloud,
                                     trace=trace),
-                       "programme": self._programme(run, choice)},
+                       "programme": self._programme(run, choice),
+                       **self._owned_options(made, choice)},
             fired=fired if trace else request_firings(fired),
         )
         return Evaluation(decision, values, [c.facts for c in made.candidates], fired)
+
+    def _owned_options(self, made: _Made, choice: Scored | None) -> dict[str, Any]:
+        """``owned_options`` for a team that owns GPUs (nothing otherwise)."""
+        found = owned_options(made.scored, choice, self.catalog.policy)
+        return {} if found is None else {"owned_options": found}
 
     def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:
         """The training programme's bill a year around the pick's compute."""

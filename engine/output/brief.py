@@ -17,6 +17,7 @@ from engine.output.summary import (
     assumed_work_line,
     break_even_line,
     headline,
+    peaks_notice,
     price_lines,
     programme_line,
     run_length,
@@ -61,7 +62,8 @@ def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
     items: list[Item] = [("headline", headline(decision))]
-    items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision)) if n]
+    items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision),
+                                      peaks_notice(decision)) if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
         programme = programme_line(decision)

@@ -35,6 +35,7 @@ from engine.output.summary import (
     headline,
     memory_line,
     owned_line,
+    peaks_line,
     plan_line,
     printable_decision,
     programme_line,
@@ -122,7 +123,7 @@ def _details(decision: Decision, platforms: Mapping[str, str] | None) -> list[st
     texts = [purchase_line(decision, platforms), running_line(decision),
              programme_line(decision), *programme_part_lines(decision), memory_line(decision),
              break_even_line(decision), against_break_even_line(decision), plan_line(decision),
-             owned_line(decision), *close_call_lines(decision)]
+             owned_line(decision), peaks_line(decision), *close_call_lines(decision)]
     shown = [t for t in texts if t]
     return ["<h2>The pick in detail</h2>", *(f"<p>{escape(t)}</p>" for t in shown)]
 

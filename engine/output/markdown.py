@@ -27,6 +27,7 @@ from engine.output.summary import (
     headline,
     memory_line,
     owned_line,
+    peaks_line,
     plan_line,
     price_lines,
     printable_decision,
@@ -60,7 +61,7 @@ def render_markdown(decision: Decision, book: Rulebook,
                  work_line(decision), programme_line(decision), memory_line(decision),
                  break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision), owned_line(decision),
-                 *close_call_lines(decision)):
+                 peaks_line(decision), *close_call_lines(decision)):
         if text:
             lines += [_text(text), ""]
         if text and text == programme_line(decision):

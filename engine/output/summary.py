@@ -201,6 +201,50 @@ def owned_line(decision: Decision) -> str | None:
             f"power; {sell}.")
 
 
+def peaks_line(decision: Decision) -> str | None:
+    """For a team whose own GPUs cannot do the whole year's work within the busy target:
+    what keeping them busy and renting the rest by the hour costs, beside the pick."""
+    found = decision.estimates.get("owned_options") or {}
+    peaks = next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
+    if peaks is None:
+        return None
+    rented = peaks["rented"]
+    yours = f"your {found['count']}× {short_name(_label(decision, found['gpu']))}"
+    line = (f"Or rent the peaks beside {yours}: busy "
+            f"{hours(peaks['owned_busy_hours_per_year'])} hours a year they do "
+            f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power + "
+            f"{usd(peaks['upkeep_usd_per_year'])} upkeep), {rented['count']:,}× "
+            f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) the rest "
+            f"({usd(peaks['rented_usd_per_year'])}): {usd(peaks['usd_per_year'])} a year, "
+            "nothing to buy")
+    choice = decision.hardware.choice
+    if choice is None or choice.owned:
+        return line + "."
+    upfront = (f" after {usd(choice.cost.upfront_usd)} up front"
+               if choice.cost.upfront_usd else "")
+    return f"{line}; the pick: {usd(choice.cost.per_year_usd)} a year{upfront}."
+
+
+def peaks_notice(decision: Decision) -> str | None:
+    """In the headline block, where renting the peaks beside the team's own GPUs costs
+    clearly less than the pick: say so, with both costs."""
+    found = decision.estimates.get("owned_options") or {}
+    peaks = next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
+    choice = decision.hardware.choice
+    if peaks is None or not found.get("peaks_beat_the_pick") or choice is None:
+        return None
+    rented = peaks["rented"]
+    return (f"Cheaper with what you own: your {found['count']}× "
+            f"{short_name(_label(decision, found['gpu']))} for {peaks['owned_share']:.0%} of "
+            f"the work, the peaks rented on {rented['count']:,}× {rented['gpu_label']} "
+            f"({rented['provider_label']}): ~{usd(peaks['usd_per_year'])} a year (--explain).")
+
+
+def _label(decision: Decision, gpu: str) -> str:
+    """A GPU's name as the decision shows it."""
+    return str(decision.facts.get("owned_gpu_name") or gpu)
+
+
 def _develops_on_own(decision: Decision) -> bool:
     """The deployment is hybrid with development on the team's own GPUs."""
     deployment = decision.decisions.get("deployment")

@@ -33,6 +33,7 @@ from engine.output.summary import (
     headline,
     memory_line,
     owned_line,
+    peaks_line,
     plan_line,
     price_lines,
     printable_decision,
@@ -105,7 +106,7 @@ def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -
                  *(f"  {line}" for line in programme_part_lines(decision)),
                  memory_line(decision), break_even_line(decision),
                  against_break_even_line(decision), plan_line(decision),
-                 owned_line(decision),
+                 owned_line(decision), peaks_line(decision),
                  *close_call_lines(decision)):
         _line(out, text)
     out.print()

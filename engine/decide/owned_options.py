@@ -1,0 +1,100 @@
+"""What a team that owns GPUs can do with them, each priced for the same work: keep using
+them, add to them, rent the peaks beside them, or retire them (sell, and rent it all).
+
+Owned GPUs are bought already: using them costs their power, and their upkeep is paid as
+long as they are kept. Where the year's work needs them busier than the policy's busy
+target (``capacity_busy_target``: the rest of the year is maintenance, failures, queueing),
+they can still do the share of it that fits and a rented configuration the rest, on
+demand, for the peaks: the work is the same, split by hours.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from engine.catalog.models import Policy
+from engine.decide.sides import Scored
+from engine.estimates.figure import tidy
+
+BURST_PRICING = ("on-demand", "spot")
+"""How peaks are rented: by the hour, with no term to pay for when they pass."""
+
+
+def owned_options(scored: Sequence[Scored], choice: Scored | None,
+                  policy: Policy) -> dict[str, Any] | None:
+    """The team's options for its own GPUs on the pick's method (None: it owns none, or
+    they cannot hold the job at all)."""
+    if choice is None:
+        return None
+    method = choice.facts["train_method"]
+    same = [s for s in scored if s.facts["train_method"] == method]
+    mine = next((s for s in same if s.facts.get("is_owned")), None)
+    if mine is None:
+        return None
+    f = mine.facts
+    upkeep = float(f["upkeep_usd_year"])
+    capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    busy = float(f["busy_hours_per_year"])
+    feasible = bool(f["within_year"]) and bool(f["meets_deadline"]) and busy <= capacity
+    options: list[dict[str, Any]] = [{
+        "option": "keep", "feasible": feasible, "upfront_usd": 0.0,
+        "usd_per_year": tidy(float(f["cost_usd_year"]) + upkeep, 2),
+        "power_usd_per_year": tidy(float(f["cost_usd_year"]), 2), "upkeep_usd_per_year": upkeep,
+        "busy_hours_per_year": tidy(busy, 1)}]
+    added = next((s for s in same if s.facts.get("owned_added") and not s.excluded), None)
+    if added is not None:
+        options.append({"option": "add", "feasible": True,
+                        "gpus_added": int(added.facts["owned_added"]),
+                        "count": int(added.facts["count"]), "gpu": added.facts["gpu"],
+                        "upfront_usd": tidy(float(added.facts["upfront_usd"]), 2),
+                        "usd_per_year": tidy(float(added.facts["cost_usd_year"]) + upkeep, 2)})
+    rented = _cheapest_burst(same)
+    if rented is not None and bool(f["meets_deadline"]) and busy > capacity:
+        options.append(_peaks(f, rented, capacity, upkeep))
+    if rented is not None:
+        options.append({"option": "retire", "feasible": True, "upfront_usd": 0.0,
+                        "resale_usd": tidy(float(f["resale_usd"]), 2),
+                        "usd_per_year": tidy(float(rented.facts["cost_usd_year"]), 2),
+                        "rented": _config(rented)})
+    doable = [o for o in options if o["feasible"]]
+    best = min(doable, key=lambda o: (o["usd_per_year"], o["upfront_usd"])) if doable else None
+    return {"method": method, "gpu": f["gpu"], "count": int(f["count"]),
+            "capacity_hours_per_year": tidy(capacity, 1), "options": options,
+            "cheapest": best["option"] if best else None,
+            "peaks_beat_the_pick": _beats(options, choice, policy)}
+
+
+def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> bool:
+    """Whether renting the peaks beside the team's GPUs costs less than a pick that is not
+    theirs by more than the close-call margin, with nothing to buy."""
+    peaks = next((o for o in options if o["option"] == "peaks"), None)
+    pick = float(choice.facts["cost_usd_year"])
+    return peaks is not None and not choice.facts.get("is_owned") and (
+        peaks["usd_per_year"] < pick * (1 - policy.close_call_margin.value))
+
+
+def _peaks(f: dict[str, Any], rented: Scored, capacity: float,
+           upkeep: float) -> dict[str, Any]:
+    """The owned GPUs busy up to the target, the rest of the work rented by the hour."""
+    share = capacity / float(f["busy_hours_per_year"])
+    power = float(f["cost_usd_year"]) * share
+    rent = float(rented.facts["cost_usd_year"]) * (1 - share)
+    return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
+            "owned_share": tidy(share, 3), "owned_busy_hours_per_year": tidy(capacity, 1),
+            "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
+            "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
+            "usd_per_year": tidy(power + upkeep + rent, 2)}
+
+
+def _cheapest_burst(same: Sequence[Scored]) -> Scored | None:
+    found = [s for s in same if s.facts["where"] == "cloud" and not s.excluded
+             and s.facts["pricing"] in BURST_PRICING and s.facts["meets_deadline"]]
+    return min(found, key=lambda s: (s.facts["cost_usd_year"], s.id)) if found else None
+
+
+def _config(s: Scored) -> dict[str, Any]:
+    f = s.facts
+    return {"id": s.id, "count": int(f["count"]), "gpu": f["gpu"], "gpu_label": f["gpu_label"],
+            "provider_label": f["provider_label"], "pricing": f["pricing"],
+            "usd_per_year_for_all_the_work": tidy(float(f["cost_usd_year"]), 2)}

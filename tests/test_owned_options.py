@@ -1,0 +1,85 @@
+"""A team's own GPUs: keep using them, add to them, rent the peaks beside them, or retire
+them, each priced for the same work (``estimates.owned_options``), and said where it
+matters: the peaks in the full output, and in the headline block when they beat the pick."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from engine.decide.engine import Engine, load_engine
+from engine.output.brief import MAX_LINES, brief_lines
+from engine.output.markdown import render_markdown
+from engine.output.text import render_text
+
+HEAVY = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+         "owned_gpu": "a100-80gb", "owned_gpu_count": 8, "usage_pattern": "continuous",
+         "hours_per_year": 120000, "hours_per_run": 48, "budget_usd": 300000,
+         "upfront_capex": False}
+"""More work than 8× A100 do busy 80 % of the year (they would need ~7,800 hours)."""
+LIGHT = {**HEAVY, "hours_per_year": 3000, "hours_per_run": 24}
+"""Work the same GPUs do with most of the year to spare."""
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+def options(found: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {o["option"]: o for o in found["options"]}
+
+
+def test_the_peaks_are_the_owned_gpus_at_the_target_and_the_rest_rented(engine: Engine) -> None:
+    decision = engine.recommend(HEAVY, decision_id="x")
+    found = decision.estimates["owned_options"]
+    by = options(found)
+    assert set(by) >= {"keep", "peaks", "retire"}
+    keep, peaks, retire = by["keep"], by["peaks"], by["retire"]
+    assert not keep["feasible"] and keep["busy_hours_per_year"] > found["capacity_hours_per_year"]
+    share = found["capacity_hours_per_year"] / keep["busy_hours_per_year"]
+    assert peaks["owned_share"] == pytest.approx(share, abs=1e-3)
+    assert peaks["power_usd_per_year"] == pytest.approx(keep["power_usd_per_year"] * share,
+                                                        rel=1e-3)
+    rented_all = peaks["rented"]["usd_per_year_for_all_the_work"]
+    assert peaks["rented_usd_per_year"] == pytest.approx(rented_all * (1 - share), rel=1e-3)
+    assert peaks["usd_per_year"] == pytest.approx(
+        peaks["power_usd_per_year"] + peaks["upkeep_usd_per_year"]
+        + peaks["rented_usd_per_year"], abs=0.02)
+    assert peaks["rented"]["pricing"] in ("on-demand", "spot") and peaks["upfront_usd"] == 0
+    assert retire["usd_per_year"] == rented_all and retire["resale_usd"] > 0
+    assert found["cheapest"] == "peaks"
+
+
+def test_peaks_that_beat_the_pick_are_said_in_the_headline_block(engine: Engine) -> None:
+    decision = engine.recommend(HEAVY, decision_id="x")
+    assert decision.estimates["owned_options"]["peaks_beat_the_pick"]
+    lines = brief_lines(decision)
+    assert len(lines) <= MAX_LINES
+    notice = " ".join(lines[:6])
+    assert "Cheaper with what you own: your 8× A100 80GB" in notice
+    peaks = options(decision.estimates["owned_options"])["peaks"]
+    assert f"~${peaks['usd_per_year']:,.0f} a year" in notice
+    full = " ".join(render_text(decision, engine.rulebook).split())
+    assert "Or rent the peaks beside your 8× A100 80GB" in full
+    assert "Or rent the peaks beside" in render_markdown(decision, engine.rulebook)
+
+
+def test_gpus_that_do_the_work_are_kept_with_no_peaks(engine: Engine) -> None:
+    decision = engine.recommend(LIGHT, decision_id="x")
+    found = decision.estimates["owned_options"]
+    by = options(found)
+    assert by["keep"]["feasible"] and "peaks" not in by
+    # keeping them costs power and upkeep; selling them and renting may cost less a year
+    # (said beside the pick as "Or retire…": worth it unless they have other work)
+    cheapest = min((o for o in found["options"] if o["feasible"]),
+                   key=lambda o: o["usd_per_year"])
+    assert found["cheapest"] == cheapest["option"] and not found["peaks_beat_the_pick"]
+    assert decision.hardware.choice is not None and decision.hardware.choice.owned
+    assert not any("Cheaper with what you own" in line for line in brief_lines(decision))
+
+
+def test_a_team_that_owns_nothing_gets_no_options(engine: Engine) -> None:
+    answers = {k: v for k, v in HEAVY.items() if not k.startswith("owned_")}
+    assert "owned_options" not in engine.recommend(answers, decision_id="x").estimates
