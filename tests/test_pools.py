@@ -27,7 +27,9 @@ def decide(tmp_path: Path, answers: dict[str, Any], *sets: str) -> dict[str, Any
 
 @pytest.fixture(scope="module")
 def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return decide(tmp_path_factory.mktemp("course"), {**COURSE, "concurrent_jobs": 40})
+    """A regulated course: no consumer cards, so the pool is datacenter GPUs (MIG)."""
+    return decide(tmp_path_factory.mktemp("course"),
+                  {**COURSE, "concurrent_jobs": 40, "regulated_control": True})
 
 
 def test_the_pick_holds_every_job_at_once(course: dict[str, Any]) -> None:
@@ -63,3 +65,27 @@ def test_every_excluded_configuration_says_how_many_jobs_it_runs(
 def test_one_job_at_a_time_has_no_pool(tmp_path: Path) -> None:
     choice = decide(tmp_path, COURSE)["hardware"]["choice"]
     assert "pool" not in choice
+
+
+def test_a_teaching_lab_can_be_boxes_of_consumer_cards_side_by_side(tmp_path: Path) -> None:
+    """Each job runs on one card: a lab of workstations holds the pool without a cluster
+    fabric (a teaching lab is not a datacenter), priced as boxes with no InfiniBand."""
+    found = decide(tmp_path, {"model": "qwen2.5-0.5b", "method": "lora",
+                              "concurrent_jobs": 40, "usage_pattern": "continuous",
+                              "hours_per_year": 2000, "hours_per_run": 1,
+                              "budget_usd": 60000})
+    choice = found["hardware"]["choice"]
+    assert choice["where"] == "local" and choice["platform"].startswith("consumer-"), choice
+    assert choice["count"] >= 40 and choice["nodes"] > 1
+    assert choice["pool"]["jobs_at_once"] >= 40
+    purchase = found["estimates"]["traces"]["pick_purchase_usd"]["inputs"]
+    assert purchase["boxes"] == choice["nodes"] and purchase["network_usd"] == 0
+    assert choice["cost"]["upfront_usd"] <= 60000
+
+
+def test_one_job_never_spans_boxes_without_a_fabric(tmp_path: Path) -> None:
+    found = decide(tmp_path, {**COURSE, "upfront_capex": True, "budget_usd": 500000,
+                              "hours_per_year": 60000})
+    for c in [found["hardware"]["choice"], *found["hardware"]["alternatives"]]:
+        if c and c["where"] == "local" and c["platform"].startswith("consumer-"):
+            assert c["nodes"] == 1, c["id"]

@@ -31,6 +31,7 @@ from engine.decide.placements import (
     home,
     local_counts,
     nodes_of,
+    pool_box_counts,
     trial,
 )
 from engine.decide.pools import Layout, layout
@@ -111,7 +112,8 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
         if gpu.buyable:
             below: int | None = None
             for job, dominated in _jobs(catalog, sizing):
-                counts = [c for c in local_counts(catalog, gpu)
+                counts = [c for c in (*local_counts(catalog, gpu),
+                                      *_pool_boxes(catalog, sizing, gpu))
                           if not dominated or below is None or c < below]
                 found = _local(catalog, sizing, job, gpu, counts) if counts else None
                 if found is not None:
@@ -128,6 +130,13 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
             below = min(ok) if ok else None
     out = _with_owned(catalog, sizing, _with_plan(catalog, sizing, [*local, *cloud]))
     return _methods_compared(out)
+
+
+def _pool_boxes(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> tuple[int, ...]:
+    """For a pool, whole boxes of a card no cluster platform takes, side by side."""
+    if sizing.concurrent_jobs <= 1:
+        return ()
+    return pool_box_counts(catalog, gpu, sizing.concurrent_jobs)
 
 
 def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
@@ -221,8 +230,9 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
     parts_of = _owned_parts if owned else _added_parts if added else _owning_parts
 
+    separate = sizing.concurrent_jobs > 1
     pool = _pool(catalog, sizing, job, gpu, None,
-                 (c for c in counts_of if nodes_of(catalog, gpu, c) == 1))
+                 (c for c in counts_of if nodes_of(catalog, gpu, c, separate) == 1))
 
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
@@ -233,7 +243,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
 
     def make(i: int) -> Trial:
         count = counts_of[i]
-        return trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count), "infiniband")
+        return trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count, separate),
+                     "infiniband")
 
     if not counts_of:
         return None
@@ -241,7 +252,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     chosen = found.get("purchase")
     if chosen is None:
         return None
-    placed = home(catalog, gpu, chosen.count)
+    placed = home(catalog, gpu, chosen.count, separate)
     assert placed is not None
     platform, boxes = placed
     parts = parts_of(catalog, sizing, gpu, chosen.count)
@@ -319,7 +330,7 @@ def _added_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owni
 def _owning_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
     """What owning ``count`` × ``gpu`` costs whatever the work (purchase, fixed, running),
     remembered per catalog: a trial's cost is then one line, ``fixed + running × hours``."""
-    placed = home(catalog, gpu, count)
+    placed = home(catalog, gpu, count, sizing.concurrent_jobs > 1)
     assert placed is not None
     found: Owning = catalog.derived(
         ("owning", gpu.id, count, sizing.electricity_usd_per_kwh), owning, gpu, count, placed,
@@ -591,8 +602,9 @@ _NO_POOL: dict[str, Any] = {"jobs_at_once": 1, "holds_jobs_at_once": True, "alwa
 def _pool_facts(sizing: Sizing, pool: Layout | None, count: int) -> dict[str, Any]:
     """What the configuration's pool is (the same for every configuration without one)."""
     if pool is None:
-        return _NO_POOL
+        return {**_NO_POOL, "gpus_per_job": count}
     return {"jobs_at_once": pool.jobs_at_once(count),
+            "gpus_per_job": pool.gpus_per_job if not pool.per_gpu else 1,
             "holds_jobs_at_once": _holds(sizing, pool, count),
             "always_on": True,
             "slices_per_gpu": pool.per_gpu if pool.profile else 0,

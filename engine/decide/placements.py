@@ -61,9 +61,25 @@ def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
     return tuple(counts)
 
 
-def home(catalog: Catalog, gpu: Gpu, count: int) -> tuple[Platform, int] | None:
-    """The platform that holds ``count`` × ``gpu`` and how many of it (remembered)."""
-    return catalog.derived(("home", gpu.id, count), platform_for, gpu, count, catalog.platforms)
+def home(catalog: Catalog, gpu: Gpu, count: int,
+         separate: bool = False) -> tuple[Platform, int] | None:
+    """The platform that holds ``count`` × ``gpu`` and how many of it (remembered);
+    ``separate``: boxes side by side will do (a pool whose jobs each run on one box)."""
+    return catalog.derived(("home", gpu.id, count, separate),
+                           lambda: platform_for(gpu, count, catalog.platforms,
+                                                separate=separate))
+
+
+def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
+    """Card counts beyond one box for a pool of ``jobs`` at once on a card no cluster
+    platform takes (consumer and workstation cards): whole boxes, up to one card a job."""
+    single = local_counts(catalog, gpu)
+    if not single or any(p.multi_node for p in catalog.platforms
+                         if gpu.form in p.forms and p.socket == gpu.socket):
+        return ()
+    box = max(single)
+    most = min(-(-jobs // box) * box, int(catalog.policy.max_gpus_considered.value))
+    return tuple(range(2 * box, most + 1, box))
 
 
 def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
@@ -146,7 +162,7 @@ def peak_of(catalog: Catalog, job: Job, ckpt: bool, count: int) -> float:
                            job.request, ckpt, count)
 
 
-def nodes_of(catalog: Catalog, gpu: Gpu, count: int) -> int:
+def nodes_of(catalog: Catalog, gpu: Gpu, count: int, separate: bool = False) -> int:
     """Boxes an owned ``count`` × ``gpu`` takes."""
-    found = home(catalog, gpu, count)
+    found = home(catalog, gpu, count, separate)
     return found[1] if found else 1

@@ -23,16 +23,21 @@ from engine.errors import CatalogError
 from engine.estimates.figure import Figure, figure
 
 
-def platform_for(gpu: Gpu, count: int,
-                 platforms: Sequence[Platform]) -> tuple[Platform, int] | None:
+def platform_for(gpu: Gpu, count: int, platforms: Sequence[Platform], *,
+                 separate: bool = False) -> tuple[Platform, int] | None:
     """The platform that holds ``count`` × ``gpu`` and how many of it: the smallest single box
-    of the card's form and socket, else nodes of the largest multi-node one (None: no home)."""
+    of the card's form and socket, else nodes of the largest multi-node one, else (for jobs
+    that each run on one box, ``separate``) whole boxes of the largest single one, side by
+    side with no fabric between them (None: no home)."""
     fitting = sorted((p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket),
                      key=lambda p: (p.max_gpus, p.price.mid_usd, p.id))
     for platform in fitting:
         if platform.max_gpus >= count:
             return platform, 1
     nodes = [p for p in fitting if p.multi_node]
+    if not nodes and separate and fitting:
+        box = max(fitting, key=lambda p: (p.max_gpus, -p.price.mid_usd, p.id))
+        return (box, count // box.max_gpus) if count % box.max_gpus == 0 else None
     if not nodes:
         return None
     largest = max(nodes, key=lambda p: (p.max_gpus, -p.price.mid_usd, p.id))
@@ -44,7 +49,9 @@ def purchase_cost(gpu: Gpu, count: int, platform: Platform, boxes: int,
     """Up-front cost: the cards, the platforms that hold them and, across nodes, InfiniBand."""
     if gpu.purchase is None:
         raise CatalogError(f"GPU '{gpu.id}' has no purchase price in the catalog")
-    network = policy.infiniband_per_node_usd.value * boxes if boxes > 1 else 0.0
+    # InfiniBand joins the nodes of a cluster; boxes of a pool side by side need none
+    network = (policy.infiniband_per_node_usd.value * boxes
+               if boxes > 1 and platform.multi_node else 0.0)
     cards = gpu.purchase.mid_usd * count
     return figure(
         cards + platform.price.mid_usd * boxes + network, "USD",

@@ -342,6 +342,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "on MIG slices, whole GPUs or several GPUs a job; else 1)", None, "jobs"),
         ("holds_jobs_at_once", "bool", "it runs concurrent_jobs jobs at the same time", None,
          None),
+        ("gpus_per_job", "number", "GPUs one job trains on together, exchanging gradients "
+         "(all of them for one job at a time; a pool's jobs on a slice or a GPU: 1)", None,
+         "GPUs"),
         ("always_on", "bool", "a pool that must be there whenever jobs arrive: paid for "
          "every hour of the year", None, None),
         ("slices_per_gpu", "number", "MIG slices one GPU is split into for the pool (0: "
