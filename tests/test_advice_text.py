@@ -70,8 +70,8 @@ def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() ->
     assert head[2].split() == ["configuration", "offer", "region", "GPU-h", "a", "run",
                                "front", "a", "year"]
     rows = table(out)
-    assert rows[1] == ("→  2× B200          RunPod on-demand     us,eu +2   6.79    0.4"
-                       "       $0    $974")
+    assert rows[0] == ("→  1× GH200         Lambda on-demand     us         2.29    2.5"
+                       "       $0    $968")
     assert rows[-1] == ("   2× RTX PRO 6000  to buy               on site    0.12    2.5"
                         "  $25,586  $7,024")
     assert all(len(line) <= 80 for line in out.splitlines())
@@ -130,13 +130,13 @@ def test_why_the_pick_beat_a_cheaper_row_is_printed() -> None:
 
 
 def test_rows_ranked_above_the_pick_say_which_decision_they_go_against(tmp_path: Path) -> None:
-    out = run(scenario_answers(tmp_path, "08-quad-4090-box"))
+    out = run(scenario_answers(tmp_path, "26-small-model-full-finetune"))
     joined = " ".join(out.split())
     # the decision a row goes against, with that decision's own reason and rule (not
     # "deployment is local, this one is rented")
-    assert "· 1× H100 SXM, RunPod CC on-demand (ranked higher): deployment is local: For " \
+    assert "· 1× L40S, RunPod CC on-demand (ranked higher): deployment is local: For " \
            "your work (4,000 GPU-hours a year on one NVIDIA GeForce RTX 4090), owning 2× " \
-           "NVIDIA GeForce RTX 3090 costs $1,745 a year" in joined
+           "NVIDIA GeForce RTX 4070 Ti SUPER costs $1,944 a year" in joined
     assert "[usage.cheaper-to-own]." in joined
     assert "this one is rented" not in joined
 
@@ -250,9 +250,9 @@ def test_the_purchase_is_cards_plus_platform() -> None:
 
 
 def test_several_cards_are_priced_each(tmp_path: Path) -> None:
-    out = " ".join(run(scenario_answers(tmp_path, "08-quad-4090-box")).split())
-    assert "$3,580 up front = 2× RTX 3090 $1,600 ($800 each) + desktop for 1-2 GeForce cards " \
-           "$1,980." in out
+    out = " ".join(run(scenario_answers(tmp_path, "26-small-model-full-finetune")).split())
+    assert "$3,710 up front = 2× RTX 4070 Ti S $1,730 ($865 each) + desktop for 1-2 GeForce " \
+           "cards $1,980." in out
 
 
 def test_renting_shows_no_purchase_line() -> None:

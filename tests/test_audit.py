@@ -311,7 +311,7 @@ def test_editing_a_column_the_record_repeats_breaks_verify(engine: Engine, db: P
 def test_editing_the_list_columns_breaks_verify(runner: CliRunner, engine: Engine, db: Path,
                                                 column: str, old: str, new: str) -> None:
     """choices/rules_fired feed `audit list` filters: an edit there must not go unnoticed."""
-    records = fill(db, engine, [example_answers(hours_per_year=4000 + i) for i in range(3)])
+    records = fill(db, engine, [example_answers(hours_per_year=5000 + i) for i in range(3)])
     target = records[1]
     assert old in getattr(target, column)
     sql(db, f"UPDATE decisions SET {column} = replace({column}, '{old}', '{new}')"

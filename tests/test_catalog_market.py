@@ -43,8 +43,8 @@ def test_every_gpu_has_an_offer_or_a_reason(catalog: Catalog) -> None:
     assert gpus_without_offers(catalog) == []
     rented = {o.gpu for o in catalog.offers}
     assert all(g.id in rented or g.no_offer_reason for g in catalog.gpus.values())
-    assert [a.id for a in catalog.announced] == ["rubin-vr200"]
-    assert "rubin-vr200" not in catalog.gpus  # announced: never a configuration
+    assert [a.id for a in catalog.announced] == ["rubin-vr200", "gb300-nvl72"]
+    assert not {"rubin-vr200", "gb300-nvl72"} & set(catalog.gpus)  # never a configuration
 
 
 def test_filters_combine_and_region_means_where_it_is_sold(runner: CliRunner,

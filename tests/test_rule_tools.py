@@ -76,7 +76,8 @@ def test_rules_diff_names_the_changed_rule_and_scenarios(tmp_path: Path) -> None
     cases = len(list(SCENARIOS.glob("*.yaml")))
     changed = re.search(rf"deployment: (\d+) of {cases} changed", out)
     assert changed is not None and int(changed.group(1)) >= 1, out
-    assert "08-quad-4090-box: local → cloud (rules: usage.continuous-favours-local)" in out
+    assert "01-continuous-8b-fits-consumer: local → cloud (rules: usage.continuous-favours-local)" \
+        in out
     code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy),
                        "--scenarios", str(SCENARIOS), "--format", "json")
     data = json.loads(out)
