@@ -375,3 +375,14 @@ def test_as_a_library_the_notice_is_one_line_on_stderr_without_logging_set_up(
     (entry,) = entries(tmp_path / "cache")
     assert done.stderr == (f"note: ignored an untrusted policy cache entry {entry} "
                            "(not a policy cache entry); rebuilt it\n")
+
+
+def test_the_code_fingerprint_covers_every_module_of_the_package() -> None:
+    """A cached policy is keyed on the whole engine's code, not the folder the cache lives in:
+    an edit to the rule compiler or the facts must miss the cache."""
+    from engine.decide.policy_cache import _code_fingerprint
+
+    found = _code_fingerprint().decode()
+    for module in ("rules/compile.py", "facts/spec.py", "catalog/load.py", "decide/engine.py",
+                   "version.py"):
+        assert f"{module}\0" in found.replace("\\", "/"), module

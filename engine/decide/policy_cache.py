@@ -117,7 +117,7 @@ def content_key(*paths: Path | None) -> str:
 def _code_fingerprint() -> bytes:
     """Path, size and modification time of every module of this package (~0.4 ms)."""
     found: list[str] = []
-    folders: list[str | Path] = [Path(__file__).resolve().parent]
+    folders: list[str | Path] = [Path(__file__).resolve().parent.parent]  # engine/
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
