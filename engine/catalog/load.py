@@ -49,6 +49,13 @@ CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "regions", "models", 
 T = TypeVar("T")
 
 
+PER_JOB_LIMIT = 200_000
+"""Entries of a catalog's per-job memo: the placements (peak and speed per job, GPU, count,
+nodes, network) of every model shape and method asked for. At the default limit (20,000)
+generated requests filled it every ~40 recommendations and forgot it all; over 40 models,
+four methods and 3,000 distinct requests it holds ~83,000 entries."""
+
+
 @dataclass(frozen=True)
 class Catalog:
     """Everything static the engine needs, validated and indexed by id."""
@@ -96,7 +103,7 @@ class Catalog:
 
     @cached_property
     def _per_job(self) -> Memo[Hashable, Any]:
-        return Memo()
+        return Memo(PER_JOB_LIMIT)
 
     def per_job(self, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
         """``compute(*args)`` for values that depend on one job (a model shape, a method, a

@@ -34,7 +34,7 @@ from engine.rules.limits import (
 )
 from engine.rules.load import Rule, Rulebook
 from engine.rules.operators import DURABLE, NEGATION
-from engine.rules.signature import Signer, signer_for
+from engine.rules.signature import Signer, fields_of, signer_for
 
 
 @dataclass(frozen=True)
@@ -58,6 +58,9 @@ class CompiledRuleset:
         return self.rule_of.get(name, name)
     phase: int = 1
     """The phase of the decision its rules run in (see ``Rule.phase``)."""
+    rule_positions: tuple[tuple[str, tuple[int, ...]], ...] = ()
+    """Per rule (in ``rule_ids`` order), the positions of the signature its own fields fill:
+    a rule's verdict is a function of those alone (reused per rule, ``Evaluator.run``)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +106,13 @@ def compile_rulebook(book: Rulebook, candidate_fields: frozenset[str]) -> Compil
             groups.items(), key=lambda kv: (kv[0][0] != "request", kv[0][1], kv[0][2])):
         for index, chunk in enumerate(_pack(rules)):
             members = list({rule.id: rule for _, rule, _ in chunk}.values())
+            signer = signer_for(r.condition for r in members)
             rulesets.append(CompiledRuleset(
                 f"gpu_advisor_{kind}_{phase}_{stratum}_{index}", kind, stratum,
                 {name: {"all": [{"m": pattern}]} for name, _, pattern in chunk},
-                tuple(r.id for r in members), signer_for(r.condition for r in members),
-                {name: rule.id for name, rule, _ in chunk if name != rule.id}, phase))
+                tuple(r.id for r in members), signer,
+                {name: rule.id for name, rule, _ in chunk if name != rule.id}, phase,
+                tuple((r.id, signer.positions(fields_of(r.condition))) for r in members)))
     reads = {kind: frozenset(n for r in book.rules if r.match == kind for n in r.reads)
              for kind in ("request", "candidate")}
     origins = {rule.id: (rule.path, rule.line) for rule in book.rules}

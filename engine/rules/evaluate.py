@@ -24,6 +24,7 @@ import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from operator import itemgetter
 from typing import Any
 
 import durable_rules_engine
@@ -49,6 +50,13 @@ class Evaluator:
         self._host_actions = host_actions
         self._verdicts: dict[str, Memo[tuple[Any, ...], tuple[str, ...]]] = {
             ruleset.name: Memo() for ruleset in compiled.rulesets}
+        # per rule, its verdict by the classes of the fields it reads (see ``run``)
+        self._rule_verdicts: dict[str, list[tuple[str, Callable[[Any], Any],
+                                                  Memo[Any, bool]]]] = {
+            ruleset.name: [(rule_id, itemgetter(*positions), Memo())
+                           for rule_id, positions in ruleset.rule_positions]
+            for ruleset in compiled.rulesets
+            if len(ruleset.rule_positions) == len(ruleset.rule_ids)}
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
         if not compiled.built:
@@ -95,10 +103,23 @@ class Evaluator:
         # read the memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+        rules = self._rule_verdicts.get(ruleset.name)
         for key, fact in zip(keys, facts, strict=True):
             if key in verdicts or key in new:
                 continue
             found = memo.get(key)
+            if found is None and rules is not None:
+                # each rule's verdict from the classes of its own fields (exact: a rule
+                # cannot tell apart facts equal on those)
+                held: list[str] = []
+                for rule_id, project, seen in rules:
+                    holds = seen.get(project(key))
+                    if holds is None:
+                        break
+                    if holds:
+                        held.append(rule_id)
+                else:
+                    found = memo.put(key, tuple(held))
             if found is None:
                 new[key] = fact
             else:
@@ -106,6 +127,9 @@ class Evaluator:
         if new:
             for key, verdict in self._decide(ruleset, new).items():
                 verdicts[key] = memo.put(key, verdict)
+                if rules is not None:
+                    for rule_id, project, seen in rules:
+                        seen.put(project(key), rule_id in verdict)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
                 for rule_id in verdicts[key]]
 

@@ -107,6 +107,26 @@ class Signer:
                 append((_typed(a), _typed(b)))
         return tuple(key)
 
+    def positions(self, names: Iterable[str]) -> tuple[int, ...]:
+        """The positions of a signature that classes of the fields ``names`` fill (the fact
+        kind's first): all a rule reading only these fields can tell apart."""
+        wanted = set(names)
+        fields: list[tuple[str, ...]] = [
+            *((name,) for name, _ in self.cuts), *((name,) for name, _ in self.literals),
+            *((name,) for name in self.exact), *((name,) for name in self.presence),
+            *((left, right) for left, right, _ in self.pairs)]
+        return (0, *(i for i, held in enumerate(fields, 1) if wanted.intersection(held)))
+
+
+def fields_of(condition: Condition) -> frozenset[str]:
+    """Every field a condition reads, those it compares others with included."""
+    names: set[str] = set()
+    for leaf in leaves(condition):
+        names.add(leaf.fact)
+        values = leaf.value if isinstance(leaf.value, tuple) else (leaf.value,)
+        names.update(v.name for v in values if isinstance(v, FactRef))
+    return frozenset(names)
+
 
 def signer_for(conditions: Iterable[Condition]) -> Signer:
     """The signer of a ruleset whose rules have these conditions."""
@@ -152,4 +172,4 @@ def signer_for(conditions: Iterable[Condition]) -> Signer:
     )
 
 
-__all__ = ["Signer", "signer_for"]
+__all__ = ["Signer", "fields_of", "signer_for"]
