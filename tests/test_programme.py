@@ -175,6 +175,11 @@ def test_frontier_clusters_are_considered_with_their_fabric_and_caveat() -> None
     warning = next(w for w in decision.warnings if w.id == "frontier-cluster")
     assert "by contract, months ahead" in warning.text
     assert f"{choice.count:,}×" in warning.text and "infiniband" in warning.text
+    from engine.decide.engine import load_engine
+    from engine.output.text import render_text
+
+    text = render_text(decision, load_engine().rulebook)
+    assert re.search(r"(?<![\d,])\d{4,}× ", text) is None, "counts are grouped: 22,528×"
 
 
 def test_cluster_sizes_step_above_a_thousand_gpus() -> None:

@@ -206,7 +206,7 @@ def label_of(f: Mapping[str, Any]) -> str:
         f"{f['provider_label']} {f['pricing']}"
     if f.get("owned_added"):
         where = f"yours + {f['owned_added']} bought"
-    return f"{f['count']}× {f['gpu_label']}, {where}"
+    return f"{f['count']:,}× {f['gpu_label']}, {where}"
 
 
 def cheaper(choice: Scored, scored: Sequence[Scored],

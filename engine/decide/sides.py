@@ -228,8 +228,8 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
         unit=work.unit,
         sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
                  "price.break-even-4090", "price.onprem-break-even"],
-        own_label=f"{lf['count']}× {lf['gpu_label']}",
-        rent_label=f"{cf['count']}× {cf['gpu_label']} ({cf['provider_label']}, {cf['pricing']})",
+        own_label=f"{lf['count']:,}× {lf['gpu_label']}",
+        rent_label=f"{cf['count']:,}× {cf['gpu_label']} ({cf['provider_label']}, {cf['pricing']})",
     )
 
 

@@ -165,7 +165,7 @@ def cost_report(catalog: Catalog, gpu_id: str, *, gpus: int = 1, hours_per_year:
         if own is not None and hours_per_year > 0:
             line = break_even(own.line, CostLine(0.0, rent / hours_per_year),
                               unit="busy hours/year", sources=rent_fig.sources,
-                              own_label=f"{gpus}× {gpu.label}", rent_label=offer.id)
+                              own_label=f"{gpus:,}× {gpu.label}", rent_label=offer.id)
             if line is not None:
                 trace["break_even"] = line
                 be = round(line.value)

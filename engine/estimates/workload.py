@@ -58,7 +58,7 @@ class Workload(BaseModel):
     def unit(self) -> str:
         """The name of :attr:`units`."""
         if self.mode == "tokens":
-            return f"runs a year of {self.tokens_per_run_b:g}B tokens"
+            return f"runs a year of {self.tokens_per_run_b:,g}B tokens"
         return f"GPU-hours a year on one {self.hours_gpu_name}"
 
 

@@ -116,7 +116,7 @@ def purchase_line(decision: Decision,
                 f"{usd(i['whole_usd'])} − your {i['owned_cards']} with their box "
                 f"{usd(i['owned_usd'])} ({i['cards']} more at {usd(i['card_usd'])} each, and "
                 "what holding them all takes).")
-    cards = f"{i['cards']}× {choice.gpu_label} {usd(i['cards_usd'])}"
+    cards = f"{i['cards']:,}× {choice.gpu_label} {usd(i['cards_usd'])}"
     if i["cards"] > 1:
         cards += f" ({usd(i['card_usd'])} each)"
     boxes = f"{i['boxes']}× " if i["boxes"] > 1 else ""
@@ -161,7 +161,7 @@ def owned_line(decision: Decision) -> str | None:
     name = mine.gpu_label if mine is not None else str(
         decision.facts.get("owned_gpu_name") or owned)
     count = decision.answers.get("owned_gpu_count", 1)
-    yours = f"your {count}× {short_name(name)}"
+    yours = f"your {count:,}× {short_name(name)}"
     cloud = next((c for c in decision.hardware.alternatives if c.where == "cloud"), None)
     rent = (f"renting {config_name(cloud)} ({cloud.provider_name}, {cloud.pricing}) for this "
             f"work would cost {usd(cloud.cost.per_year_usd)} a year"
@@ -209,7 +209,7 @@ def peaks_line(decision: Decision) -> str | None:
     if peaks is None:
         return None
     rented = peaks["rented"]
-    yours = f"your {found['count']}× {short_name(_label(decision, found['gpu']))}"
+    yours = f"your {found['count']:,}× {short_name(_label(decision, found['gpu']))}"
     line = (f"Or rent the peaks beside {yours}: busy "
             f"{hours(peaks['owned_busy_hours_per_year'])} hours a year they do "
             f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power + "
@@ -346,7 +346,7 @@ def memory_line(decision: Decision) -> str:
         return line + f"; {pool_text(choice)}."
     line += f": {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
     if choice.count > 1:
-        line += f" (sharded over {choice.count})"
+        line += f" (sharded over {choice.count:,})"
     if choice.gradient_checkpointing:
         line += (f"; checkpointing on: without it {choice.vram_without_checkpointing_gib:.1f} "
                  f"of {per:g} GiB")

@@ -444,10 +444,10 @@ def work_outcome(engine: Engine, answers: Answers, base: Decision) -> Outcome | 
 def _pick_words(choice: Any) -> str:
     name = choice.gpu_label
     if choice.owned:
-        return f"your {choice.count}× {name}"
+        return f"your {choice.count:,}× {name}"
     if choice.where == "local":
-        return f"buy {choice.count}× {name}"
-    return f"rent {choice.count}× {name}, {choice.provider_label} {choice.pricing}"
+        return f"buy {choice.count:,}× {name}"
+    return f"rent {choice.count:,}× {name}, {choice.provider_label} {choice.pricing}"
 
 
 def _plain(value: Any) -> Any:
