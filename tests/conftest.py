@@ -38,6 +38,17 @@ def catalog_copy(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture(scope="session")
+def writer_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The recorded decision and policy texts the light writer process appends
+    (tests/helpers/fast_audit_writer.py)."""
+    from helpers.fast_audit_writer import write_template
+
+    from engine.decide.engine import load_engine
+
+    return write_template(load_engine(), tmp_path_factory.mktemp("template") / "template.json")
+
+
 @pytest.fixture
 def processes() -> Iterator[list[subprocess.Popen[Any]]]:
     """Processes a test starts: killed (if still running) and reaped when it ends, even

@@ -23,16 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import postgres
+from helpers.fast_audit_writer import spawn
 
 from engine.audit.chain import Head, verify
 from engine.audit.location import DatabaseUrl, parse_location
 from engine.audit.store import AuditStore
-from engine.decide.engine import Engine, load_engine
-from tests.helpers import postgres
-from tests.helpers.fast_audit_writer import write_template
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST_WRITER = ROOT / "tests" / "helpers" / "fast_audit_writer.py"
 WRITERS, EACH = 8, 50
 
 
@@ -58,17 +56,6 @@ def store_at(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return server.new_database()
 
 
-@pytest.fixture(scope="module")
-def engine() -> Engine:
-    return load_engine()
-
-
-@pytest.fixture(scope="module")
-def template(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A recorded-decision template for the light writer process."""
-    return write_template(engine, tmp_path_factory.mktemp("template") / "template.json")
-
-
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """The real CLI as a subprocess."""
     return subprocess.run([sys.executable, "-m", "engine", *args], cwd=ROOT,
@@ -76,14 +63,8 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
                           env={**os.environ, "GPU_ADVISOR_NO_CACHE": "1", **(env or {})})
 
 
-def fast_writer(store: str, template: Path, worker: int, count: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, str(FAST_WRITER), store, str(template),
-                             str(worker), str(count)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-
-
-def fill(store: str, template: Path, count: int, worker: int = 900) -> None:
-    proc = fast_writer(store, template, worker, count)
+def fill(store: str, writer_template: Path, count: int, worker: int = 900) -> None:
+    proc = spawn(store, writer_template, worker, count)
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err.decode()
 
@@ -167,7 +148,7 @@ def test_the_environment_names_a_database_as_the_flag_does(store_at: str) -> Non
     assert count_of(store_at) == 1
 
 
-def test_keyed_records_verify_with_the_key_only(store_at: str, template: Path,
+def test_keyed_records_verify_with_the_key_only(store_at: str, writer_template: Path,
                                                 tmp_path: Path) -> None:
     key = tmp_path / "audit.key"
     key.write_text("k" * 64)
@@ -185,10 +166,10 @@ def test_keyed_records_verify_with_the_key_only(store_at: str, template: Path,
 # -- many writers, kill -9 -------------------------------------------------------------------
 @pytest.mark.slow
 def test_writers_in_separate_processes_make_one_chain(
-        store_at: str, template: Path, processes: list[subprocess.Popen[bytes]]) -> None:
+        store_at: str, writer_template: Path, processes: list[subprocess.Popen[bytes]]) -> None:
     # not made beforehand: the writers race to make the tables too
     for worker in range(WRITERS):
-        processes.append(fast_writer(store_at, template, worker, EACH))
+        processes.append(spawn(store_at, writer_template, worker, EACH))
     verifications = []
     while any(proc.poll() is None for proc in processes):  # a verifier alongside
         verifications.append(verified(store_at))
@@ -209,11 +190,11 @@ def test_writers_in_separate_processes_make_one_chain(
 
 @pytest.mark.slow
 def test_a_writer_killed_mid_append_leaves_the_chain_as_it_was(
-        store_at: str, template: Path, processes: list[subprocess.Popen[bytes]]) -> None:
-    fill(store_at, template, 5)
+        store_at: str, writer_template: Path, processes: list[subprocess.Popen[bytes]]) -> None:
+    fill(store_at, writer_template, 5)
     early = verified(store_at).head
     for round_ in range(4):
-        proc = fast_writer(store_at, template, round_, 0)  # appends until killed
+        proc = spawn(store_at, writer_template, round_, 0)  # appends until killed
         processes.append(proc)
         target = count_of(store_at) + 2
         deadline = time.monotonic() + 120
@@ -225,13 +206,13 @@ def test_a_writer_killed_mid_append_leaves_the_chain_as_it_was(
         result = verified(store_at, since=early)
         assert result.ok and result.count >= target, result.line()
     before = count_of(store_at)
-    fill(store_at, template, 1, worker=902)  # the store still takes records after the kills
+    fill(store_at, writer_template, 1, worker=902)  # the store still takes records after the kills
     assert verified(store_at, since=early).count == before + 1
 
 
 # -- what verify finds -----------------------------------------------------------------------
-def test_an_edited_record_is_named_by_verify(store_at: str, template: Path) -> None:
-    fill(store_at, template, 6)
+def test_an_edited_record_is_named_by_verify(store_at: str, writer_template: Path) -> None:
+    fill(store_at, writer_template, 6)
     with open_store(store_at) as opened:
         victim = opened.entries()[3].id
     raw_sql(store_at, "UPDATE decisions SET choices = ? WHERE id = ?",
@@ -242,13 +223,13 @@ def test_an_edited_record_is_named_by_verify(store_at: str, template: Path) -> N
 
 
 def test_truncation_and_rechaining_are_found_against_a_head(store_at: str,
-                                                            template: Path) -> None:
-    fill(store_at, template, 6)
+                                                            writer_template: Path) -> None:
+    fill(store_at, writer_template, 6)
     head = verified(store_at).head
     raw_sql(store_at, "DELETE FROM decisions WHERE seq = (SELECT max(seq) FROM decisions)")
     cut = cli("audit", "verify", "--audit-db", store_at, "--since", str(head))
     assert cut.returncode == 1 and "TRUNCATED" in cut.stdout + cut.stderr
-    fill(store_at, template, 2, worker=901)  # new records chained onto the cut store
+    fill(store_at, writer_template, 2, worker=901)  # new records chained onto the cut store
     assert verified(store_at).ok  # self-consistent again...
     rewritten = cli("audit", "verify", "--audit-db", store_at, "--since", str(head))
     assert rewritten.returncode == 1 and "REWRITTEN" in rewritten.stdout + rewritten.stderr
@@ -256,10 +237,10 @@ def test_truncation_and_rechaining_are_found_against_a_head(store_at: str,
 
 # -- audit copy ------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_a_store_of_1000_records_copies_verifiably_and_once(store_at: str, template: Path,
+def test_a_store_of_1000_records_copies_verifiably_and_once(store_at: str, writer_template: Path,
                                                             tmp_path: Path) -> None:
     source = str(tmp_path / "person.sqlite3")
-    fill(source, template, 1000)
+    fill(source, writer_template, 1000)
     head = verified(source).head
     done = cli("audit", "copy", "--from", source, "--to", store_at)
     assert done.returncode == 0, done.stderr
@@ -272,11 +253,11 @@ def test_a_store_of_1000_records_copies_verifiably_and_once(store_at: str, templ
         assert [r.result for r in a.iter_all()] == [r.result for r in b.iter_all()]
 
 
-def test_copy_into_another_chain_is_refused_unless_appended(store_at: str, template: Path,
+def test_copy_into_another_chain_is_refused_unless_appended(store_at: str, writer_template: Path,
                                                             tmp_path: Path) -> None:
     source = str(tmp_path / "person.sqlite3")
-    fill(source, template, 3, worker=1)
-    fill(store_at, template, 2, worker=2)
+    fill(source, writer_template, 3, worker=1)
+    fill(store_at, writer_template, 2, worker=2)
     refused = cli("audit", "copy", "--from", source, "--to", store_at)
     assert "another chain" in one_error_line(refused)
     assert count_of(store_at) == 2
@@ -288,10 +269,10 @@ def test_copy_into_another_chain_is_refused_unless_appended(store_at: str, templ
     assert verified(store_at).count == 5
 
 
-def test_a_source_that_does_not_verify_is_not_copied(store_at: str, template: Path,
+def test_a_source_that_does_not_verify_is_not_copied(store_at: str, writer_template: Path,
                                                      tmp_path: Path) -> None:
     source = str(tmp_path / "person.sqlite3")
-    fill(source, template, 3)
+    fill(source, writer_template, 3)
     raw_sql(source, "UPDATE decisions SET created_at = '2020-01-01' WHERE seq = 2")
     refused = cli("audit", "copy", "--from", source, "--to", store_at)
     assert "does not verify" in one_error_line(refused)
@@ -351,9 +332,9 @@ def test_locations_parse_as_expected() -> None:
 
 
 def test_a_role_that_may_only_read_cannot_append(pg_server: postgres.Server,
-                                                 template: Path) -> None:
+                                                 writer_template: Path) -> None:
     url = pg_server.new_database()
-    fill(url, template, 1)
+    fill(url, writer_template, 1)
     database = postgres.database_of(url)
     with contextlib.suppress(Exception):
         pg_server.sql("CREATE ROLE reader LOGIN")
@@ -367,7 +348,8 @@ def test_a_role_that_may_only_read_cannot_append(pg_server: postgres.Server,
 
 
 
-def test_the_roles_docs_audit_md_sets_up_work(pg_server: postgres.Server, template: Path) -> None:
+def test_the_roles_docs_audit_md_sets_up_work(pg_server: postgres.Server,
+                                              writer_template: Path) -> None:
     """The SQL of docs/audit.md, run as written: the owner makes the tables, a writer
     appends but cannot delete, an auditor reads and verifies but cannot record."""
     text = (ROOT / "docs" / "audit.md").read_text(encoding="utf-8")
@@ -386,11 +368,11 @@ def test_the_roles_docs_audit_md_sets_up_work(pg_server: postgres.Server, templa
     run(blocks[0], "postgres")
     database = names["gpu_audit"]
     owner = pg_server.url(database).replace(f"{postgres.USER}@", f"{names['audit_owner']}@")
-    fill(owner, template, 1, worker=10)
+    fill(owner, writer_template, 1, worker=10)
     run(blocks[1], database)
     writer = owner.replace(names["audit_owner"], names["gpu_writer"])
     auditor = owner.replace(names["audit_owner"], names["gpu_auditor"])
-    fill(writer, template, 3, worker=11)
+    fill(writer, writer_template, 3, worker=11)
     assert cli("audit", "verify", "--audit-db", auditor).stdout.startswith("ok: 4 record(s)")
     refused = cli("recommend", "--answers", str(ROOT / "examples" / "startup-7b-continuous.yaml"),
                   "--audit-db", auditor)

@@ -27,16 +27,15 @@ from typing import Any
 import pytest
 import zstandard
 from click.testing import CliRunner
+from helpers.fast_audit_writer import spawn
 
 from engine.answers.model import validate_answers
 from engine.audit.chain import verify
 from engine.audit.store import AuditError, AuditStore
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine
-from tests.helpers.fast_audit_writer import write_template
 
 ROOT = Path(__file__).resolve().parent.parent
-FAST_WRITER = Path(__file__).parent / "helpers" / "fast_audit_writer.py"
 EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 KILL_ROUNDS = int(os.environ.get("AUDIT_KILL_ROUNDS", "50"))
 
@@ -51,12 +50,6 @@ def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()
-
-
-@pytest.fixture(scope="module")
-def template(engine: Engine, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A recorded-decision template for the light writer process."""
-    return write_template(engine, tmp_path_factory.mktemp("template") / "template.json")
 
 
 class _Result:
@@ -91,12 +84,6 @@ def fill(path: Path, engine: Engine, n: int) -> None:
             store.append(engine.recommend(answers), engine.rulebook.texts, engine.catalog.texts)
 
 
-def fast_writer(db: Path, template: Path, worker: int, count: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, str(FAST_WRITER), str(db), str(template),
-                             str(worker), str(count)], cwd=ROOT, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE)
-
-
 def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:
     assert exit_code == 2, (exit_code, stdout[:200], stderr)
     assert stdout == ""
@@ -107,12 +94,12 @@ def one_error_line(exit_code: int, stdout: str, stderr: str) -> str:
 
 # -- kill -9 mid-transaction ---------------------------------------------------------------------
 @pytest.mark.slow
-def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, template: Path,
+def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, writer_template: Path,
                                             processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"
     total = 0
     for round_ in range(KILL_ROUNDS):
-        proc = fast_writer(db, template, round_, 0)
+        proc = spawn(db, writer_template, round_, 0)
         processes.append(proc)
         target = total + 1 + round_ % 3
         deadline = time.monotonic() + 30
@@ -130,7 +117,7 @@ def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, template: Path,
         assert count >= target, (round_, count, target)
         total = count
     with AuditStore(db) as store:  # still takes new records after all that
-        spec = json.loads(template.read_text())
+        spec = json.loads(writer_template.read_text())
         store.append(_Result({**spec["result"], "decision_id": "after-kills"}), spec["rules"],
                      spec["catalog"])
     assert verified(db) == total + 1
@@ -462,10 +449,10 @@ def test_eight_threads_25_appends_each_on_their_own_connections(tmp_path: Path,
 
 
 @pytest.mark.slow
-def test_four_processes_25_appends_each(tmp_path: Path, template: Path,
+def test_four_processes_25_appends_each(tmp_path: Path, writer_template: Path,
                                         processes: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "audit.sqlite3"
-    processes += [fast_writer(db, template, k, 25) for k in range(4)]
+    processes += [spawn(db, writer_template, k, 25) for k in range(4)]
     for proc in processes:
         _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err

@@ -1,4 +1,4 @@
-"""A light audit writer for fault tests (tests/test_audit_faults.py): no engine, just the store.
+"""A light audit writer for the audit tests that need many processes: no engine, just the store.
 
     python tests/helpers/fast_audit_writer.py DB|URL TEMPLATE WORKER COUNT
 
@@ -10,6 +10,7 @@ each with its own decision_id, so a process starts in a fraction of the engine's
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,16 @@ def write_template(engine: Any, path: Path) -> Path:
     path.write_text(json.dumps({"result": result, "rules": dict(engine.rulebook.texts),
                                 "catalog": dict(engine.catalog.texts)}), encoding="utf-8")
     return path
+
+
+def spawn(store: str | Path, template: Path, worker: int,
+          count: int) -> subprocess.Popen[bytes]:
+    """This writer as a separate process, appending ``count`` records (0: until killed) to
+    ``store`` (a file or a database URL)."""
+    here = Path(__file__).resolve()
+    return subprocess.Popen([sys.executable, str(here), str(store), str(template), str(worker),
+                             str(count)], cwd=here.parents[2], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
 
 
 def main() -> int:
