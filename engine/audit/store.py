@@ -154,7 +154,8 @@ class AuditStore:
         try:
             return self._conn.execute(sql, params).fetchone()
         except self._errors as exc:
-            raise AuditError(f"{self.path}: not a usable audit store ({exc})") from None
+            raise AuditError(f"{self.path}: not a usable audit store "
+                             f"({_first_line(exc)})") from None
 
     # -- writing ---------------------------------------------------------------------------
     @property

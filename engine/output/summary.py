@@ -204,13 +204,11 @@ def owned_line(decision: Decision) -> str | None:
 def peaks_line(decision: Decision) -> str | None:
     """For a team whose own GPUs cannot do the whole year's work within the busy target:
     what keeping them busy and renting the rest by the hour costs, beside the pick."""
-    found = decision.estimates.get("owned_options") or {}
-    peaks = next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
+    found, peaks = _peaks(decision)
     if peaks is None:
         return None
     rented = peaks["rented"]
-    yours = f"your {found['count']:,}× {short_name(_label(decision, found['gpu']))}"
-    line = (f"Or rent the peaks beside {yours}: busy "
+    line = (f"Or rent the peaks beside your {_owned_gpus(decision, found)}: busy "
             f"{hours(peaks['owned_busy_hours_per_year'])} hours a year they do "
             f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power + "
             f"{usd(peaks['upkeep_usd_per_year'])} upkeep), {rented['count']:,}× "
@@ -228,21 +226,26 @@ def peaks_line(decision: Decision) -> str | None:
 def peaks_notice(decision: Decision) -> str | None:
     """In the headline block, where renting the peaks beside the team's own GPUs costs
     clearly less than the pick: say so, with both costs."""
-    found = decision.estimates.get("owned_options") or {}
-    peaks = next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
-    choice = decision.hardware.choice
-    if peaks is None or not found.get("peaks_beat_the_pick") or choice is None:
+    found, peaks = _peaks(decision)
+    if peaks is None or not found.get("peaks_beat_the_pick") or decision.hardware.choice is None:
         return None
     rented = peaks["rented"]
-    return (f"Cheaper with what you own: your {found['count']}× "
-            f"{short_name(_label(decision, found['gpu']))} for {peaks['owned_share']:.0%} of "
+    return (f"Cheaper with what you own: your {_owned_gpus(decision, found)} for "
+            f"{peaks['owned_share']:.0%} of "
             f"the work, the peaks rented on {rented['count']:,}× {rented['gpu_label']} "
             f"({rented['provider_label']}): ~{usd(peaks['usd_per_year'])} a year (--explain).")
 
 
-def _label(decision: Decision, gpu: str) -> str:
-    """A GPU's name as the decision shows it."""
-    return str(decision.facts.get("owned_gpu_name") or gpu)
+def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The decision's ``owned_options`` and their peaks option (None where there is none)."""
+    found: dict[str, Any] = decision.estimates.get("owned_options") or {}
+    return found, next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
+
+
+def _owned_gpus(decision: Decision, found: dict[str, Any]) -> str:
+    """``8× A100 80GB (SXM4)``: the team's own GPUs as the options count them."""
+    name = decision.facts.get("owned_gpu_name") or found["gpu"]
+    return f"{found['count']:,}× {short_name(str(name))}"
 
 
 def _develops_on_own(decision: Decision) -> bool:
