@@ -4,6 +4,8 @@ must not vanish, no background threads, thread safety, and flat memory over 100k
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -428,3 +430,50 @@ def test_remembered_verdicts_are_what_durable_rules_decides(
                       "fact_id": f"f{i}"})
     got = ev.run(ruleset, facts, checked=True)
     assert sorted(got) == sorted(ev.run_session(ruleset, facts, checked=True))
+
+
+_COLLIDING_IDS = """
+import os, sys
+sys.path.insert(0, "tests")
+from test_evaluate import fact, small_compiled
+from engine.errors import EvaluationError
+from engine.rules import evaluate
+from engine.rules.evaluate import Evaluator
+
+compiled = small_compiled()
+ev, rs = Evaluator(compiled, memo=False), compiled.rulesets[0]
+facts = [fact("a", x=10), fact("b", x=1)]
+print(sorted(ev.run_session(rs, facts)))
+evaluate.fact_ids = lambda count: ["f6059", "f264602"]
+try:
+    ev.run_session(rs, facts)
+except EvaluationError as exc:
+    print(exc)
+sys.stdout.flush()
+os._exit(0)  # a refused session can leave the C core to abort at teardown
+"""
+
+
+def test_distinct_facts_with_colliding_id_hashes_are_refused_by_durable_rules() -> None:
+    """The trap ``engine.rules.fact_ids`` avoids: durable_rules compares the 32-bit hashes
+    of fact ids only, so a session holding two ids of one hash is refused ("observed");
+    run in a child, as a refused session may later crash the process."""
+    from engine.rules.fact_ids import fnv1a_32
+
+    assert fnv1a_32("f6059") == fnv1a_32("f264602")
+    child = subprocess.run([sys.executable, "-c", _COLLIDING_IDS], cwd=REPO,
+                           capture_output=True, text=True, check=False)
+    lines = child.stdout.splitlines()
+    assert lines[0] == str([("t.big", "a"), ("t.no-y", "a"), ("t.no-y", "b"),
+                            ("t.small", "b")]), child.stderr
+    assert lines[1] == "durable_rules refused the facts of test_small (result 2)"
+
+
+def test_fact_ids_never_share_a_hash() -> None:
+    from engine.rules.fact_ids import fact_ids, fnv1a_32
+
+    ids = fact_ids(300_000)
+    assert len({fnv1a_32(i) for i in ids}) == len(ids) == 300_000
+    assert fact_ids(5) == ids[:5] == ["0", "1", "2", "3", "4"]
+    # counting alone would do up to here, not beyond: "797186" shares the hash of "40189"
+    assert fnv1a_32("40189") == fnv1a_32("797186")

@@ -32,6 +32,7 @@ import durable_rules_engine
 from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.rules.compile import Compiled, CompiledRuleset
+from engine.rules.fact_ids import fact_ids
 from engine.rules.host import QuietHost, describe_error, host_definitions
 from engine.rules.limits import MAX_PROPERTIES
 from engine.rules.trial import verified
@@ -164,6 +165,9 @@ class Evaluator:
                 _check_fact(fact)
         if not batch:  # no session would exist: get_state fails with error 309
             return []
+        # an id replaces the one durable_rules would make, so no property count changes
+        for fact, fact_id in zip(batch, fact_ids(len(batch)), strict=True):
+            fact["id"] = fact_id
         if not self._host_actions:
             return self._session(ruleset, sid, batch)
         with self._lock:
