@@ -69,6 +69,10 @@ def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "cloud"),
     }
+    owned = [s.facts["vram_total_gib"] for s in scored
+             if not s.excluded and s.facts["where"] == "local"]
+    if owned:
+        out["least_local_vram_gib"] = min(owned)
     local = best(scored, where="local")
     if local is not None:
         out.update(_side("best_local", local))
