@@ -180,11 +180,37 @@ def cached_policy(key: str, build: Callable[[], Policy]) -> Policy:
     stored)."""
     if os.environ.get("GPU_ADVISOR_NO_CACHE") or not SUPPORTED:
         return build()
+    if os.environ.get("GPU_ADVISOR_CACHE_FORMAT") == "json":  # PROTOTYPE (issue 28 A/B)
+        return _json_policy(key, build)
     store = _open_store()
     if store is None:
         return build()
     with store:
         return store.fetch(key, build)
+
+
+def _json_policy(key: str, build: Callable[[], Policy]) -> Policy:
+    from engine.decide import policy_json
+
+    path = cache_dir()
+    dir_fd = open_dir(path)
+    try:
+        check = _directory_problem(os.fstat(dir_fd))
+        assert check is None
+        name = f"policy-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+        try:
+            fd = open_no_follow(name, dir_fd)
+        except FileNotFoundError:
+            value = build()
+            write_atomically(dir_fd, name, policy_json.encode(key, value))
+            return value
+        try:
+            check_file(os.fstat(fd), private=False)
+            return policy_json.decode(read_all(fd), key)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
 
 
 class _Store:
