@@ -360,6 +360,7 @@ def cold_command(tree: Path, example: Path, tmp: Path, name: str,
     its own and commands with bytecode (as installed), and ``extra`` in its environment."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
            "GPU_ADVISOR_CACHE_DIR": str(tmp / f"cache-{name}"),
+           # the key file that signed the pickle entries of revisions before issue 28
            "GPU_ADVISOR_CACHE_KEY_FILE": str(tmp / f"key-{name}" / "key"), **extra}
     for unset in ("PYTHONDONTWRITEBYTECODE", *(() if "GPU_ADVISOR_NO_CACHE" in extra
                                               else ("GPU_ADVISOR_NO_CACHE",))):
