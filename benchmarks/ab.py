@@ -334,13 +334,7 @@ def against(revision: str, args: argparse.Namespace) -> None:
     """This checkout (B) vs ``revision`` (A), each in its own warm process."""
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-ab-") as name:
         tmp = Path(name)
-        tree = tmp / "tree"
-        tree.mkdir()
-        archive = subprocess.run(["git", "archive", revision, "engine", "rules", "catalog"],
-                                 cwd=ROOT, capture_output=True, check=True).stdout
-        (tmp / "tree.tar").write_bytes(archive)
-        with tarfile.open(tmp / "tree.tar") as tar:
-            tar.extractall(tree, filter="data")
+        tree = _archive(revision, tmp)
         workers = (Worker(str(tree), args, tmp / "cache-a"), Worker(None, args, tmp / "cache-b"))
         try:
             rows = compare((f"revision {revision}", "this checkout"), workers, args)
@@ -365,7 +359,7 @@ def cold_command(tree: Path, example: Path, tmp: Path, name: str,
     for unset in ("PYTHONDONTWRITEBYTECODE", *(() if "GPU_ADVISOR_NO_CACHE" in extra
                                               else ("GPU_ADVISOR_NO_CACHE",))):
         env.pop(unset, None)
-    argv = [sys.executable, "-m", "engine", "recommend", "--answers", str(example),
+    argv = [sys.executable, "-m", "engine", "recommend", "--answers", str(example.resolve()),
             "--format", "json", "--no-audit"]
     return argv, env
 
