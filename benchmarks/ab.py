@@ -5,6 +5,9 @@ Not part of the test suite. Run from the repository root with the project's virt
     python benchmarks/ab.py memo                 # in-process: one named experiment (below)
     python benchmarks/ab.py --against 99d71ab    # this checkout vs a git revision: two warm
                                                  # processes, one on each, taking turns
+    python benchmarks/ab.py --cold --runs 25     # the cold path: fresh processes, the policy
+                                                 # from the cache vs without it (and, with
+                                                 # --against REV, REV's from its own cache)
 
 Both variants are loaded, warmed up on the same scenarios, then given the same chunks of
 distinct generated answers (none repeated across chunks), taking turns: the variant that goes
@@ -32,7 +35,7 @@ from typing import Any, Protocol
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from run import generate_answers  # noqa: E402
+from run import EXAMPLE, child_cpu, generate_answers, load_average  # noqa: E402
 
 from engine.memo import Memo  # noqa: E402
 
@@ -331,13 +334,7 @@ def against(revision: str, args: argparse.Namespace) -> None:
     """This checkout (B) vs ``revision`` (A), each in its own warm process."""
     with tempfile.TemporaryDirectory(prefix="gpu-advisor-ab-") as name:
         tmp = Path(name)
-        tree = tmp / "tree"
-        tree.mkdir()
-        archive = subprocess.run(["git", "archive", revision, "engine", "rules", "catalog"],
-                                 cwd=ROOT, capture_output=True, check=True).stdout
-        (tmp / "tree.tar").write_bytes(archive)
-        with tarfile.open(tmp / "tree.tar") as tar:
-            tar.extractall(tree, filter="data")
+        tree = _archive(revision, tmp)
         workers = (Worker(str(tree), args, tmp / "cache-a"), Worker(None, args, tmp / "cache-b"))
         try:
             rows = compare((f"revision {revision}", "this checkout"), workers, args)
@@ -345,6 +342,104 @@ def against(revision: str, args: argparse.Namespace) -> None:
             for w in workers:
                 w.close()
         print_table(f"A = {workers[0].where} (git {revision}), B = {workers[1].where}", rows)
+
+
+# --------------------------------------------------------------------------------------------
+# The cold path: one recommendation per fresh process
+
+
+def cold_command(tree: Path, example: Path, tmp: Path, name: str,
+                 extra: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """``recommend --format json --no-audit`` on ``tree``'s engine, with a cache directory of
+    its own and commands with bytecode (as installed), and ``extra`` in its environment."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(tmp / "pycache"),
+           "GPU_ADVISOR_CACHE_DIR": str(tmp / f"cache-{name}"),
+           # the key file that signed the pickle entries of revisions before issue 28
+           "GPU_ADVISOR_CACHE_KEY_FILE": str(tmp / f"key-{name}" / "key"), **extra}
+    for unset in ("PYTHONDONTWRITEBYTECODE", *(() if "GPU_ADVISOR_NO_CACHE" in extra
+                                              else ("GPU_ADVISOR_NO_CACHE",))):
+        env.pop(unset, None)
+    argv = [sys.executable, "-m", "engine", "recommend", "--answers", str(example.resolve()),
+            "--format", "json", "--no-audit"]
+    return argv, env
+
+
+def cold_run(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, bytes]:
+    """(wall seconds, CPU seconds, the decision without its id) of one fresh process."""
+    import json
+
+    used, start = child_cpu(), time.perf_counter()
+    proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
+    elapsed, used = time.perf_counter() - start, child_cpu() - used
+    if proc.returncode != 0:
+        sys.exit(f"cold run failed ({proc.returncode}):\n{proc.stderr.decode()}")
+    decision = json.loads(proc.stdout)
+    decision.pop("decision_id", None)
+    return elapsed, used, json.dumps(decision, sort_keys=True).encode()
+
+
+def cold(args: argparse.Namespace) -> None:
+    """Cold ``recommend`` in fresh processes, the variants taking turns run by run (the first
+    to go rotating); each variant's cache is filled by a warm-up run first."""
+    with tempfile.TemporaryDirectory(prefix="gpu-advisor-cold-") as name:
+        tmp = Path(name)
+        variants = {"cache": (ROOT, {}), "no cache": (ROOT, {"GPU_ADVISOR_NO_CACHE": "1"})}
+        for spec in args.cold_with:
+            label, _, assignment = spec.partition(":")
+            variable, _, value = assignment.partition("=")
+            variants[label] = (ROOT, {variable: value})
+        if args.against:
+            variants[f"{args.against}, cache"] = (_archive(args.against, tmp), {})
+        commands = {label: cold_command(tree, args.example, tmp, str(i), extra)
+                    for i, (label, (tree, extra)) in enumerate(variants.items())}
+        outputs = {label: cold_run(*command, tmp)[2] for label, command in commands.items()}
+        wall: dict[str, list[float]] = {label: [] for label in commands}
+        cpu: dict[str, list[float]] = {label: [] for label in commands}
+        load = load_average()
+        labels = list(commands)
+        for k in range(args.runs):
+            for label in labels[k % len(labels):] + labels[:k % len(labels)]:
+                elapsed, used, output = cold_run(*commands[label], tmp)
+                wall[label].append(elapsed)
+                cpu[label].append(used)
+                if output != outputs[label]:
+                    sys.exit(f"{label}: a different decision on run {k + 1}")
+        print(f"cold `recommend --format json --no-audit` on {args.example.name}, "
+              f"{args.runs} runs each, alternating; load average {load} → {load_average()}\n")
+        _cold_table(labels, wall, cpu)
+        same = len(set(outputs.values())) == 1
+        print(f"\ndecisions byte-identical (decision_id aside): {'yes' if same else 'NO'}")
+
+
+def _cold_table(labels: list[str], wall: dict[str, list[float]],
+                cpu: dict[str, list[float]]) -> None:
+    def spread(times: list[float]) -> str:
+        low, mid, high = statistics.quantiles(times, n=4)
+        return f"{mid * 1000:.1f} ({low * 1000:.1f}–{high * 1000:.1f})"
+
+    def paired(times: list[float], base: list[float]) -> str:
+        return spread([t - b for t, b in zip(times, base, strict=True)])
+
+    first = labels[0]
+    print(f"| variant | wall ms, median (quartiles) | CPU ms | wall − {first}, per run | "
+          f"CPU − {first} |")
+    print("|---|---:|---:|---:|---:|")
+    for label in labels:
+        print(f"| {label} | {spread(wall[label])} | {spread(cpu[label])} | "
+              f"{paired(wall[label], wall[first]) if label != first else ''} | "
+              f"{paired(cpu[label], cpu[first]) if label != first else ''} |")
+
+
+def _archive(revision: str, tmp: Path) -> Path:
+    """``revision``'s engine, rules and catalog, extracted under ``tmp``."""
+    tree = tmp / f"tree-{revision}"
+    tree.mkdir()
+    archive = subprocess.run(["git", "archive", revision, "engine", "rules", "catalog"],
+                             cwd=ROOT, capture_output=True, check=True).stdout
+    (tmp / "tree.tar").write_bytes(archive)
+    with tarfile.open(tmp / "tree.tar") as tar:
+        tar.extractall(tree, filter="data")
+    return tree
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -359,11 +454,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=20261201, help="Scenario seed.")
     parser.add_argument("--limit", type=int,
                         help="Entries per memo, both variants (default engine.memo.LIMIT).")
+    parser.add_argument("--cold", action="store_true",
+                        help="Time cold `recommend` runs instead (fresh processes).")
+    parser.add_argument("--runs", type=int, default=25, help="Cold runs per variant (25).")
+    parser.add_argument("--example", type=Path, default=EXAMPLE, help="Cold: the answers.")
+    parser.add_argument("--with", dest="cold_with", action="append", default=[],
+                        metavar="NAME:VAR=VALUE",
+                        help="Cold: also this checkout with VAR=VALUE in its environment.")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--scenarios", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         worker(args.seed, args.scenarios)
+        return
+    if args.cold:
+        cold(args)
         return
     if args.against:
         against(args.against, args)

@@ -71,15 +71,14 @@ def isolated_audit_store(tmp_path_factory: pytest.TempPathFactory,
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The policy cache (engine/decide/policy_cache.py) and its key go to a temporary
-    directory, not the user's.
+    """The policy cache (engine/decide/policy_cache.py) goes to a temporary directory, not the
+    user's.
 
     Set before collection: some test modules load the engine when they are imported.
     """
     path = Path(tempfile.mkdtemp(prefix="gpu-advisor-policy-cache-"))
     (path / "cache").mkdir(mode=0o700)  # made before any run: none says it created it
     os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path / "cache")
-    os.environ["GPU_ADVISOR_CACHE_KEY_FILE"] = str(path / "key" / "policy-cache.key")
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
     if not hasattr(config, "workerinput"):
         # once, before any worker starts: the engine's bytecode, so that the many commands

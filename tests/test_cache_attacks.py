@@ -1,5 +1,6 @@
 """Attacks on the policy cache (issue 14): each one ends in a rebuilt policy, never in code run
-from an entry or in another policy used and recorded."""
+from an entry or in another policy used and recorded. Entries are JSON (issue 28): a pickle
+planted where one is expected is never unpickled."""
 
 from __future__ import annotations
 
@@ -28,10 +29,9 @@ EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 
 @pytest.fixture
 def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private cache directory and key file for this test; no notice given yet."""
+    """A private cache directory for this test; no notice given yet."""
     path = tmp_path / "cache"
     monkeypatch.setenv("GPU_ADVISOR_CACHE_DIR", str(path))
-    monkeypatch.setenv("GPU_ADVISOR_CACHE_KEY_FILE", str(tmp_path / "key" / "policy-cache.key"))
     monkeypatch.delenv("GPU_ADVISOR_NO_CACHE", raising=False)
     monkeypatch.delenv("GPU_ADVISOR_CACHE_SHARED", raising=False)
     monkeypatch.setattr(cache, "_noticed", False)
@@ -50,7 +50,7 @@ def policy_copy(base: Path, name: str, *, edit: bool) -> Path:
 
 
 def entries(store: Path) -> set[Path]:
-    return set(store.glob("policy-*.pickle"))
+    return set(store.glob(cache.ENTRIES))
 
 
 def load_fresh(rules: Path | None = None) -> Engine:
@@ -82,8 +82,7 @@ class RunsCode:
 
 
 def child_env(store: Path, **extra: str) -> dict[str, str]:
-    env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(store),
-           "GPU_ADVISOR_CACHE_KEY_FILE": str(store.parent / "key" / "policy-cache.key"), **extra}
+    env = {**os.environ, "GPU_ADVISOR_CACHE_DIR": str(store), **extra}
     for name in ("GPU_ADVISOR_NO_CACHE", "GPU_ADVISOR_CACHE_SHARED"):
         env.pop(name, None)
     return env
@@ -208,13 +207,12 @@ def test_an_entry_renamed_onto_the_bundled_key_is_refused(
 
 
 def crafted_entries(marker: Path) -> list[bytes]:
-    """Entries whose unpickling would touch ``marker``: the old format, and the new one with a
-    forged signature."""
+    """Pickles whose unpickling would touch ``marker``: bare, and in the two formats of the
+    pickle entries of earlier versions (the second signed with a forged MAC)."""
     payload = pickle.dumps(RunsCode(marker))
-    magic = cache._MAGIC
+    magic = b"gpu-advisor-policy-cache-2\n"
     header = json.dumps({"key": "0" * 64, "catalog": "0" * 64, "rulebook": "0" * 64}).encode()
-    return [b"gpu-advisor-policy-cache-1\n" + payload,
-            magic + payload,
+    return [payload, b"gpu-advisor-policy-cache-1\n" + payload,
             magic + bytes(32) + header + b"\n" + payload]
 
 
@@ -234,6 +232,18 @@ def test_a_crafted_pickle_entry_never_runs(store: Path, tmp_path: Path, variant:
     assert notice.startswith(f"note: ignored an untrusted policy cache entry {entry} (")
     assert load_fresh(rules).rulebook.hash == expected  # rebuilt: trusted again
     assert len(notices(caplog)) == 1
+
+
+@pytest.mark.slow
+def test_a_pickle_entry_of_an_earlier_version_is_never_read(store: Path, tmp_path: Path) -> None:
+    marker = tmp_path / "code-ran"
+    store.mkdir(mode=0o700)
+    old = store / f"policy-{'a' * 32}.pickle"
+    old.write_bytes(crafted_entries(marker)[2])
+    old.chmod(0o600)
+    load_fresh(policy_copy(tmp_path, "rules", edit=False))
+    assert not marker.exists()
+    assert not old.exists()  # deleted once the new entry was written
 
 
 @pytest.mark.slow
@@ -276,7 +286,7 @@ def test_the_notice_is_given_once_per_process(store: Path, tmp_path: Path,
     load_fresh(second)
     assert notices(caplog) == [
         f"note: ignored an untrusted policy cache entry {tampered[0]} "
-        "(not a policy cache entry); rebuilt it"]
+        "(corrupt); rebuilt it"]
     assert all(r.levelno == logging.WARNING for r in caplog.records
                if r.name == "engine.decide.policy_cache")
 

@@ -18,12 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
-    """Audit store, cache folder and cache key moved under ``tmp_path``; run from there."""
-    found = {"audit": tmp_path / "data" / "audit.sqlite3", "cache": tmp_path / "cache",
-             "key": tmp_path / "key" / "policy-cache.key"}
+    """Audit store and cache folder moved under ``tmp_path``; run from there."""
+    found = {"audit": tmp_path / "data" / "audit.sqlite3", "cache": tmp_path / "cache"}
     monkeypatch.setenv("GPU_ADVISOR_AUDIT_DB", str(found["audit"]))
     monkeypatch.setenv("GPU_ADVISOR_CACHE_DIR", str(found["cache"]))
-    monkeypatch.setenv("GPU_ADVISOR_CACHE_KEY_FILE", str(found["key"]))
     monkeypatch.delenv("GPU_ADVISOR_NO_CACHE", raising=False)
     monkeypatch.chdir(tmp_path)
     return found
@@ -40,12 +38,8 @@ def test_nothing_created_yet(runner: CliRunner, places: dict[str, Path],
         "  or GPU_ADVISOR_AUDIT_DB.\n"
         "policy cache: not created yet\n"
         f"  {places['cache']}\n"
-        "  The loaded rules and catalog, signed; safe to delete (GPU_ADVISOR_NO_CACHE=1\n"
+        "  The loaded rules and catalog, as JSON; safe to delete (GPU_ADVISOR_NO_CACHE=1\n"
         "  turns it off); moved by GPU_ADVISOR_CACHE_DIR.\n"
-        "cache key: not created yet\n"
-        f"  {places['key']}\n"
-        "  The secret that signs the cache's entries; kept outside the cache; moved by\n"
-        "  GPU_ADVISOR_CACHE_KEY_FILE.\n"
         "answers file: not created yet\n"
         f"  {tmp_path / 'gpu-advisor-answers.yaml'}\n"
         "  Where `gpu-advisor ask` offers to save the answers; moved by ask --answers\n"
@@ -55,7 +49,7 @@ def test_nothing_created_yet(runner: CliRunner, places: dict[str, Path],
 
 def test_existing_files_and_cache_entries(runner: CliRunner, places: dict[str, Path]) -> None:
     places["cache"].mkdir()
-    for name in ("policy-a.pickle", "policy-b.pickle", "other.txt"):
+    for name in ("policy-0-a.json", "policy-0-b.json", "policy-c.pickle", "other.txt"):
         (places["cache"] / name).write_bytes(b"")
     places["audit"].parent.mkdir()
     places["audit"].write_bytes(b"")
@@ -64,7 +58,6 @@ def test_existing_files_and_cache_entries(runner: CliRunner, places: dict[str, P
     states = {item["name"]: (item["exists"], item["state"]) for item in json.loads(result.stdout)}
     assert states == {"audit store": (True, "exists"),
                       "policy cache": (True, "exists, 2 entries"),
-                      "cache key": (False, "not created yet"),
                       "answers file": (False, "not created yet")}
 
 
@@ -94,8 +87,7 @@ def test_paths_are_the_files_a_real_run_writes(tmp_path: Path) -> None:
     """After one recorded recommendation in real processes, every place it wrote exists
     and is where `paths` says."""
     env = {**os.environ, "GPU_ADVISOR_AUDIT_DB": str(tmp_path / "data" / "audit.sqlite3"),
-           "GPU_ADVISOR_CACHE_DIR": str(tmp_path / "cache"),
-           "GPU_ADVISOR_CACHE_KEY_FILE": str(tmp_path / "key" / "k.key")}
+           "GPU_ADVISOR_CACHE_DIR": str(tmp_path / "cache")}
     env.pop("GPU_ADVISOR_NO_CACHE", None)
 
     def run(*args: str) -> str:
@@ -108,12 +100,9 @@ def test_paths_are_the_files_a_real_run_writes(tmp_path: Path) -> None:
                                                                        "json"))}
     run("recommend", "--answers", str(ROOT / "examples" / "startup-7b-continuous.yaml"))
     after = json.loads(run("paths", "--format", "json"))
-    assert before == dict.fromkeys(["audit store", "policy cache", "cache key",
-                                    "answers file"], False)
+    assert before == dict.fromkeys(["audit store", "policy cache", "answers file"], False)
     assert [(item["path"], item["exists"]) for item in after] == [
         (str(tmp_path / "data" / "audit.sqlite3"), True), (str(tmp_path / "cache"), True),
-        (str(tmp_path / "key" / "k.key"), True),
         (str(tmp_path / "gpu-advisor-answers.yaml"), False)]
     written = {p for p in tmp_path.rglob("*") if p.is_file()}
-    assert {p.parent for p in written} == {tmp_path / "data", tmp_path / "cache",
-                                           tmp_path / "key"}
+    assert {p.parent for p in written} == {tmp_path / "data", tmp_path / "cache"}

@@ -3,7 +3,7 @@ key, so nobody without the key can rewrite the chain and have ``audit verify`` p
 
 The key is ``$GPU_ADVISOR_AUDIT_KEY`` (the key itself) or the content of
 ``$GPU_ADVISOR_AUDIT_KEY_FILE`` (or ``audit verify --key-file``), a file only its owner may
-read or write (``chmod 600``, as the policy cache's key); never stored in the audit store.
+read or write (``chmod 600``); never stored in the audit store.
 Surrounding whitespace is dropped, so ``openssl rand -hex 32 > key`` works as is.
 """
 
@@ -82,7 +82,7 @@ def _read_key_file(path: Path) -> bytes:
         if info.st_size > MAX_KEY_FILE_BYTES:
             raise InputError(f"the audit key file is {info.st_size:,} bytes; a key is at most "
                              f"{MAX_KEY_FILE_BYTES:,}", path=str(path))
-        if info.st_mode & 0o077:  # as the policy cache's key: a secret only its owner reads
+        if info.st_mode & 0o077:  # a secret only its owner reads
             raise InputError(f"the audit key file is readable or writable by others (mode "
                              f"{stat.S_IMODE(info.st_mode):04o}); run chmod 600 {path}",
                              path=str(path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 import threading
 from collections.abc import Mapping
@@ -539,8 +540,8 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 prices: Path | PriceInput | None = None) -> Engine:
     """Load, check and compile a policy once per process (keyed by path and content).
 
-    Across processes the validated catalog and rulebook and their compiled rulesets come
-    from the user cache when no file changed (see ``engine.decide.policy_cache``). A price
+    Across processes the validated catalog and rulebook come from the user cache when no
+    file changed (see ``engine.decide.policy_cache``), and are compiled again. A price
     file counts by what the catalog holds of it (text, layout, provider, date), so a CSV
     dated by its modification time misses the cache when touched.
     """
@@ -559,7 +560,9 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
                 book = load_rulebook(rules, cat)
                 return cat, book, compile_policy(book)
 
-            cat, book, compiled = cached_policy(key, build)
+            cat, book, compiled = cached_policy(
+                key, build, functools.partial(compile_rulebook,
+                                              candidate_fields=_CANDIDATE_FIELDS))
             _ENGINES[key] = Engine.build(cat, book, compiled)
         return _ENGINES[key]
 

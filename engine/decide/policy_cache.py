@@ -1,47 +1,42 @@
-"""A cache of the loaded, validated and compiled policy (catalog, rulebook, durable_rules
-rulesets), keyed by content, that can only speed things up.
+"""A cache of the loaded and validated policy (catalog and rulebook), keyed by content, that
+can only speed things up.
 
-Parsing and validating ~20 YAML files dominates a cold start; the cache stores the result
-keyed by a hash of every file's bytes, the engine version, the engine's own modules (names,
-sizes, modification times) and the versions of Python and of the libraries whose objects are
-stored, so any edit or upgrade invalidates it.
+Parsing, validating and cross-checking ~20 YAML files dominates a cold start (~190 ms); the
+cache stores the result as JSON, keyed by a hash of every file's bytes, the engine version,
+the engine's own modules (names, sizes, modification times) and the versions of Python and of
+the libraries that shape what is stored, so any edit or upgrade invalidates it. Reading an
+entry is pydantic validating JSON into the same objects (the durable_rules rulesets are
+compiled again, ~5 ms): it runs no code from the entry, so entries need no signature. An entry
+is written only when it reads back equal to the policy it holds.
 
-An entry is a pickle, and unpickling runs code, so an entry is only unpickled after its
-HMAC-SHA256 (a per-user secret kept outside the cache directory, in ``key_file()``) is
-verified; the MAC covers the key the entry was written for and the policy hashes it claims,
-which must be the hashes of the texts it holds. Entries are opened without following
-symbolic links and checked on the open file (a regular file of the current user, not
-writable by others); the directory must be the user's and not group- or world-writable unless
-``GPU_ADVISOR_CACHE_SHARED=1``. Anything refused is rebuilt, with one ``note:`` line (logger
-``engine.decide.policy_cache``, WARNING) the first time in a process.
-``GPU_ADVISOR_NO_CACHE=1`` disables the cache; ``GPU_ADVISOR_CACHE_DIR`` and
-``GPU_ADVISOR_CACHE_KEY_FILE`` move it and its key.
+Entries are opened without following symbolic links and checked on the open file (a regular
+file of the current user, not writable by others); the directory must be the user's and not
+group- or world-writable unless ``GPU_ADVISOR_CACHE_SHARED=1``. Anything refused or unreadable
+is rebuilt, with one ``note:`` line (logger ``engine.decide.policy_cache``, WARNING) the first
+time in a process. ``GPU_ADVISOR_NO_CACHE=1`` disables the cache; ``GPU_ADVISOR_CACHE_DIR``
+moves it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import hashlib
-import hmac
-import json
 import logging
 import os
-import pickle
 import stat
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
-from engine.catalog.load import Catalog, content_hash
+from engine.catalog.load import Catalog
 from engine.files.private import (
     SUPPORTED,
     Refused,
     check_file,
-    load_secret,
     open_dir,
     open_no_follow,
     read_all,
@@ -57,10 +52,9 @@ KEEP = 16
 """Entries kept: one per policy in use, and what-if and replay runs write one per variant."""
 SHARED_ENV = "GPU_ADVISOR_CACHE_SHARED"
 """Set to 1 to use a cache directory that is not the user's own or that others can write to."""
-SECRET_BYTES = 32
+ENTRIES = "policy-*.json"
+"""The names of entries (``policy-UID-HASH.json``)."""
 
-_MAGIC = b"gpu-advisor-policy-cache-2\n"
-_MAC_BYTES = 32
 _log = logging.getLogger(__name__)
 _noticed = False
 _notice_lock = threading.Lock()
@@ -74,16 +68,6 @@ def cache_dir() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("gpu-advisor"))
-
-
-def key_file() -> Path:
-    """The per-user secret that signs cache entries (outside the cache directory)."""
-    env = os.environ.get("GPU_ADVISOR_CACHE_KEY_FILE")
-    if env:
-        return Path(env)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("gpu-advisor")) / "policy-cache.key"
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,7 +115,7 @@ def _code_fingerprint() -> bytes:
 
 @functools.cache
 def _dependency_fingerprint() -> bytes:
-    """Python and the libraries whose objects are pickled or that shape what is compiled.
+    """Python and the libraries that shape what is stored, validated or compiled.
 
     Version attributes where they exist (0.1 ms; importlib.metadata costs 20-40 ms);
     durable_rules has none, so its Python module and C core stand for it by path, size and
@@ -175,104 +159,158 @@ def _fingerprint(path: Path) -> bytes:
 # The cache
 
 
-def cached_policy(key: str, build: Callable[[], Policy]) -> Policy:
-    """The policy stored under ``key`` if a trusted entry holds it, else ``build()`` (then
-    stored)."""
+def cached_policy(key: str, build: Callable[[], Policy],
+                  compile_book: Callable[[Rulebook], Compiled]) -> Policy:
+    """The policy stored under ``key`` if a usable entry holds it (its rulebook compiled
+    with ``compile_book``), else ``build()`` (then stored)."""
     if os.environ.get("GPU_ADVISOR_NO_CACHE") or not SUPPORTED:
         return build()
-    store = _open_store()
-    if store is None:
-        return build()
-    with store:
-        return store.fetch(key, build)
-
-
-class _Store:
-    """An open, checked cache directory and the secret that signs its entries."""
-
-    def __init__(self, path: Path, dir_fd: int, secret: bytes) -> None:
-        self.path, self.dir_fd, self.secret = path, dir_fd, secret
-
-    def __enter__(self) -> _Store:
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
-        os.close(self.dir_fd)
-
-    def fetch(self, key: str, build: Callable[[], Policy]) -> Policy:
-        """The entry's policy, or a rebuilt one (stored, best effort)."""
-        name = entry_name(key, self.secret)
-        try:
-            value = self._read(name, key)
-        except Refused as exc:
-            _notice(f"ignored an untrusted policy cache entry {self.path / name} ({exc}); "
-                    "rebuilt it")
-            value = None
-        if value is None:
-            value = build()
-            with contextlib.suppress(OSError, pickle.PicklingError):
-                write_atomically(self.dir_fd, name, encode(key, value, self.secret))
-                self._prune()
-        return value
-
-    def _read(self, name: str, key: str) -> Policy | None:
-        """The entry's policy; None when there is none; Refused when it fails a check."""
-        try:
-            fd = open_no_follow(name, self.dir_fd)
-        except FileNotFoundError:
-            return None
-        try:
-            check_file(os.fstat(fd), private=False)
-            value = decode(read_all(fd), key, self.secret)
-            with contextlib.suppress(OSError):
-                os.utime(fd)  # recently used: the last to be pruned
-            return value
-        except OSError as exc:
-            raise Refused(f"unreadable: {exc.strerror}") from None
-        finally:
-            os.close(fd)
-
-    def _prune(self) -> None:
-        """Delete all but the ``KEEP`` most recently used of our entries (best effort);
-        another user's entries in a shared directory are left alone."""
-        ours: list[tuple[int, str]] = []
-        with os.scandir(self.dir_fd) as found:
-            for entry in found:
-                if entry.name.startswith("policy-") and entry.name.endswith(".pickle"):
-                    with contextlib.suppress(OSError):
-                        info = entry.stat(follow_symlinks=False)
-                        if info.st_uid == os.getuid():
-                            ours.append((info.st_mtime_ns, entry.name))
-        for _, stale in sorted(ours, reverse=True)[KEEP:]:
-            with contextlib.suppress(OSError):
-                os.unlink(stale, dir_fd=self.dir_fd)
-
-
-def entry_name(key: str, secret: bytes) -> str:
-    """The file name of ``key``'s entry: keyed, so each user's entries have their own names."""
-    return f"policy-{hmac.new(secret, key.encode(), 'sha256').hexdigest()[:32]}.pickle"
-
-
-def _open_store() -> _Store | None:
-    """The cache directory, checked, with the secret; None (the run goes on without the
-    cache) when it cannot be used."""
     path = cache_dir()
+    dir_fd = _open_checked(path)
+    if dir_fd is None:
+        return build()
+    try:
+        name = entry_name(key)
+        try:
+            found = _read(dir_fd, name, key)
+        except Refused as exc:
+            _notice(f"ignored an untrusted policy cache entry {path / name} ({exc}); "
+                    "rebuilt it")
+            found = None
+        if found is not None:
+            return found.policy(compile_book)
+        value = build()
+        _store(dir_fd, name, key, value, compile_book)
+        return value
+    finally:
+        os.close(dir_fd)
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    """What an entry holds: the policy as validated data, and what it was written for. The
+    rulesets are compiled again when it is read: their definitions are data, the verdict
+    signatures (``Signer``) are not."""
+
+    key: str
+    catalog: Catalog
+    rulebook: Rulebook
+    built: bool
+    """The rulesets passed the trial build (``engine.rules.trial``): not tried again."""
+
+    def policy(self, compile_book: Callable[[Rulebook], Compiled]) -> Policy:
+        """The catalog, the rulebook and its rulesets."""
+        compiled = compile_book(self.rulebook)
+        if self.built and not compiled.built:
+            compiled = dataclasses.replace(compiled, built=True)
+        return self.catalog, self.rulebook, compiled
+
+
+@functools.cache
+def _entries() -> Any:
+    """The pydantic TypeAdapter of :class:`Entry` (~17 ms to build: once, when needed)."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(Entry)
+
+
+def entry_name(key: str) -> str:
+    """The file name of ``key``'s entry: the user's id in it, so users sharing a directory
+    (``GPU_ADVISOR_CACHE_SHARED=1``) keep apart."""
+    return f"policy-{os.getuid()}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+
+
+def encode(key: str, value: Policy) -> bytes:
+    """An entry holding ``value``, written for ``key``."""
+    catalog, rulebook, compiled = value
+    return bytes(_entries().dump_json(Entry(key, catalog, rulebook, compiled.built),
+                                      by_alias=True, exclude_unset=True))
+
+
+def decode(data: bytes, key: str) -> Entry:
+    """The entry ``data`` holds; Refused if it is not one, or not one for ``key``."""
+    from pydantic import ValidationError
+
+    try:
+        entry: Entry = _entries().validate_json(data)
+    except (ValidationError, ValueError, TypeError):
+        raise Refused("corrupt") from None
+    if entry.key != key:
+        raise Refused("written for another policy")
+    return entry
+
+
+def _read(dir_fd: int, name: str, key: str) -> Entry | None:
+    """The entry; None when there is none; Refused when it fails a check."""
+    try:
+        fd = open_no_follow(name, dir_fd)
+    except FileNotFoundError:
+        return None
+    try:
+        check_file(os.fstat(fd))
+        entry = decode(read_all(fd), key)
+        with contextlib.suppress(OSError):
+            os.utime(fd)  # recently used: the last to be pruned
+        return entry
+    except OSError as exc:
+        raise Refused(f"unreadable: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+
+
+def _store(dir_fd: int, name: str, key: str, value: Policy,
+           compile_book: Callable[[Rulebook], Compiled]) -> None:
+    """Write the entry if it reads back as ``value`` (a value JSON cannot hold, such as a
+    date where the catalog allows anything, is not cached); then prune. Best effort."""
+    try:
+        data = encode(key, value)  # pydantic's serialisation errors are ValueErrors
+        if decode(data, key).policy(compile_book) != value:
+            return
+    except (ValueError, Refused):
+        return
+    with contextlib.suppress(OSError):
+        write_atomically(dir_fd, name, data)
+        _prune(dir_fd)
+
+
+def _prune(dir_fd: int) -> None:
+    """Delete all but the ``KEEP`` most recently used of our entries, and our pickles of
+    earlier versions (best effort); another user's files in a shared directory are left
+    alone."""
+    entries: list[tuple[int, str]] = []
+    pickles: list[str] = []
+    with os.scandir(dir_fd) as found:
+        for item in found:
+            if item.name.startswith("policy-") and item.name.endswith((".json", ".pickle")):
+                with contextlib.suppress(OSError):
+                    info = item.stat(follow_symlinks=False)
+                    if info.st_uid != os.getuid():
+                        continue
+                    if item.name.endswith(".pickle"):
+                        pickles.append(item.name)
+                    else:
+                        entries.append((info.st_mtime_ns, item.name))
+    for stale in pickles + [name for _, name in sorted(entries, reverse=True)[KEEP:]]:
+        with contextlib.suppress(OSError):
+            os.unlink(stale, dir_fd=dir_fd)
+
+
+def _open_checked(path: Path) -> int | None:
+    """The cache directory, opened and checked; None (the run goes on without the cache)
+    when it cannot be used."""
     try:
         dir_fd = open_dir(path)
     except OSError:
         return None  # cannot be created or opened (read-only, not a directory)
     try:
         problem = _directory_problem(os.fstat(dir_fd))
-        if problem:
-            _notice(f"not using the policy cache directory {path} ({problem}; "
-                    f"set {SHARED_ENV}=1 to use it anyway)")
-        else:
-            return _Store(path, dir_fd, load_secret(key_file(), SECRET_BYTES, outside=dir_fd))
-    except Refused as exc:
-        _notice(f"not using the policy cache: its key file {key_file()} is {exc}")
     except OSError:
-        pass  # the key cannot be created or read: no cache
+        problem = ""  # cannot be looked at: no cache, quietly
+    if problem is None:
+        return dir_fd
+    if problem:
+        _notice(f"not using the policy cache directory {path} ({problem}; "
+                f"set {SHARED_ENV}=1 to use it anyway)")
     os.close(dir_fd)
     return None
 
@@ -288,64 +326,6 @@ def _directory_problem(info: os.stat_result) -> str | None:
     if info.st_mode & stat.S_IWGRP:
         return "group-writable"
     return None
-
-
-# --------------------------------------------------------------------------------------------
-# Entries: magic, MAC, a header line of claims, the pickle
-
-
-def encode(key: str, value: Policy, secret: bytes) -> bytes:
-    """An entry: what it was written for (the key and the policy hashes) and the pickled
-    policy, signed together."""
-    catalog, rulebook, _ = value
-    claims = {"key": key, "catalog": catalog.hash, "rulebook": rulebook.hash}
-    signed = (json.dumps(claims, sort_keys=True).encode() + b"\n"
-              + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
-    return _MAGIC + _mac(secret, signed) + signed
-
-
-def decode(data: bytes, key: str, secret: bytes) -> Policy:
-    """The policy an entry holds, unpickled only once its MAC, its key and then its content
-    check out; Refused otherwise."""
-    if not data.startswith(_MAGIC):
-        raise Refused("not a policy cache entry")
-    mac, signed = data[len(_MAGIC):len(_MAGIC) + _MAC_BYTES], data[len(_MAGIC) + _MAC_BYTES:]
-    if not hmac.compare_digest(mac, _mac(secret, signed)):
-        raise Refused("bad signature")
-    header, _, payload = signed.partition(b"\n")
-    claims = _claims(header)
-    if claims.get("key") != key:
-        raise Refused("written for another policy")
-    try:
-        value = pickle.loads(payload)  # signed with this user's secret: written by us
-    except Exception:
-        raise Refused("corrupt") from None
-    return _checked(value, claims)
-
-
-def _mac(secret: bytes, signed: bytes) -> bytes:
-    return hmac.new(secret, _MAGIC + signed, hashlib.sha256).digest()
-
-
-def _claims(header: bytes) -> dict[str, Any]:
-    try:
-        claims = json.loads(header)
-    except ValueError:
-        raise Refused("corrupt") from None
-    if not isinstance(claims, dict):
-        raise Refused("corrupt")
-    return claims
-
-
-def _checked(value: Any, claims: dict[str, Any]) -> Policy:
-    """The value, if it is a policy whose hashes are those claimed and those of its texts."""
-    if not (isinstance(value, tuple) and len(value) == 3 and isinstance(value[0], Catalog)
-            and isinstance(value[1], Rulebook) and isinstance(value[2], Compiled)):
-        raise Refused("not a policy")
-    for part, held in (("catalog", value[0]), ("rulebook", value[1])):
-        if not claims.get(part) == held.hash == content_hash(held.texts):
-            raise Refused(f"its {part} does not match its hash")
-    return value
 
 
 def _notice(message: str) -> None:

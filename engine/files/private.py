@@ -1,18 +1,16 @@
 """Files only the current user could have written: opened relative to a checked directory,
 without following symbolic links, checked on the open descriptor (``fstat``), and created
 privately and atomically (by :mod:`engine.files.safe_write`, the one writer). The policy
-cache keeps its entries and its signing secret this way.
+cache keeps its entries this way.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
 from pathlib import Path
 
-from engine.files.safe_write import open_temporary, replace_in
+from engine.files.safe_write import replace_in
 
 SUPPORTED = (all(hasattr(os, name) for name in ("O_NOFOLLOW", "O_DIRECTORY", "getuid"))
              and os.open in os.supports_dir_fd)
@@ -70,14 +68,12 @@ def _is_link(name: str, dir_fd: int) -> bool:
         return False
 
 
-def check_file(info: os.stat_result, *, private: bool) -> None:
-    """A regular file of the current user that others cannot write (nor read, if private)."""
+def check_file(info: os.stat_result) -> None:
+    """A regular file of the current user that others cannot write."""
     if not stat.S_ISREG(info.st_mode):
         raise Refused("not a regular file")
     if info.st_uid != os.getuid():
         raise Refused(f"owned by uid {info.st_uid}")
-    if private and info.st_mode & 0o077:
-        raise Refused("readable or writable by others")
     if info.st_mode & 0o022:
         raise Refused("writable by others")
 
@@ -91,52 +87,3 @@ def read_all(fd: int) -> bytes:
 def write_atomically(dir_fd: int, name: str, data: bytes) -> None:
     """Write ``name`` (mode 0600): a new temporary file renamed over it."""
     replace_in(dir_fd, name, data, 0o600)
-
-
-def load_secret(path: Path, size: int, *, outside: int) -> bytes:
-    """The ``size``-byte secret in ``path``, created (random, 0600) on first use; Refused if
-    the file is not a private file of this user of that size, or if it is in the directory
-    open as ``outside`` (where others may write)."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    dir_fd = os.open(path.parent, _DIR_FLAGS)
-    try:
-        here, there = os.fstat(dir_fd), os.fstat(outside)
-        if (here.st_dev, here.st_ino) == (there.st_dev, there.st_ino):
-            raise Refused("inside the cache directory")
-        try:
-            return _read_secret(path.name, dir_fd, size)
-        except FileNotFoundError:
-            _create_secret(path.name, dir_fd, size)
-            return _read_secret(path.name, dir_fd, size)
-    finally:
-        os.close(dir_fd)
-
-
-def _read_secret(name: str, dir_fd: int, size: int) -> bytes:
-    fd = open_no_follow(name, dir_fd)
-    try:
-        info = os.fstat(fd)
-        check_file(info, private=True)
-        found = read_all(fd)
-        if info.st_size != size or len(found) != size:
-            raise Refused(f"not {size} bytes long")
-        return found
-    finally:
-        os.close(fd)
-
-
-def _create_secret(name: str, dir_fd: int, size: int) -> None:
-    """Write a new secret to a private temporary file, then link it into place: a reader
-    never sees a partial secret, and of two processes creating one at once, one wins."""
-    fd, temporary = open_temporary(dir_fd, name, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_bytes(size))
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(temporary, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd,
-                    follow_symlinks=False)
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary, dir_fd=dir_fd)

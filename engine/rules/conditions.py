@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Annotated, Any, Union
+
+from pydantic import PlainSerializer, PlainValidator
 
 from engine.rules.operators import REGISTRY
 
@@ -65,6 +67,48 @@ class Not:
 
 
 Condition = Leaf | All | AnyOf | Not
+
+
+def condition_data(cond: Condition) -> Any:
+    """The tree as JSON data, each node tagged with its kind (``all`` and ``any`` nodes hold
+    the same fields), for the policy cache; :func:`condition_from_data` reads it back."""
+    if isinstance(cond, Leaf):
+        value: Any = cond.value
+        if isinstance(value, FactRef):
+            value = {"fact": value.name}
+        elif isinstance(value, tuple):
+            value = {"list": list(value)}
+        return {"fact": cond.fact, "op": cond.op, "value": value, "line": cond.line}
+    if isinstance(cond, Not):
+        return {"not": condition_data(cond.child), "line": cond.line}
+    kind = "all" if isinstance(cond, All) else "any"
+    return {kind: [condition_data(child) for child in cond.children], "line": cond.line}
+
+
+def condition_from_data(data: Any) -> Condition:
+    """The tree :func:`condition_data` made (a tree as it is, given one); ValueError if
+    ``data`` is not such a tree."""
+    if isinstance(data, Leaf | All | AnyOf | Not):
+        return data
+    try:
+        line = data["line"]
+        if "fact" in data:
+            value = data["value"]
+            if isinstance(value, dict):
+                value = FactRef(value["fact"]) if "fact" in value else tuple(value["list"])
+            return Leaf(data["fact"], data["op"], value, line)
+        if "not" in data:
+            return Not(condition_from_data(data["not"]), line)
+        kind = All if "all" in data else AnyOf
+        children = tuple(condition_from_data(c) for c in data["all" if kind is All else "any"])
+        return kind(children, line)
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"not a condition tree ({exc})") from None
+
+
+StoredCondition = Annotated[Condition, PlainValidator(condition_from_data),
+                            PlainSerializer(condition_data)]
+"""A condition as pydantic reads and writes it (``Rule.condition``): a tagged tree."""
 
 
 

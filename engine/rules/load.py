@@ -21,7 +21,14 @@ from engine.facts.spec import FactSpec, FactType, candidate_registry, registry
 from engine.files.validation import build, did_you_mean, located
 from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.resources import bundled_dir
-from engine.rules.conditions import Condition, FactRef, Leaf, facts_read, leaves
+from engine.rules.conditions import (
+    Condition,
+    FactRef,
+    Leaf,
+    StoredCondition,
+    facts_read,
+    leaves,
+)
 from engine.rules.model import DeclarationFile, Declared, Effect, RuleFile, RuleModel
 from engine.rules.templates import Parsed, TemplateError, check, format_value, parse
 from engine.rules.when import (
@@ -41,7 +48,7 @@ class Rule:
     """A validated rule with its parsed condition and where it came from."""
 
     model: RuleModel
-    condition: Condition
+    condition: StoredCondition
     path: str
     line: int | None
     order: int

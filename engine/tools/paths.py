@@ -14,11 +14,10 @@ from typing import Any
 from engine.audit.location import DatabaseUrl
 from engine.audit.store import ENV_VAR as AUDIT_ENV
 from engine.audit.store import default_path as audit_default_path
-from engine.decide.policy_cache import cache_dir, key_file
+from engine.decide.policy_cache import ENTRIES, cache_dir
 
 ANSWERS_FILE = "gpu-advisor-answers.yaml"
 """The file ``gpu-advisor ask`` offers to save answers to, in the current folder."""
-CACHE_ENTRIES = "policy-*.pickle"
 
 
 @dataclass(frozen=True)
@@ -46,8 +45,8 @@ class UserFile:
 
 def user_files(audit_db: Path | DatabaseUrl | None = None,
                cwd: Path | None = None) -> list[UserFile]:
-    """The audit store (``audit_db`` or the default), the policy cache folder and its key
-    file, and the answers file ``ask`` saves by default (in ``cwd``)."""
+    """The audit store (``audit_db`` or the default), the policy cache folder and the
+    answers file ``ask`` saves by default (in ``cwd``)."""
     audit = audit_db if audit_db is not None else audit_default_path()
     cache = cache_dir()
     answers = (cwd or Path.cwd()) / ANSWERS_FILE
@@ -56,11 +55,8 @@ def user_files(audit_db: Path | DatabaseUrl | None = None,
                  "every recommendation is recorded here, unless --no-audit",
                  f"--audit-db or {AUDIT_ENV}"),
         UserFile("policy cache", cache, _cache_state(cache),
-                 "the loaded rules and catalog, signed; safe to delete "
+                 "the loaded rules and catalog, as JSON; safe to delete "
                  "(GPU_ADVISOR_NO_CACHE=1 turns it off)", "GPU_ADVISOR_CACHE_DIR"),
-        UserFile("cache key", key_file(), _state(key_file()),
-                 "the secret that signs the cache's entries; kept outside the cache",
-                 "GPU_ADVISOR_CACHE_KEY_FILE"),
         UserFile("answers file", answers, _state(answers),
                  "where `gpu-advisor ask` offers to save the answers", "ask --answers FILE"),
     ]
@@ -88,7 +84,7 @@ def _cache_state(path: Path) -> str:
     if os.environ.get("GPU_ADVISOR_NO_CACHE"):
         state += ", turned off by GPU_ADVISOR_NO_CACHE"
     if state.startswith("exists") and path.is_dir():
-        entries = sum(1 for _ in path.glob(CACHE_ENTRIES))
+        entries = sum(1 for _ in path.glob(ENTRIES))
         state = state.replace("exists", f"exists, {entries} entr{'y' if entries == 1 else 'ies'}",
                               1)
     return state
