@@ -161,7 +161,7 @@ class Engine:
         answers = self._answers(answers)
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
-        hw = hardware(choice, made.scored, axes, trace=trace,
+        hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=self.catalog.policy.close_call_margin.value)
         warnings, strategies = self._notes(run)
         if choice is not None:
@@ -242,11 +242,11 @@ class Engine:
         candidates = build_candidates(self.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in self.rulebook.early_axes}
         scored = self._score(run, candidates, choices)
-        run.facts.values.update(summary_facts(scored, self.rulebook.decisions))
+        run.facts.values.update(summary_facts(scored, self.rulebook))
         self._phase(run, 2)
         axes = self._decide(run)
         cloud, revisions = resolve_cloud(scored, _ranked(axes["cloud_kind"]),
-                                         _ranked(axes["pricing"]))
+                                         _ranked(axes["pricing"]), self.rulebook.fields)
         local = best(scored, where="local")
         assert run.facts.work is not None
         deployment, line = deployment_facts(local, cloud, run.facts.work, self.catalog.policy)
