@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -313,6 +314,41 @@ def test_audit_list_and_export_take_the_declared_axes(runner: CliRunner, tmp_pat
     axes = list(load_engine(None, None, None).rulebook.decisions)
     assert header[6:6 + len(axes)] == axes == ["approach", "method", "deployment",
                                                "cloud_kind", "pricing", "sharing"]
+
+
+# -- one path through the request rules ------------------------------------------------------
+def test_the_axes_are_decided_once_and_what_if_takes_the_same_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recommendation decides its axes once (between phases it reads the rankings only),
+    and what-if's quick probe is the recommendation's own request phase, with the facts of
+    the configurations held: the same ``_request``, no configuration built, nothing decided
+    with texts."""
+    import engine.decide.engine as pipeline
+    from engine.answers.model import load_answers
+
+    engine = load_engine(None, None, None)
+    answers = load_answers(LOCAL, (), engine.catalog)
+    calls: Counter[str] = Counter()
+
+    def counted(name: str, function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    for name in ("decide_axes", "rank_axes", "build_facts", "build_candidates"):
+        monkeypatch.setattr(pipeline, name, counted(name, getattr(pipeline, name)))
+    monkeypatch.setattr(pipeline.Engine, "_request",
+                        counted("_request", pipeline.Engine._request))
+    evaluation = engine.evaluate(answers)
+    assert calls == {"_request": 1, "build_facts": 1, "build_candidates": 1,
+                     "decide_axes": 1, "rank_axes": 2}
+    calls.clear()
+    held = {name: evaluation.request_facts[name] for name in ("cloud_candidate",)}
+    probe = engine.request_probe(answers, held)
+    assert calls == {"_request": 1, "build_facts": 1, "rank_axes": 3}
+    decided = evaluation.decision.decisions
+    assert probe.choices["approach"] == decided["approach"].choice
 
 
 # -- owning cost -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from engine.catalog.models import Policy
@@ -53,9 +54,12 @@ class Scored:
 def best(scored: Iterable[Scored], **wanted: str | None) -> Scored | None:
     """The best eligible candidate with these values of its facts (``where="cloud"``; None:
     any), or None if there is none."""
-    pairs = [(name, value) for name, value in wanted.items() if value is not None]
-    found = [s for s in scored if not s.excluded
-             and all(s.facts[name] == value for name, value in pairs)]
+    pairs = {name: value for name, value in wanted.items() if value is not None}
+    found = [s for s in scored if not s.excluded]
+    if pairs:  # one itemgetter call per candidate: this runs for every option summarised
+        values_of = itemgetter(*pairs)
+        values = tuple(pairs.values()) if len(pairs) > 1 else next(iter(pairs.values()))
+        found = [s for s in found if values_of(s.facts) == values]
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
