@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
 from engine.decide.candidates import PricedCandidate, build_candidates
-from engine.decide.decision import AxisDecision, decide_axes, first_exclusions, text_of
+from engine.decide.decision import (
+    AxisDecision,
+    decide_axes,
+    first_exclusions,
+    rank_axes,
+    text_of,
+)
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
@@ -220,6 +226,10 @@ def test_every_axis_follows_exclusion_then_weights_then_declared_order(book: Rul
             assert flags == sorted(flags)  # every excluded option after every open one
             open_ = [(-o.score, options.index(o.option)) for o in ranking if not o.excluded]
             assert open_ == sorted(open_)
+            # what the pipeline reads between phases: the same ranking, without reasons
+            ranked = rank_axes(book, _fired(*fired))[axis]
+            assert ranked == decided.model_copy(update={"ranking": [
+                o.model_copy(update={"reasons": []}) for o in ranking]}), axis
 
     check()
 
