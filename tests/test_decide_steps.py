@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
 from engine.decide.candidates import PricedCandidate, build_candidates
-from engine.decide.decision import AxisDecision, decide_axes, first_exclusions, text_of
+from engine.decide.decision import (
+    AxisDecision,
+    decide_axes,
+    first_exclusions,
+    rank_axes,
+    text_of,
+)
 from engine.decide.engine import Engine, Evaluation, load_engine
 from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
@@ -34,7 +40,10 @@ from engine.rules.load import Rulebook, load_rulebook
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 SCENARIOS = {p.stem: p for p in scenario_paths([Path(__file__).parent / "scenarios"])}
-DECLARED = load_engine().rulebook.decisions
+BOOK = load_engine().rulebook
+DECLARED = BOOK.decisions
+FIELDS = BOOK.fields
+"""Axis → the configuration fact it constrains, as rules/decisions.yaml declares it."""
 KINDS = DECLARED["cloud_kind"]
 PRICINGS = DECLARED["pricing"]
 """The options of the cloud axes, as rules/decisions.yaml declares them."""
@@ -217,6 +226,10 @@ def test_every_axis_follows_exclusion_then_weights_then_declared_order(book: Rul
             assert flags == sorted(flags)  # every excluded option after every open one
             open_ = [(-o.score, options.index(o.option)) for o in ranking if not o.excluded]
             assert open_ == sorted(open_)
+            # what the pipeline reads between phases: the same ranking, without reasons
+            ranked = rank_axes(book, _fired(*fired))[axis]
+            assert ranked == decided.model_copy(update={"ranking": [
+                o.model_copy(update={"reasons": []}) for o in ranking]}), axis
 
     check()
 
@@ -335,7 +348,8 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
         assert axes[name].ranking == axis.ranking, name
     assert all(w in decision.warnings for w in warnings)
     margin = engine.catalog.policy.close_call_margin.value
-    assert hardware(pick, steps.scored, decision.decisions, margin=margin) == decision.hardware
+    section = hardware(pick, steps.scored, decision.decisions, engine.rulebook, margin=margin)
+    assert section == decision.hardware
 
 
 # -- candidate scoring ----------------------------------------------------------------------
@@ -428,7 +442,7 @@ def test_cheaper_names_the_cheapest_rival_and_the_decision_that_set_it_aside(
     if decision.hardware.choice is None:
         return
     pick = steps.scored_by_id(decision.hardware.choice.id)
-    found = cheaper(pick, steps.scored, decision.decisions)
+    found = cheaper(pick, steps.scored, decision.decisions, BOOK)
     rivals = [s for s in steps.scored if not s.excluded and _cost(s) < _cost(pick)]
     if not rivals:
         assert found is None
@@ -462,7 +476,7 @@ def test_no_cheaper_row_when_the_pick_is_the_cheapest() -> None:
     steps = steps_of("03-intermittent-70b")
     eligible = [s for s in steps.scored if not s.excluded]
     cheapest = min(eligible, key=lambda s: (_cost(s), s.id))
-    assert cheaper(cheapest, steps.scored, steps.decisions) is None
+    assert cheaper(cheapest, steps.scored, steps.decisions, BOOK) is None
 
 
 def test_excluded_lists_each_excluded_configuration_under_every_rule_that_excluded_it(
@@ -470,7 +484,8 @@ def test_excluded_lists_each_excluded_configuration_under_every_rule_that_exclud
     """One entry per rule and reason, with the ids it excluded: the (id, rule, reason) rows
     are exactly every excluding rule on every excluded configuration, in rule order."""
     steps = steps_of("16-eu-residency")
-    section = hardware(None, steps.scored, steps.decisions, trace=True, margin=0.1)
+    section = hardware(None, steps.scored, steps.decisions, engine.rulebook, trace=True,
+                       margin=0.1)
     assert section.choice is None and section.cheaper is None
     assert section.considered == len(steps.candidates)
     expected = {(s.id, r.id, text_of(r, s.facts)) for s in steps.scored if s.excluded
@@ -492,8 +507,9 @@ def test_a_lean_decision_lists_each_excluded_configuration_under_its_first_rule(
     configuration; the traced groups give the same (first_exclusions, which
     Decision.untraced uses)."""
     steps = steps_of("16-eu-residency")
-    lean = hardware(None, steps.scored, steps.decisions, margin=0.1)
-    traced = hardware(None, steps.scored, steps.decisions, trace=True, margin=0.1)
+    lean = hardware(None, steps.scored, steps.decisions, engine.rulebook, margin=0.1)
+    traced = hardware(None, steps.scored, steps.decisions, engine.rulebook, trace=True,
+                       margin=0.1)
     rows = [(i, g.rule) for g in lean.excluded for i in g.ids]
     by_id = {s.id: s for s in steps.scored}
     expected = set()
@@ -534,10 +550,10 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
     scored = _with_excluded(steps.scored, closed)
     kinds = data.draw(st.permutations(KINDS))[:data.draw(st.integers(1, 3))]
     pricings = data.draw(st.permutations(PRICINGS))[:data.draw(st.integers(1, 3))]
-    found, revisions = resolve_cloud(scored, kinds, pricings)
+    found, revisions = resolve_cloud(scored, kinds, pricings, FIELDS)
 
     def open_(kind: str, pricing: str | None = None) -> bool:
-        return best(scored, where="cloud", kind=kind, pricing=pricing) is not None
+        return best(scored, where="cloud", provider_kind=kind, pricing=pricing) is not None
 
     if found is None:
         assert revisions == []
@@ -545,7 +561,8 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
         return
     f = found.facts
     assert not found.excluded and f["where"] == "cloud"
-    assert found is best(scored, where="cloud", kind=f["provider_kind"], pricing=f["pricing"])
+    assert found is best(scored, where="cloud", provider_kind=f["provider_kind"],
+                         pricing=f["pricing"])
     revised = {r.axis: r for r in revisions}
     assert set(revised) <= {"cloud_kind", "pricing"}
     for axis, wanted, got in (("cloud_kind", kinds, f["provider_kind"]),
@@ -565,7 +582,7 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
 def test_the_decided_kind_and_pricing_are_taken_when_offered() -> None:
     steps = steps_of("03-intermittent-70b")
     found, revisions = resolve_cloud(steps.scored, ["hyperscaler", "specialised"],
-                                     ["on-demand", "spot"])
+                                     ["on-demand", "spot"], FIELDS)
     assert revisions == []
     assert found is not None
     assert (found.facts["provider_kind"], found.facts["pricing"]) == ("hyperscaler",
@@ -574,7 +591,8 @@ def test_the_decided_kind_and_pricing_are_taken_when_offered() -> None:
 
 def test_a_pricing_no_offer_lists_becomes_the_next_ranked_and_says_so() -> None:
     steps = steps_of("06-low-volume-api")
-    found, revisions = resolve_cloud(steps.scored, ["marketplace"], ["spot", "on-demand"])
+    found, revisions = resolve_cloud(steps.scored, ["marketplace"], ["spot", "on-demand"],
+                                     FIELDS)
     assert found is not None and found.facts["pricing"] == "on-demand"
     assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
         ("pricing", "spot", "on-demand",
@@ -585,7 +603,8 @@ def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> 
     steps = steps_of("03-intermittent-70b")
     specialised = {s.id for s in steps.scored if s.facts["provider_kind"] == "specialised"}
     scored = _with_excluded(steps.scored, specialised)
-    found, revisions = resolve_cloud(scored, ["specialised", "hyperscaler"], ["on-demand"])
+    found, revisions = resolve_cloud(scored, ["specialised", "hyperscaler"], ["on-demand"],
+                                     FIELDS)
     assert found is not None and found.facts["provider_kind"] == "hyperscaler"
     assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
         ("cloud_kind", "specialised", "hyperscaler",
@@ -595,9 +614,10 @@ def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> 
 def test_no_cloud_side_without_an_eligible_offer_or_a_decided_option() -> None:
     steps = steps_of("03-intermittent-70b")
     all_cloud = {s.id for s in steps.scored if s.facts["where"] == "cloud"}
-    assert resolve_cloud(_with_excluded(steps.scored, all_cloud), KINDS, PRICINGS) == (None, [])
-    assert resolve_cloud(steps.scored, [], PRICINGS) == (None, [])
-    assert resolve_cloud(steps.scored, KINDS, []) == (None, [])
+    closed = _with_excluded(steps.scored, all_cloud)
+    assert resolve_cloud(closed, KINDS, PRICINGS, FIELDS) == (None, [])
+    assert resolve_cloud(steps.scored, [], PRICINGS, FIELDS) == (None, [])
+    assert resolve_cloud(steps.scored, KINDS, [], FIELDS) == (None, [])
 
 
 def _best_id(scored: Iterable[Scored]) -> str | None:
@@ -623,7 +643,8 @@ def test_best_ranks_by_score_then_cost_and_never_returns_an_excluded_one() -> No
 # -- break-even -----------------------------------------------------------------------------
 def _sides(steps: Steps) -> tuple[Scored, Scored]:
     local = best(steps.scored, where="local")
-    cloud, _ = resolve_cloud(steps.scored, steps.ranked("cloud_kind"), steps.ranked("pricing"))
+    cloud, _ = resolve_cloud(steps.scored, steps.ranked("cloud_kind"), steps.ranked("pricing"),
+                             FIELDS)
     assert local is not None and cloud is not None
     return local, cloud
 

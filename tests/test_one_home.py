@@ -13,6 +13,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -30,6 +31,7 @@ from engine.estimates.cost import (
     platform_for,
 )
 from engine.estimates.reports import cost_report
+from engine.facts.spec import CANDIDATE
 from engine.output.chart import curves_from
 from engine.resources import bundled_dir
 from engine.rules.limits import PLAIN_LIMIT, PLAIN_MIN, durable_fact, plain_float
@@ -37,7 +39,8 @@ from engine.rules.load import load_rulebook
 from engine.rules.operators import NEGATION, OPERATORS
 
 ROOT = Path(__file__).resolve().parent.parent
-CLI = ROOT / "engine" / "cli"
+ENGINE = ROOT / "engine"
+CLI = ENGINE / "cli"
 LOCAL = ROOT / "examples" / "startup-7b-continuous.yaml"
 
 
@@ -206,6 +209,99 @@ def test_axis_phases_come_from_decisions_yaml(catalog: Catalog, tmp_path: Path) 
         "per method, the API comparison)")
 
 
+def _pairings(source: str, fields: dict[str, str], facts: set[str]) -> list[str]:
+    """Where ``source`` writes down which configuration fact an axis constrains: a statement
+    naming an axis (a string) beside its fact (a string, an attribute or a keyword), or a
+    dict mapping an axis that is no fact to a string (``{"cloud_kind": "kind"}``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        line = getattr(node, "lineno", 0)
+        if isinstance(node, ast.stmt):
+            strings, names = _names_in(node)
+            found += [f"{line}: {axis} beside {fact}" for axis, fact in fields.items()
+                      if axis != fact and axis in strings and fact in names]
+        if isinstance(node, ast.Dict):
+            found += [f"{line}: {key.value} → {value.value}"
+                      for key, value in zip(node.keys, node.values, strict=True)
+                      if isinstance(key, ast.Constant) and key.value in set(fields) - facts
+                      and isinstance(value, ast.Constant) and isinstance(value.value, str)]
+    return found
+
+
+def _names_in(stmt: ast.stmt) -> tuple[set[str], set[str]]:
+    """The strings a statement writes outside the statements it holds; and those with the
+    attribute and keyword names it uses."""
+    strings: set[str] = set()
+    names: set[str] = set()
+    for child in ast.iter_child_nodes(stmt):
+        if isinstance(child, (ast.stmt, ast.excepthandler)):
+            continue
+        for node in ast.walk(child):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                strings.add(node.value)
+            elif isinstance(node, ast.Attribute):
+                names.add(node.attr)
+            elif isinstance(node, ast.keyword) and node.arg:
+                names.add(node.arg)
+    return strings, strings | names
+
+
+def test_which_fact_an_axis_constrains_is_written_once() -> None:
+    """decisions.yaml's ``field`` is the one place that says which configuration fact an axis
+    constrains: nothing in engine/ writes it down again (the four copies there were)."""
+    fields = dict(load_engine().rulebook.fields)
+    assert fields == {"method": "method_option", "deployment": "where",
+                      "cloud_kind": "provider_kind", "pricing": "pricing"}
+    facts = {spec.name for spec in CANDIDATE}
+    copies = {
+        "facts/spec.py": '_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing"}',
+        "decide/sides.py": '_FILTER = {"pricing": "pricing", "cloud_kind": "kind"}',
+        "decide/pick.py": 'for axis, differs in (("cloud_kind", r["provider_kind"] != c),):\n'
+                          '    pass',
+        "output/hardware_rows.py": 'checks = (("deployment", c.where != pick.where),)',
+    }
+    assert all(_pairings(copy, fields, facts) for copy in copies.values())
+    found = [f"{path.relative_to(ROOT)}:{where}" for path in sorted(ENGINE.rglob("*.py"))
+             for where in _pairings(path.read_text(encoding="utf-8"), fields, facts)]
+    assert found == []
+
+
+def test_an_unknown_constrained_fact_is_a_located_load_error(runner: CliRunner,
+                                                              tmp_path: Path) -> None:
+    """A misspelt ``field`` in a copy of the rules: `rules check` names the file, the line
+    and the key, with a suggestion, and exits 2 as for any file the engine refuses."""
+    rules = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), rules)
+    path = rules / "decisions.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("    field: where\n") == 1
+    path.write_text(text.replace("    field: where\n", "    field: wher\n"), encoding="utf-8")
+    line = text.splitlines().index("    field: where") + 1
+    result = runner.invoke(cli, ["rules", "check", "--rules", str(rules)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"error: {path}:{line}: decisions.deployment.field: unknown "
+                             "configuration fact 'wher'; did you mean 'where'?\n")
+    path.write_text(text.replace("    field: where\n", "    field: count\n"), encoding="utf-8")
+    result = runner.invoke(cli, ["rules", "check", "--rules", str(rules)])
+    assert (result.exit_code, result.stderr) == (2, (
+        f"error: {path}:{line}: decisions.deployment.field: 'count' is a number fact; an "
+        "axis constrains a string one\n"))
+
+
+def test_an_axis_summarised_per_option_must_say_what_it_constrains(
+        runner: CliRunner, tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), rules)
+    path = rules / "decisions.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("    field: provider_kind\n", ""), encoding="utf-8")
+    line = text.splitlines().index("  cloud_kind:") + 1
+    result = runner.invoke(cli, ["rules", "check", "--rules", str(rules)])
+    assert (result.exit_code, result.stderr) == (2, (
+        f"error: {path}:{line}: cloud_kind: an axis summarised per option needs the "
+        "configuration fact it constrains (field:)\n"))
+
+
 def test_audit_list_and_export_take_the_declared_axes(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "audit.sqlite3"
     ok = runner.invoke(cli, ["recommend", "--answers", str(LOCAL), "--audit-db", str(db)])
@@ -218,6 +314,41 @@ def test_audit_list_and_export_take_the_declared_axes(runner: CliRunner, tmp_pat
     axes = list(load_engine(None, None, None).rulebook.decisions)
     assert header[6:6 + len(axes)] == axes == ["approach", "method", "deployment",
                                                "cloud_kind", "pricing", "sharing"]
+
+
+# -- one path through the request rules ------------------------------------------------------
+def test_the_axes_are_decided_once_and_what_if_takes_the_same_path(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A recommendation decides its axes once (between phases it reads the rankings only),
+    and what-if's quick probe is the recommendation's own request phase, with the facts of
+    the configurations held: the same ``_request``, no configuration built, nothing decided
+    with texts."""
+    import engine.decide.engine as pipeline
+    from engine.answers.model import load_answers
+
+    engine = load_engine(None, None, None)
+    answers = load_answers(LOCAL, (), engine.catalog)
+    calls: Counter[str] = Counter()
+
+    def counted(name: str, function: Any) -> Any:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    for name in ("decide_axes", "rank_axes", "build_facts", "build_candidates"):
+        monkeypatch.setattr(pipeline, name, counted(name, getattr(pipeline, name)))
+    monkeypatch.setattr(pipeline.Engine, "_request",
+                        counted("_request", pipeline.Engine._request))
+    evaluation = engine.evaluate(answers)
+    assert calls == {"_request": 1, "build_facts": 1, "build_candidates": 1,
+                     "decide_axes": 1, "rank_axes": 2}
+    calls.clear()
+    held = {name: evaluation.request_facts[name] for name in ("cloud_candidate",)}
+    probe = engine.request_probe(answers, held)
+    assert calls == {"_request": 1, "build_facts": 1, "rank_axes": 3}
+    decided = evaluation.decision.decisions
+    assert probe.choices["approach"] == decided["approach"].choice
 
 
 # -- owning cost -----------------------------------------------------------------------------

@@ -294,7 +294,8 @@ def explain(rule_id: str, scenario_paths_: tuple[Path, ...], rules_dir: Path | N
                               {"all": [{"m": pattern}]}, indent=2))
     book = engine.rulebook
     specs = {**registry(engine.catalog, book.decisions),
-             **candidate_registry(engine.catalog, book.decisions, book.early_axes),
+             **candidate_registry(engine.catalog, book.decisions, book.early_axes,
+                                  book.fields),
              **book.set_facts}
     click.echo("\nfacts it reads:")
     for name in sorted(rule.reads):

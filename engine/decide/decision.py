@@ -312,29 +312,48 @@ def _order(book: Rulebook, firings: Iterable[tuple[str, str]]) -> list[tuple[Rul
 def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
                 facts: Mapping[str, Any]) -> tuple[dict[str, AxisDecision], list[Note],
                                                    list[Note]]:
-    """Per axis: drop excluded options, sum weights, break ties by declared order."""
-    scores: dict[str, dict[str, float]] = {a: dict.fromkeys(o, 0.0)
-                                           for a, o in book.decisions.items()}
-    excluded: dict[str, set[str]] = {a: set() for a in book.decisions}
+    """Per axis: drop excluded options, sum weights, break ties by declared order; with each
+    option's reasons and the warnings and strategies, their texts filled from ``facts``."""
+    ordered = _order(book, firings)
     reasons: dict[tuple[str, str], list[Reason]] = {}
     warnings: list[Note] = []
     strategies: list[Note] = []
-    for rule, _ in _order(book, firings):
+    for rule, _ in ordered:
         text = text_of(rule, facts)
         for effect in rule.model.then:
             kind, body = effect.kind, effect.body
             if kind in ("prefer", "avoid", "exclude"):
-                axis, option = body.decision, body.option
                 weight = 0.0 if kind == "exclude" else body.weight
-                if kind == "exclude":
-                    excluded[axis].add(option)
-                else:
-                    scores[axis][option] += weight if kind == "prefer" else -weight
-                reasons.setdefault((axis, option), []).append(reason(rule, kind, weight, text))
+                reasons.setdefault((body.decision, body.option), []).append(
+                    reason(rule, kind, weight, text))
             elif kind == "warn":
                 warnings.append(note(rule, body.id, body.severity, text))
             elif kind == "suggest":
                 strategies.append(note(rule, body.id, None, text))
+    return _ranked(book, ordered, reasons), sort_warnings(warnings), _dedupe(strategies)
+
+
+def rank_axes(book: Rulebook, firings: Iterable[tuple[str, str]]) -> dict[str, AxisDecision]:
+    """Each axis' choice and ranking as :func:`decide_axes` makes them, without reasons: what
+    a phase of the request rules leaves decided for the next step, no text filled."""
+    return _ranked(book, _order(book, firings), {})
+
+
+def _ranked(book: Rulebook, ordered: Sequence[tuple[Rule, str]],
+            reasons: Mapping[tuple[str, str], list[Reason]]) -> dict[str, AxisDecision]:
+    """Per axis: drop excluded options, sum weights (in firing order, effect by effect: the
+    same floats every time), break ties by declared order."""
+    scores: dict[str, dict[str, float]] = {a: dict.fromkeys(o, 0.0)
+                                           for a, o in book.decisions.items()}
+    excluded: dict[str, set[str]] = {a: set() for a in book.decisions}
+    for rule, _ in ordered:
+        for effect in rule.model.then:
+            kind, body = effect.kind, effect.body
+            if kind == "exclude":
+                excluded[body.decision].add(body.option)
+            elif kind in ("prefer", "avoid"):
+                scores[body.decision][body.option] += (body.weight if kind == "prefer"
+                                                       else -body.weight)
     axes = {}
     for axis, options in book.decisions.items():
         ranking = [
@@ -345,7 +364,7 @@ def decide_axes(book: Rulebook, firings: Iterable[tuple[str, str]],
         ranked = sorted(ranking, key=lambda r: (r.excluded, -r.score, options.index(r.option)))
         choice = ranked[0].option if not ranked[0].excluded else None
         axes[axis] = AxisDecision(choice=choice, ranking=ranked)
-    return axes, sort_warnings(warnings), _dedupe(strategies)
+    return axes
 
 
 def sort_warnings(warnings: Sequence[Note]) -> list[Note]:

@@ -6,10 +6,10 @@ import functools
 import secrets
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, content_hash, load_catalog
@@ -23,6 +23,7 @@ from engine.decide.decision import (
     Note,
     decide_axes,
     fired_by_rule,
+    rank_axes,
     reason,
     request_firings,
     sort_warnings,
@@ -42,7 +43,7 @@ from engine.errors import EngineError
 from engine.estimates.figure import tidy
 from engine.estimates.programme import programme, storage_price
 from engine.estimates.workload import Workload
-from engine.facts.build import Facts, build_facts, methods_allowed, shared_of, size
+from engine.facts.build import Facts, Sizing, build_facts, methods_allowed, shared_of, size
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
@@ -111,6 +112,8 @@ class _Made:
 
     run: _Run
     axes: dict[str, AxisDecision]
+    warnings: list[Note]
+    strategies: list[Note]
     methods: tuple[MethodGroup, ...]
     candidates: list[PricedCandidate]
     scored: list[Scored]
@@ -162,9 +165,9 @@ class Engine:
         answers = self._answers(answers)
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
-        hw = hardware(choice, made.scored, axes, trace=trace,
+        hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=self.catalog.policy.close_call_margin.value)
-        warnings, strategies = self._notes(run)
+        warnings, strategies = made.warnings, made.strategies
         if choice is not None:
             notes = candidate_notes(choice)
             warnings = sort_warnings([*warnings, *(n for n in notes if n.severity is not None)])
@@ -235,57 +238,51 @@ class Engine:
         return validate_answers(dict(answers), self.catalog)
 
     def _made(self, answers: Answers) -> _Made:
-        run = _Run(answers, build_facts(answers, self.catalog), {}, [])
-        self._phase(run, 1)
-        axes = self._decide(run)
-        methods = _methods(axes)
-        sizing = size(run.facts, answers, self.catalog, methods)
-        candidates = build_candidates(self.catalog, sizing)
-        choices = {f"{axis}_choice": axes[axis].choice for axis in self.rulebook.early_axes}
-        scored = self._score(run, candidates, choices)
-        run.facts.values.update(summary_facts(scored, self.rulebook.decisions))
-        self._phase(run, 2)
-        axes = self._decide(run)
-        cloud, revisions = resolve_cloud(scored, _ranked(axes["cloud_kind"]),
-                                         _ranked(axes["pricing"]))
-        local = best(scored, where="local")
-        assert run.facts.work is not None
-        deployment, line = deployment_facts(local, cloud, run.facts.work, self.catalog.policy)
-        run.facts.values.update(deployment)
-        if line is not None:
-            run.facts.traces["break_even_work"] = line
-        self._phase(run, 3)
-        axes = self._decide(run)
-        choice, revision = _pick(axes["deployment"], local, cloud)
+        """The request rules of every phase with the configurations built, scored and weighed
+        between them (:meth:`_request`); the axes decided once, from every firing; the pick
+        and what it revises."""
+        priced = _Priced(self)
+        run = self._request(answers, priced)
+        axes, warnings, strategies = decide_axes(self.rulebook, _request_only(run.fired),
+                                                 run.values)
+        axes = _applicable(axes, self.rulebook)
+        choice, revision = _pick(axes["deployment"], priced.local, priced.cloud)
         if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
             # owning or renting is not open to this team: no break-even to weigh
             run.facts.traces.pop("break_even_work", None)
             for name in ("break_even_work", "payback_years"):
                 run.facts.values.pop(name, None)
-        axes = _revised(axes, [*revisions, *([revision] if revision else [])], self.rulebook)
-        axes = _followed(axes, choice, scored, self.rulebook)
-        return _Made(run, axes, methods, candidates, scored, local, cloud, choice)
+        axes = _revised(axes, [*priced.revisions, *([revision] if revision else [])],
+                        self.rulebook)
+        axes = _followed(axes, choice, priced.scored, self.rulebook)
+        return _Made(run, axes, warnings, strategies, priced.methods, priced.candidates,
+                     priced.scored, priced.local, priced.cloud, choice)
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made
         from the candidates (summary and deployment facts) ``held`` at given values, and what
-        the candidates would be built and scored from: no candidate is built, nothing is
-        picked or revised. What-if's quick probe (see :class:`RequestProbe`)."""
+        the candidates would be built and scored from: the recommendation's own
+        :meth:`_request`, with no candidate built, nothing picked or revised. What-if's quick
+        probe (see :class:`RequestProbe`)."""
+        side = _Held(held, self.compiled.candidate_copies)
+        axes = self._rank(self._request(answers, side))
+        return RequestProbe(side.inputs, side.cloud_side, _outcome(axes),
+                            {name: axis.choice for name, axis in axes.items()})
+
+    def _request(self, answers: Answers, side: _Side) -> _Run:
+        """The request rules of every phase on ``answers``' facts. Phase 1 decides approach and
+        method, and the job is sized for them; ``side`` then gives the facts the
+        configurations make for phase 2 (how they compare) and, from its rankings, for phase 3
+        (owning against renting the same work)."""
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])
         self._phase(run, 1)
-        axes = self._decide(run)
-        sizing = size(run.facts, answers, self.catalog, _methods(axes))
-        values = run.values
-        # every phase-1 choice: those the candidate rules read among them
-        inputs = (sizing, {name: values.get(name) for name in self.compiled.candidate_copies},
-                  {name: axis.choice for name, axis in axes.items()})
-        run.facts.values.update(held)
+        axes = self._rank(run)
+        methods = _methods(axes)
+        side.summary(run, axes, methods, size(run.facts, answers, self.catalog, methods))
         self._phase(run, 2)
-        cloud_side = _outcome(self._decide(run))
+        side.deployment(run, self._rank(run))
         self._phase(run, 3)
-        axes = self._decide(run)
-        return RequestProbe(inputs, cloud_side, _outcome(axes),
-                            {name: axis.choice for name, axis in axes.items()})
+        return run
 
     def _phase(self, run: _Run, phase: int) -> None:
         """Run the request rules of one phase, layer by layer, feeding each the facts the
@@ -301,14 +298,9 @@ class Engine:
                     if effect.set is not None and effect.set.fact not in run.set_values:
                         run.set_values[effect.set.fact] = effect.set.value
 
-    def _decide(self, run: _Run) -> dict[str, AxisDecision]:
-        axes, _, _ = decide_axes(self.rulebook, _request_only(run.fired), run.values)
-        return _applicable(axes, self.rulebook)
-
-    def _notes(self, run: _Run) -> tuple[list[Note], list[Note]]:
-        _, warnings, strategies = decide_axes(self.rulebook, _request_only(run.fired),
-                                              run.values)
-        return warnings, strategies
+    def _rank(self, run: _Run) -> dict[str, AxisDecision]:
+        """The axes as the request rules that have run so far rank them (no reasons)."""
+        return rank_axes(self.rulebook, _request_only(run.fired))
 
     def _score(self, run: _Run, candidates: list[PricedCandidate],
                choices: dict[str, Any]) -> list[Scored]:
@@ -348,6 +340,77 @@ class Engine:
             # one order however the firings were found (a session, or verdicts reused)
             fired.extend(sorted(found, key=lambda p: (precedence[p[0]], p[1])))
         return fired
+
+
+class _Side(Protocol):
+    """What the request rules of phases 2 and 3 read of the configurations."""
+
+    def summary(self, run: _Run, axes: Mapping[str, AxisDecision],
+                methods: tuple[MethodGroup, ...], sizing: Sizing) -> None:
+        """After phase 1 (``axes`` as it ranks them, the job sized for ``methods``): the
+        summary facts."""
+
+    def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:
+        """After phase 2 (``axes`` as it ranks them): the deployment facts."""
+
+
+@dataclass
+class _Priced:
+    """A recommendation's configurations: built and scored for the sizing, compared for the
+    rules of phase 2; the cloud side resolved and weighed against owning for phase 3."""
+
+    engine: Engine
+    methods: tuple[MethodGroup, ...] = ()
+    candidates: list[PricedCandidate] = field(default_factory=list)
+    scored: list[Scored] = field(default_factory=list)
+    local: Scored | None = None
+    cloud: Scored | None = None
+    revisions: list[Revision] = field(default_factory=list)
+
+    def summary(self, run: _Run, axes: Mapping[str, AxisDecision],
+                methods: tuple[MethodGroup, ...], sizing: Sizing) -> None:
+        book = self.engine.rulebook
+        self.methods = methods
+        self.candidates = build_candidates(self.engine.catalog, sizing)
+        choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
+        self.scored = self.engine._score(run, self.candidates, choices)
+        run.facts.values.update(summary_facts(self.scored, book))
+
+    def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:
+        self.cloud, self.revisions = resolve_cloud(
+            self.scored, _ranked(axes["cloud_kind"]), _ranked(axes["pricing"]),
+            self.engine.rulebook.fields)
+        self.local = best(self.scored, where="local")
+        assert run.facts.work is not None
+        facts, line = deployment_facts(self.local, self.cloud, run.facts.work,
+                                       self.engine.catalog.policy)
+        run.facts.values.update(facts)
+        if line is not None:
+            run.facts.traces["break_even_work"] = line
+
+
+@dataclass
+class _Held:
+    """What-if's quick probe: no configuration is built; the facts they would make are held
+    at given values, and what they would be built and scored from, and the rankings the
+    cloud side would be resolved by, are kept."""
+
+    held: Mapping[str, Any]
+    copies: frozenset[str]
+    """The request facts candidate rules read (``Compiled.candidate_copies``)."""
+    inputs: tuple[Any, ...] = ()
+    cloud_side: tuple[Any, ...] = ()
+
+    def summary(self, run: _Run, axes: Mapping[str, AxisDecision],
+                methods: tuple[MethodGroup, ...], sizing: Sizing) -> None:
+        values = run.values
+        # every phase-1 choice: those the candidate rules read among them
+        self.inputs = (sizing, {name: values.get(name) for name in self.copies},
+                       {name: axis.choice for name, axis in axes.items()})
+        run.facts.values.update(self.held)
+
+    def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:
+        self.cloud_side = _outcome(axes)
 
 
 def _methods(axes: Mapping[str, AxisDecision]) -> tuple[MethodGroup, ...]:

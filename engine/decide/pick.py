@@ -55,12 +55,13 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 
 
 def hardware(choice: Scored | None, scored: Sequence[Scored],
-             axes: Mapping[str, AxisDecision], *, margin: float,
+             axes: Mapping[str, AxisDecision], book: Rulebook, *, margin: float,
              trace: bool = False) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions, the cheaper row it beat,
-    the team's plan and the close calls (within ``margin`` of the pick's cost); with
-    ``trace``, each configuration's own warnings and strategies, and every rule that
-    excluded a configuration (else the first only)."""
+    the team's plan and the close calls (within ``margin`` of the pick's cost), each said
+    why against the decided ``axes`` of ``book``; with ``trace``, each configuration's own
+    warnings and strategies, and every rule that excluded a configuration (else the first
+    only)."""
     plan = plan_of(scored)
     near = close_calls(choice, scored, margin) if choice else []
     return Hardware(
@@ -71,9 +72,9 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
                                                   *near])],
         considered=len(scored),
         excluded=excluded(scored) if trace else first_exclusions(excluded(scored)),
-        cheaper=cheaper(choice, scored, axes) if choice else None,
-        plan=rival(choice, plan, axes) if choice and plan else None,
-        close_calls=[rival(choice, s, axes) for s in near] if choice else [],
+        cheaper=cheaper(choice, scored, axes, book) if choice else None,
+        plan=rival(choice, plan, axes, book) if choice and plan else None,
+        close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],
         owned_why_not=_owned_why_not(scored),
     )
 
@@ -123,7 +124,8 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     return found
 
 
-def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision]) -> Rival:
+def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
+          book: Rulebook) -> Rival:
     """``entry`` against the pick: its cost, how much more, how busy, why it is not the pick."""
     f, cost = entry.facts, float(choice.facts["cost_usd_year"])
     reason_text: str | None = None
@@ -132,7 +134,7 @@ def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision]) -> Ri
             rule = next((r for r in entry.rules if r.scoring[0]), None)
             reason_text = text_of(rule, f) if rule else None
         else:
-            rule_id, text = _why_not(choice, entry, axes)
+            rule_id, text = _why_not(choice, entry, axes, book)
             reason_text = None if rule_id == "hardware.rank" else text
     return Rival(id=entry.id, label=label(entry), per_year_usd=tidy(f["cost_usd_year"], 0),
                  upfront_usd=f["upfront_usd"],
@@ -209,8 +211,8 @@ def label_of(f: Mapping[str, Any]) -> str:
     return f"{f['count']:,}× {f['gpu_label']}, {where}"
 
 
-def cheaper(choice: Scored, scored: Sequence[Scored],
-            axes: Mapping[str, AxisDecision]) -> Cheaper | None:
+def cheaper(choice: Scored, scored: Sequence[Scored], axes: Mapping[str, AxisDecision],
+            book: Rulebook) -> Cheaper | None:
     """The cheapest eligible configuration that costs less for the work than the pick, and
     the one reason it was not picked: a decision it goes against, or the rule that scored it
     lower."""
@@ -219,23 +221,21 @@ def cheaper(choice: Scored, scored: Sequence[Scored],
     if not rivals:
         return None
     rival = min(rivals, key=lambda s: (s.facts["cost_usd_year"], s.id))
-    rule, text = _why_not(choice, rival, axes)
+    rule, text = _why_not(choice, rival, axes, book)
     return Cheaper(id=rival.id, label=label(rival),
                    per_year_usd=float(rival.facts["cost_usd_year"]), rule=rule, reason=text)
 
 
-def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) -> tuple[str, str]:
+def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
+             book: Rulebook) -> tuple[str, str]:
     """A rented rival of another kind or pricing than decided was never on the rented side
-    the deployment decision weighed; then a rival on the other side; then the rules. Where
-    the decision it goes against was taken by declared order alone, a rule that scored the
-    rival lower is the better reason (an offer sold under contract, say)."""
-    c, r = choice.facts, rival.facts
-    rented = r["where"] == "cloud"
-    for axis, differs in (("cloud_kind", rented and r["provider_kind"] != _chosen(axes,
-                                                                                   "cloud_kind")),
-                          ("pricing", rented and r["pricing"] != _chosen(axes, "pricing")),
-                          ("deployment", c["where"] != r["where"])):
-        if differs and axis in axes:
+    the deployment decision weighed (the axes that apply only where another decided come
+    first); then a rival on the other side; then the rules. Where the decision it goes
+    against was taken by declared order alone, a rule that scored the rival lower is the
+    better reason (an offer sold under contract, say)."""
+    narrow_first = sorted(constrained_axes(book), key=lambda a: not book.applies_when.get(a))
+    for axis in narrow_first:
+        if goes_against(axis, book, axes, choice.facts, rival.facts):
             rule, text = axis_reason(axis, axes[axis])
             if rule == axis:     # no rule preferred the option: the declared order
                 by_rule = _rule_reason(choice, rival)
@@ -245,8 +245,28 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision]) ->
     return _rule_reason(choice, rival)
 
 
-def _chosen(axes: Mapping[str, AxisDecision], axis: str) -> str | None:
-    return axes[axis].choice if axis in axes else None
+def constrained_axes(book: Rulebook) -> list[str]:
+    """The axes a configuration can go against, in declared order: those that constrain a
+    configuration fact, but for those the pick chooses (``chosen_by: pick``)."""
+    return [axis for axis in book.fields if axis not in book.picked]
+
+
+def goes_against(axis: str, book: Rulebook, axes: Mapping[str, AxisDecision],
+                 pick: Mapping[str, Any] | None, rival: Mapping[str, Any]) -> bool:
+    """Whether a configuration (``rival``, by its facts) goes against the decision of
+    ``axis``, by the fact the axis constrains: for an axis that applies only where others
+    chose some options (cloud kind and pricing: renting), when the rival is there and not of
+    the choice; for any other, when the rival's value is not the pick's (deployment: the
+    other side, as hybrid rents)."""
+    field = book.fields.get(axis)
+    if field is None or axis not in axes or rival.get(field) is None:
+        return False
+    when = book.applies_when.get(axis)
+    if not when:
+        return pick is not None and rival[field] != pick.get(field)
+    there = all(rival.get(book.fields.get(other, "")) in options
+                for other, options in when.items())
+    return there and rival[field] != axes[axis].choice
 
 
 def axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:

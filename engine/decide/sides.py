@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from engine.catalog.models import Policy
@@ -20,8 +21,8 @@ from engine.decide.candidates import PricedCandidate
 from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
-from engine.facts.spec import OPTION_SUMMARY_AXES, Axes, option_key
-from engine.rules.load import Rule
+from engine.facts.spec import OPTION_SUMMARY_AXES, option_key
+from engine.rules.load import Rule, Rulebook
 
 
 @dataclass
@@ -50,19 +51,22 @@ class Scored:
         return (-self.score, f["cost_usd_year"], f["upfront_usd"], f["candidate_id"])
 
 
-def best(scored: Iterable[Scored], *, where: str | None = None, kind: str | None = None,
-         pricing: str | None = None) -> Scored | None:
-    """The best eligible candidate with these properties (None if there is none)."""
-    found = [s for s in scored if not s.excluded
-             and (where is None or s.facts["where"] == where)
-             and (kind is None or s.facts["provider_kind"] == kind)
-             and (pricing is None or s.facts["pricing"] == pricing)]
+def best(scored: Iterable[Scored], **wanted: str | None) -> Scored | None:
+    """The best eligible candidate with these values of its facts (``where="cloud"``; None:
+    any), or None if there is none."""
+    pairs = {name: value for name, value in wanted.items() if value is not None}
+    found = [s for s in scored if not s.excluded]
+    if pairs:  # one itemgetter call per candidate: this runs for every option summarised
+        values_of = itemgetter(*pairs)
+        values = tuple(pairs.values()) if len(pairs) > 1 else next(iter(pairs.values()))
+        found = [s for s in found if values_of(s.facts) == values]
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
-def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
+def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
-    side, per declared cloud kind and pricing, and how they relate."""
+    side, per declared cloud kind and pricing (an offer of one has it as the value of the
+    configuration fact the axis constrains), and how they relate."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.facts["where"] == "local"),
@@ -84,8 +88,8 @@ def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
     out["best_slices_per_gpu"] = overall.facts["slices_per_gpu"] if overall is not None else 0
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
-        for option in axes.get(axis, ()):
-            found = best(scored, where="cloud", **{_FILTER[axis]: option})
+        for option in book.decisions.get(axis, ()):
+            found = best(scored, where="cloud", **{book.fields[axis]: option})
             key = option_key(option)
             out[f"{key}_available"] = found is not None
             if found is not None:
@@ -94,10 +98,6 @@ def summary_facts(scored: Sequence[Scored], axes: Axes) -> dict[str, Any]:
     out.update(_ratios(costs))
     out.update(_reservation(scored))
     return out
-
-
-_FILTER = {"pricing": "pricing", "cloud_kind": "kind"}
-"""The :func:`best` filter an option of each summarised axis is."""
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
@@ -149,22 +149,27 @@ class Revision:
     text: str
 
 
-def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str],
-                  pricings: Sequence[str]) -> tuple[Scored | None, list[Revision]]:
-    """The best cloud candidate of the decided kind and pricing; where none exists, the next
-    pricing in the decision's ranking, then the next kind, each change said."""
+def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequence[str],
+                  fields: Mapping[str, str]) -> tuple[Scored | None, list[Revision]]:
+    """The best cloud candidate of the decided kind and pricing (the values of the facts
+    ``fields`` says the two axes constrain); where none exists, the next pricing in the
+    decision's ranking, then the next kind, each change said."""
     if not kinds or not pricings:
         return None, []
+    kind_of, pricing_of = fields["cloud_kind"], fields["pricing"]
     for kind in kinds:
         for pricing in pricings:
-            found = best(scored, where="cloud", kind=kind, pricing=pricing)
+            found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
             if found is not None:
-                return found, _revisions(kinds[0], kind, pricings[0], pricing, scored)
+                return found, _revisions((kinds[0], kind), (pricings[0], pricing), scored,
+                                         kind_of)
     return None, []
 
 
-def _revisions(kind0: str, kind: str, pricing0: str, pricing: str,
-               scored: Sequence[Scored]) -> list[Revision]:
+def _revisions(kinds: tuple[str, str], pricings: tuple[str, str], scored: Sequence[Scored],
+               kind_of: str) -> list[Revision]:
+    """The changes from the decided (kind, pricing) to those taken, said."""
+    (kind0, kind), (pricing0, pricing) = kinds, pricings
     out = []
     if pricing != pricing0:
         where = f"a {kind0} cloud" if kind == kind0 else "any cloud of the kinds considered"
@@ -172,7 +177,7 @@ def _revisions(kind0: str, kind: str, pricing0: str, pricing: str,
                             f"no offer on {where} that holds this job lists a {pricing0} "
                             f"price: {pricing}"))
     if kind != kind0:
-        what = "offers" if best(scored, where="cloud", kind=kind0) is None else (
+        what = "offers" if best(scored, where="cloud", **{kind_of: kind0}) is None else (
             f"{pricing0} offers")
         out.append(Revision("cloud_kind", kind0, kind,
                             f"no {kind0} cloud {what} hold this job: {kind}"))

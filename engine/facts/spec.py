@@ -49,6 +49,10 @@ class FactSpec:
     options_of: str | None = None
     """The axis whose declared options are this fact's values (``choices`` then lists the
     values it takes besides them)."""
+    values_of: str | None = None
+    """A configuration fact whose values this one takes: that of an axis constrains
+    (``field`` in decisions.yaml), whose options :func:`candidate_registry` makes this fact's
+    ``options_of``."""
 
     def resolved(self, axes: Axes) -> FactSpec:
         """This fact with the declared options of its axis first among its choices."""
@@ -416,14 +420,16 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("over_budget", "bool", "first year's bill exceeds compute_budget_usd", None, None),
         ("budget_ratio", "number", "first year's bill ÷ compute_budget_usd", None, None),
 )
-_CANDIDATE_AXES = {"provider_kind": "cloud_kind", "pricing": "pricing",
-                   "train_method": "method", "method_option": "method",
-                   "better_method": "method",
-                   "worse_method": "method"}
-"""Candidate facts whose values are an axis' options (besides their own)."""
+_VALUES_OF = {"provider_kind": "provider_kind", "pricing": "pricing",
+              "method_option": "method_option", "train_method": "method_option",
+              "better_method": "method_option", "worse_method": "method_option"}
+"""Configuration facts that take the options of the axis constraining a fact (their own, or
+the method option they are priced for or rank against), besides their own ``choices``: which
+axis that is, decisions.yaml says. Not ``where``: deployment constrains it, but a
+configuration is owned or rented (local or cloud) whatever the options are (hybrid rents)."""
 CANDIDATE: tuple[FactSpec, ...] = tuple(
     FactSpec(name, type_, description, choices, unit, "candidate", "sized",
-             options_of=_CANDIDATE_AXES.get(name))
+             values_of=_VALUES_OF.get(name))
     for name, type_, description, choices, unit in _CANDIDATE_ROWS
 )
 RANKED: tuple[FactSpec, ...] = (
@@ -468,11 +474,15 @@ def registry(catalog: Catalog, axes: Axes) -> dict[str, FactSpec]:
             for s in (*answer_specs(catalog), *DERIVED, *option_summary(axes))}
 
 
-def candidate_registry(catalog: Catalog, axes: Axes,
-                       early: Sequence[str]) -> dict[str, FactSpec]:
-    """Every fact a candidate rule may read: candidate fields, the choices of the ``early``
-    axes (decided before candidates exist), and the request facts known by then."""
+def candidate_registry(catalog: Catalog, axes: Axes, early: Sequence[str],
+                       fields: Mapping[str, str]) -> dict[str, FactSpec]:
+    """Every fact a candidate rule may read: candidate fields (those an axis constrains, by
+    ``fields``, taking its options), the choices of the ``early`` axes (decided before
+    candidates exist), and the request facts known by then."""
     request = {name: spec for name, spec in registry(catalog, axes).items()
                if spec.phase in ("request", "sized")}
+    axis_of = {fact: axis for axis, fact in fields.items()}
+    configuration = (replace(s, options_of=axis_of.get(s.values_of)) if s.values_of else s
+                     for s in CANDIDATE)
     return {**request, **{s.name: s.resolved(axes)
-                          for s in (*CANDIDATE, *RANKED, *decision_facts(early))}}
+                          for s in (*configuration, *RANKED, *decision_facts(early))}}

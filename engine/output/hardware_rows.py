@@ -3,12 +3,13 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
-from engine.decide.decision import AxisDecision, Candidate, first_exclusions
+from engine.decide.decision import Candidate, first_exclusions
 from engine.decide.engine import Decision
-from engine.decide.pick import axis_reason
+from engine.decide.pick import axis_reason, constrained_axes, goes_against
 from engine.output.summary import config_name, hours, usd
+from engine.rules.load import Rulebook
 
 
 def cheaper_line(decision: Decision) -> str | None:
@@ -39,9 +40,10 @@ def table_rows(decision: Decision) -> list[tuple[str, Candidate]]:
     return [("→" if c is hw.choice else "", c) for c in rows]
 
 
-def passed_over(decision: Decision) -> list[str]:
+def passed_over(decision: Decision, book: Rulebook) -> list[str]:
     """Why each configuration ranked above the pick was not taken: it is not on the side,
-    cloud kind or pricing decided above (the cheaper row is left to :func:`cheaper_line`)."""
+    cloud kind or pricing decided above, by the facts ``book``'s axes constrain (the cheaper
+    row is left to :func:`cheaper_line`)."""
     cheaper = decision.hardware.cheaper
     out = []
     for mark, c in table_rows(decision):
@@ -49,28 +51,20 @@ def passed_over(decision: Decision) -> list[str]:
             break
         if cheaper is not None and c.id == cheaper.id:
             continue  # said by cheaper_line, with the engine's reason
-        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c)}")
+        out.append(f"{row_label(c)} (ranked higher): {_decided_otherwise(decision, c, book)}")
     return out
 
 
-def _decided_otherwise(decision: Decision, c: Candidate) -> str:
-    """The first decision the configuration goes against (deployment, cloud kind, pricing),
-    with that decision's own strongest reason and its rule."""
+def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
+    """The first decision the configuration goes against, in declared order (deployment,
+    cloud kind, pricing), with that decision's own strongest reason and its rule."""
     pick = decision.hardware.choice
     axes = decision.decisions
-    checks = (("deployment", pick is not None and c.where != pick.where),
-              ("cloud_kind", c.where == "cloud" and c.provider_kind != _chosen(axes,
-                                                                             "cloud_kind")),
-              ("pricing", c.where == "cloud" and c.pricing != _chosen(axes, "pricing")))
-    for axis, differs in checks:
-        if differs and axis in axes:
+    for axis in constrained_axes(book):
+        if goes_against(axis, book, axes, dict(pick) if pick else None, dict(c)):
             rule, text = axis_reason(axis, axes[axis])
             return f"{text.rstrip('.')} [{rule}]."
     return "not on the side the decisions point to."
-
-
-def _chosen(axes: Mapping[str, AxisDecision], axis: str) -> str | None:
-    return axes[axis].choice if axis in axes else None
 
 
 def row_label(c: Candidate) -> str:

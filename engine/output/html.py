@@ -77,7 +77,7 @@ def render_html(decision: Decision, book: Rulebook, platforms: Mapping[str, str]
     parts = [f"<h1>{escape(title)}</h1>", _brief(decision)]
     parts += _details(decision, platforms)
     parts += _decisions(decision)
-    parts += _hardware(decision)
+    parts += _hardware(decision, book)
     parts += _chart(decision)
     if whatif:
         parts += ["<h2>What would change the answer</h2>", _list(whatif)]
@@ -147,7 +147,7 @@ def _decisions(decision: Decision) -> list[str]:
     return out
 
 
-def _hardware(decision: Decision) -> list[str]:
+def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     rows = table_rows(decision)
     if not rows:
         excluded = excluded_line(decision)
@@ -167,7 +167,7 @@ def _hardware(decision: Decision) -> list[str]:
            "year's work.</p>",
            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
            f'<p class="muted">{escape(table_legend(days, compact=False))}</p>']
-    why = [*passed_over(decision), *filter(None, [cheaper_line(decision)])]
+    why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         out += ["<h3>Why not the others</h3>", _list(why)]
     excluded = excluded_line(decision)

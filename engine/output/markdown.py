@@ -80,7 +80,7 @@ def render_markdown(decision: Decision, book: Rulebook,
         if not reasons and not revised:
             lines.append(f"- {NO_RULE}")
         lines.append("")
-    lines += _hardware(decision)
+    lines += _hardware(decision, book)
     if decision.warnings:
         lines += ["## Warnings", ""]
         lines += [f"- **{w.severity}**: {_text(w.text)} *\\[{w.id}; {w.rule}\\]*"
@@ -98,7 +98,7 @@ def render_markdown(decision: Decision, book: Rulebook,
     return "\n".join(lines) + "\n"
 
 
-def _hardware(decision: Decision) -> list[str]:
+def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     """The hardware table in rank order, its legend, and why the others were not taken."""
     rows = table_rows(decision)
     if not rows:
@@ -112,7 +112,7 @@ def _hardware(decision: Decision) -> list[str]:
     for mark, cand in rows:
         lines.append(f"| {mark} | " + " | ".join(_cell(c) for c in cells(cand, days)) + " |")
     lines += ["", _text(table_legend(days, compact=False)), ""]
-    why = [*passed_over(decision), *filter(None, [cheaper_line(decision)])]
+    why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         lines += ["Why not the others:", "", *(f"- {_text(t)}" for t in why), ""]
     excluded = excluded_line(decision)

@@ -70,7 +70,7 @@ def render_text(decision: Decision, book: Rulebook,
     decision, platforms = printable_decision(decision, platforms)
     out = console()
     with out.capture() as captured:
-        _render(out, decision, platforms)
+        _render(out, decision, book, platforms)
     return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
 
 
@@ -98,7 +98,8 @@ def _line(out: Any, text: str | None, style: str = "") -> None:
         out.print(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
 
 
-def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -> None:
+def _render(out: Any, decision: Decision, book: Rulebook,
+            platforms: Mapping[str, str] | None) -> None:
     _line(out, headline(decision), "bold")
     for text in (*price_lines(decision), assumed_work_line(decision),
                  purchase_line(decision, platforms),
@@ -112,7 +113,7 @@ def _render(out: Any, decision: Decision, platforms: Mapping[str, str] | None) -
     out.print()
     _line(out, SCORE_LEGEND, "dim")
     _decisions(out, decision)
-    _hardware(out, decision)
+    _hardware(out, decision, book)
     _notes(out, decision)
     curves = curves_from(decision.estimates)
     if curves is not None:
@@ -142,7 +143,7 @@ def _decisions(out: Any, decision: Decision) -> None:
         out.print(grid)
 
 
-def _hardware(out: Any, decision: Decision) -> None:
+def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -171,7 +172,7 @@ def _hardware(out: Any, decision: Decision) -> None:
         table.add_row(mark, *(escape(c) for c in cells(cand, days, compact=True)))
     out.print(table)
     _line(out, table_legend(days), "dim")
-    why = [*passed_over(decision), *filter(None, [cheaper_line(decision)])]
+    why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         out.print("[bold]Why not the others[/bold]")
         grid = _grid()

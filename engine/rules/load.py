@@ -17,7 +17,13 @@ from pydantic import ValidationError
 
 from engine.catalog.load import Catalog, content_hash
 from engine.errors import InputError, RuleError
-from engine.facts.spec import FactSpec, FactType, candidate_registry, registry
+from engine.facts.spec import (
+    OPTION_SUMMARY_AXES,
+    FactSpec,
+    FactType,
+    candidate_registry,
+    registry,
+)
 from engine.files.validation import build, did_you_mean, located
 from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.resources import bundled_dir
@@ -111,8 +117,9 @@ class Rulebook:
     strategies: Mapping[str, Declared]
     set_facts: Mapping[str, FactSpec]
     texts: Mapping[str, str] = field(repr=False)
-    fields: Mapping[str, str | None] = field(default_factory=dict)
-    """Axis → the configuration fact its options are values of (None: none)."""
+    fields: Mapping[str, str] = field(default_factory=dict)
+    """Axis → the configuration fact it constrains (``field`` in decisions.yaml; an axis
+    that constrains none is absent): the one home of that mapping."""
     picked: Mapping[str, str] = field(default_factory=dict)
     """Axis → the configuration fact the pick's value of which is its choice (``chosen_by:
     pick``)."""
@@ -204,7 +211,7 @@ def load_rulebook(directory: Path | None, catalog: Catalog,
         applies_when={k: {a: tuple(o) for a, o in v.applies_when.items()}
                       for k, v in decl.decisions.items()},
         phases={k: v.phase for k, v in decl.decisions.items()},
-        fields={k: v.field for k, v in decl.decisions.items()},
+        fields=checker.fields,
         picked={k: v.field for k, v in decl.decisions.items()
                 if v.chosen_by == "pick" and v.field is not None},
         warnings={w.id: w for w in decl.warnings},
@@ -290,6 +297,11 @@ def _as_rule_error() -> Iterator[None]:
 
 
 def _check_declared(decl: DeclarationFile, raw: Any, path: str, catalog: Catalog) -> None:
+    for axis in OPTION_SUMMARY_AXES:
+        if axis in decl.decisions and decl.decisions[axis].field is None:
+            raise RuleError("an axis summarised per option needs the configuration fact it "
+                            "constrains (field:)", path=path,
+                            line=line_of(raw, ("decisions", axis)), rule_id=axis)
     for key in ("warnings", "strategies"):
         for i, item in enumerate(getattr(decl, key)):
             for source in item.sources:
@@ -313,6 +325,8 @@ class _Checker:
         self._pending: list[RuleError] | None = None
         self.axes = {axis: tuple(spec.options) for axis, spec in decl.decisions.items()}
         self.early = tuple(axis for axis, spec in decl.decisions.items() if spec.phase == 1)
+        self.fields = {axis: spec.field for axis, spec in decl.decisions.items()
+                       if spec.field is not None}
 
     def check(self) -> tuple[Rule, ...]:
         with self.collect:
@@ -367,7 +381,7 @@ class _Checker:
 
     def _known(self, match: str) -> dict[str, FactSpec]:
         base = (registry(self.catalog, self.axes) if match == "request"
-                else candidate_registry(self.catalog, self.axes, self.early))
+                else candidate_registry(self.catalog, self.axes, self.early, self.fields))
         return {**base, **self.set_facts}
 
     def _collect_set_facts(self) -> None:
@@ -547,7 +561,7 @@ class _Checker:
             for name in rule.sets:
                 setters.setdefault(name, []).append(rule)
         known = {**registry(self.catalog, self.axes),
-                 **candidate_registry(self.catalog, self.axes, self.early)}
+                 **candidate_registry(self.catalog, self.axes, self.early, self.fields)}
         placed: dict[str, tuple[int, int]] = {}
         visiting: list[str] = []
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
+from engine.facts.spec import CANDIDATE
+from engine.files.validation import did_you_mean
 from engine.rules.when import ConditionSpec
 
 RuleId = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.\-]*$", max_length=80)]
@@ -102,6 +105,10 @@ class RuleFile(_Strict):
     rules: list[RuleModel]
 
 
+_CONSTRAINABLE = tuple(s.name for s in CANDIDATE if s.type == "string")
+"""The configuration facts an axis can constrain: the string ones."""
+
+
 class AxisSpec(_Strict):
     """A decision axis as ``decisions.yaml`` declares it: its options, in tie-break order."""
 
@@ -115,12 +122,23 @@ class AxisSpec(_Strict):
         "facts only; candidate rules can read its choice), 2 from the scored candidates, before "
         "owning and renting are compared, 3 with that comparison")
     field: str | None = Field(
-        default=None, description="the configuration (candidate) fact whose values are this "
-        "axis' options: what the axis constrains in the pick")
+        default=None, description="the configuration (candidate) fact this axis constrains, "
+        "declared here only: every step that matches a configuration to the decision (the "
+        "cloud side, the option summaries, why a rival is not the pick) reads it")
     chosen_by: Literal["rules", "pick"] = Field(
         "rules", description="rules: the option the rules score highest; pick: the picked "
         "configuration's value of `field` (the rules exclude options and weigh "
         "configurations instead)")
+
+    @field_validator("field")
+    @classmethod
+    def _a_configuration_fact(cls, name: str | None) -> str | None:
+        if name is None or name in _CONSTRAINABLE:
+            return name
+        kind = next((s.type for s in CANDIDATE if s.name == name), None)
+        message = (f"'{name}' is a {kind} fact; an axis constrains a string one" if kind else
+                   f"unknown configuration fact '{name}'{did_you_mean(name, _CONSTRAINABLE)}")
+        raise PydanticCustomError("field", "{message}", {"message": message})
 
     @model_validator(mode="after")
     def _pick_needs_field(self) -> AxisSpec:
