@@ -98,3 +98,20 @@ def test_an_offer_needs_a_price(catalog_copy: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(CatalogError, match="an offer needs a price"):
         load_catalog(catalog_copy)
+
+
+def test_grace_superchips_have_an_arm_host(catalog: Catalog) -> None:
+    assert {g.id for g in catalog.gpus.values() if g.host_cpu == "arm"} == {"gh200", "gb200"}
+
+
+def test_show_an_announced_gpu_says_what_is_known(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["catalog", "show", "rubin-vr200"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "announced GPU (not sold yet) rubin-vr200"
+    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in lines[3:] if line[:1].isalpha()}
+    assert rows["announced"] == "2025-03-18" and rows["expected"] == "2026-H2"
+    assert "[thegpu-gtc-2026] NVIDIA GTC 2026 full breakdown" in result.stdout
+    data = json.loads(runner.invoke(cli, ["catalog", "show", "rubin-vr200", "--format",
+                                          "json"]).stdout)
+    assert data["expected"] == "2026-H2" and "thegpu-gtc-2026" in data["sources"]

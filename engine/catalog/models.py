@@ -123,6 +123,9 @@ class Gpu(Strict):
     datacenter_licence: bool = Field(
         description="the vendor's driver licence allows datacenter deployment (GeForce: no)")
     mig: bool = Field(default=False, description="can be split into MIG instances")
+    host_cpu: Literal["x86", "arm"] = Field(
+        default="x86", description="the instruction set of the host CPU it runs beside: arm "
+        "where the CPU is on the module (Grace in GH200 and GB200), x86 for cards and HGX boards")
     mig_profiles: list[MigProfile] = Field(
         default_factory=list, description="the MIG instance profiles, smallest first (with mig)")
     purchase: PriceRange | None = None
@@ -182,6 +185,8 @@ class AnnouncedGpu(Strict):
     name: str
     vendor: Literal["nvidia", "amd"]
     architecture: str
+    announced: str | None = Field(default=None, pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
+                                  description="when the vendor first announced it")
     expected: str = Field(pattern=r"^\d{4}(-H[12]|-Q[1-4])?$",
                           description="when volume cloud access is expected (2026-H2, 2027)")
     vram_gb: PositiveFloat | None = None

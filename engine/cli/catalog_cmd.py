@@ -259,7 +259,7 @@ def stale(as_of: Any, strict: bool, catalog_dir: Path | None, prices: PriceInput
 @format_option("text", "json")
 def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Show one GPU, cloud offer, provider, platform, model or source with all its figures
-    and sources.
+    and sources; a GPU announced but not yet sold shows what is known of it.
 
     \b
     Example:
@@ -273,6 +273,7 @@ def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt:
         **{p.id: p for p in cat.platforms},
         **cat.models,
         **cat.gpus,
+        **{a.id: a for a in cat.announced},
     }
     if item_id not in index:
         raise InputError(f"no catalog entry '{item_id}'{did_you_mean(item_id, index)}",
@@ -292,4 +293,5 @@ def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt:
 
 
 _KIND_NAMES = {"Gpu": "GPU", "Offer": "cloud offer", "Provider": "provider",
-               "ModelPreset": "model", "Source": "source", "Platform": "platform"}
+               "ModelPreset": "model", "Source": "source", "Platform": "platform",
+               "AnnouncedGpu": "announced GPU (not sold yet)"}

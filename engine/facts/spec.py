@@ -303,6 +303,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("platform_name", "string", "its name", None, None),
         ("form", "string", "card form", _FORMS, None),
         ("socket", "string", "card socket", ("pcie", "sxm", "oam"), None),
+        ("host_cpu", "string", "instruction set of the host CPU: arm on Grace superchips "
+         "(GH200, GB200), whose software must be built for aarch64", ("x86", "arm"), None),
         ("vram_gib", "number", "VRAM of one card", None, "GiB"),
         ("vram_total_gib", "number", "VRAM of all cards", None, "GiB"),
         ("vram_needed_gib", "number", "peak VRAM per card at this count", None, "GiB"),
