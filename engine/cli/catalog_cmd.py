@@ -167,7 +167,8 @@ def _clouds_text(cat: Catalog, offers: list[Offer]) -> None:
         return "none" if v is None else f"{v:,.2f}"
 
     rows = [
-        (o.id, "/".join(str(n) for n in o.shapes), usd(o.on_demand_usd_per_gpu_hour),
+        (o.id, f"{o.min_gpus}+" if o.min_gpus else "/".join(str(n) for n in o.shapes),
+         usd(o.on_demand_usd_per_gpu_hour),
          usd(o.spot_usd_per_gpu_hour), usd(o.price("reserved")),
          _ACCESS[cat.access_of(o)], _countries(cat, o), o.as_of.strftime("%Y-%m"))
         for o in offers
@@ -187,7 +188,9 @@ def _legend(cat: Catalog, offers: list[Offer]) -> list[str]:
     names = "; ".join(f"{p} = {cat.providers[p].name}" for p in shown)
     lines = textwrap.wrap(f"providers: {names}", 80) if names else []
     lines += textwrap.wrap(
-        "GPUs: instance sizes sold (GPUs per instance). access: self (self-serve: a card, "
+        "GPUs: instance sizes sold (GPUs per instance; N+: clusters of N GPUs and more). "
+        "resv: the cheapest committed price (a term, or blocks bought for each run). "
+        "access: self (self-serve: a card, "
         "minutes), account (a quota or account review, days), contract (sales, weeks). "
         "sold in: ISO country codes where the GPU is sold, +N more countries (each with the "
         "provider's region code in catalog show ID).", 80)
