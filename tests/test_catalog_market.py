@@ -75,7 +75,8 @@ def test_stale_lists_what_is_older_than_the_policy(runner: CliRunner, catalog: C
     limit = catalog.policy.max_price_age_days.value
     old = stale_figures(catalog, dt.date(2026, 12, 3))
     assert old and all((catalog.newest_price_date - d.as_of).days >= 0 for d in old)
-    assert old[0].id == "rtx-4060"  # its 2023 launch price, the oldest
+    assert old[0].id == "gemini-flash-lite"  # priced until its shutdown in June 2026
+    assert "rtx-4060" not in {d.id for d in old}  # re-dated to its March 2026 street price
     result = runner.invoke(cli, ["catalog", "stale", "--as-of", "2026-12-03", "--format",
                                  "json"])
     data = json.loads(result.stdout)
