@@ -303,3 +303,13 @@ def test_a_refusal_says_which_rules_excluded_everything(tmp_path: Path) -> None:
     assert section.startswith("✗ ")
     assert "by residency.region-excludes-offers, e.g.: Sold in " in section
     assert "none of them in your allowed regions (za)" in section
+
+
+def test_a_capacity_block_pick_says_how_it_is_bought(tmp_path: Path) -> None:
+    out = run(scenario_answers(tmp_path, "68-aws-capacity-blocks"))
+    head = " ".join(out.split("\n\n")[0].split())
+    assert "reserved in 1-day blocks bought for each run at $" in head
+    assert any(re.search(r"^→ .* AWS 1-day blocks ", row) for row in table(out))
+    pick = data(scenario_answers(tmp_path, "68-aws-capacity-blocks"))["hardware"]["choice"]
+    assert (pick["pricing"], pick["reserved_days"], pick["reserved_months"]) == ("reserved", 1,
+                                                                                  None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -74,7 +75,8 @@ def test_stale_lists_what_is_older_than_the_policy(runner: CliRunner, catalog: C
     limit = catalog.policy.max_price_age_days.value
     old = stale_figures(catalog, dt.date(2026, 12, 3))
     assert old and all((catalog.newest_price_date - d.as_of).days >= 0 for d in old)
-    assert old[0].id == "rtx-4060"  # its 2023 launch price, the oldest
+    assert old[0].id == "gemini-flash-lite"  # priced until its shutdown in June 2026
+    assert "rtx-4060" not in {d.id for d in old}  # re-dated to its March 2026 street price
     result = runner.invoke(cli, ["catalog", "stale", "--as-of", "2026-12-03", "--format",
                                  "json"])
     data = json.loads(result.stdout)
@@ -98,3 +100,58 @@ def test_an_offer_needs_a_price(catalog_copy: Path) -> None:
                     encoding="utf-8")
     with pytest.raises(CatalogError, match="an offer needs a price"):
         load_catalog(catalog_copy)
+
+
+def test_grace_superchips_have_an_arm_host(catalog: Catalog) -> None:
+    assert {g.id for g in catalog.gpus.values() if g.host_cpu == "arm"} == {"gh200", "gb200"}
+
+
+def test_show_an_announced_gpu_says_what_is_known(runner: CliRunner) -> None:
+    result = runner.invoke(cli, ["catalog", "show", "rubin-vr200"])
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "announced GPU (not sold yet) rubin-vr200"
+    rows = {line.split()[0]: line.split(maxsplit=1)[1] for line in lines[3:] if line[:1].isalpha()}
+    assert rows["announced"] == "2025-03-18" and rows["expected"] == "2026-H2"
+    assert "[thegpu-gtc-2026] NVIDIA GTC 2026 full breakdown" in result.stdout
+    data = json.loads(runner.invoke(cli, ["catalog", "show", "rubin-vr200", "--format",
+                                          "json"]).stdout)
+    assert data["expected"] == "2026-H2" and "thegpu-gtc-2026" in data["sources"]
+
+
+def test_committed_prices_are_dated_terms_or_blocks(runner: CliRunner, catalog: Catalog) -> None:
+    """AWS Capacity Blocks (self-serve, a block of days bought for each run) and Lambda's
+    1-Click Clusters (from 16 GPUs, two weeks at least) are listed among reserved prices;
+    CoreWeave and Nebius publish only a percentage off, which stays a note."""
+    offers = {o["id"]: o for o in _clouds(runner, "--pricing", "reserved")}
+    blocks = {oid for oid in offers if oid.endswith("-capacity-block")}
+    assert {"aws-h100-p5-capacity-block", "aws-b200-p6-capacity-block",
+            "aws-b300-p6-capacity-block", "aws-h200-p5en-capacity-block"} <= blocks
+    for oid in blocks:
+        offer = next(o for o in catalog.offers if o.id == oid)
+        (term,) = offer.reserved_terms
+        assert (term.term_days, offer.on_demand_usd_per_gpu_hour) == (1, None)
+        assert catalog.access_of(offer) == "self-serve" and offer.as_of >= dt.date(2026, 10, 7)
+    lam = next(o for o in catalog.offers if o.id == "lambda-h100-1cc")
+    (term,) = lam.reserved_terms
+    assert (lam.min_gpus, term.term_days, term.shortest_days) == (16, 7, 14)
+    assert "lambda-b200-1cc" in offers
+    assert not any(o.reserved_terms for o in catalog.offers
+                   if o.provider in ("coreweave", "nebius"))
+    text = runner.invoke(cli, ["catalog", "list", "clouds", "--provider", "lambda"]).stdout
+    assert re.search(r"^lambda-h100-1cc +16\+ +none +none +6\.16 +account", text, re.M)
+
+
+@pytest.mark.parametrize(("term", "message"), [
+    ({"usd_per_gpu_hour": 1.0}, "a reserved term needs term_months or term_days, not both"),
+    ({"term_months": 1, "term_days": 1, "usd_per_gpu_hour": 1.0}, "not both"),
+    ({"term_months": 1, "min_days": 14, "usd_per_gpu_hour": 1.0},
+     "min_days is the shortest block of a term_days term"),
+])
+def test_a_reserved_term_is_months_or_days(term: dict[str, object], message: str) -> None:
+    from pydantic import ValidationError
+
+    from engine.catalog.models import ReservedTerm
+
+    with pytest.raises(ValidationError, match=message):
+        ReservedTerm.model_validate(term)

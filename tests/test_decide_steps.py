@@ -9,6 +9,7 @@ recorded (its firings, its facts) and check it against the engine's own decision
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -689,11 +690,13 @@ def test_break_even_is_where_owning_and_renting_cost_the_same(engine: Engine,
 
 
 def test_no_break_even_against_a_reservation_or_without_work(engine: Engine) -> None:
-    """A reserved term costs the same whatever the work, so owning never catches up."""
+    """A reserved term costs the same whatever the work, so owning never catches up (blocks
+    bought for each run, as AWS Capacity Blocks, grow with the work like on-demand)."""
     steps = steps_of("03-intermittent-70b")
     local, _ = _sides(steps)
-    reserved = best(steps.scored, where="cloud", pricing="reserved")
-    assert reserved is not None
+    terms = [s for s in steps.scored if not s.excluded and s.facts["pricing"] == "reserved"
+             and not s.facts["reserved_days"]]
+    reserved = min(terms, key=lambda s: s.sort_key)
     policy = engine.catalog.policy
     assert break_even_line(local, reserved, steps.sizing.jobs[-1].work, policy) is None
     _, cloud = _sides(steps)
@@ -738,7 +741,8 @@ def test_candidates_owned_first_then_every_offer_at_each_of_its_prices(engine: E
                 and c.facts["offer"] == offer.id]
         prices = [*(["on-demand"] if offer.on_demand_usd_per_gpu_hour is not None else []),
                   *(["spot"] if offer.spot_usd_per_gpu_hour is not None else []),
-                  *(f"reserved-{t.term_months}m" for t in offer.reserved_terms)]
+                  *(f"reserved-{t.term_days}d" if t.term_days else f"reserved-{t.term_months}m"
+                    for t in offer.reserved_terms)]
         assert [c.id.split(":")[2].rsplit("x", 1)[0] for c in rows] == prices, offer.id
 
 
@@ -778,7 +782,13 @@ def test_a_candidate_cost_is_its_hourly_rate_for_its_billed_hours(engine: Engine
             wall = f["run_hours"] + f["start_up_hours"] + f["spot_extra_hours"]
             assert f["billed_hours_per_year"] >= f["runs_per_year"] * wall - 0.1, cand.id
         assert f["cost_usd_year"] == pytest.approx(expected, rel=2e-3, abs=1), cand.id
-        if f["pricing"] == "reserved":
+        if f.get("reserved_days"):  # blocks of whole days bought for each run, the year at most
+            block_h = 24 * f["reserved_days"]
+            per_run = f["billed_hours_per_year"] / f["runs_per_year"]
+            assert f["fixed_usd_year"] == 0.0, cand.id
+            assert (f["billed_hours_per_year"] == 8760 or per_run / block_h
+                    == pytest.approx(round(per_run / block_h), abs=1e-3)), cand.id
+        elif f["pricing"] == "reserved":
             assert f["fixed_usd_year"] == f["cost_usd_year"]
 
 
@@ -841,3 +851,23 @@ def test_a_bigger_model_never_gives_fewer_gpus(engine: Engine) -> None:
     assert big and big.keys() <= small.keys()
     assert all(big[p] >= small[p] for p in big)
     assert any(big[p] > small[p] for p in big)
+
+
+def test_blocks_are_priced_for_the_whole_days_of_each_run(engine: Engine) -> None:
+    """An AWS Capacity Block costs its rate for the whole days around each run (start-up
+    included), nothing fixed; a Lambda 1-Click Cluster comes from 16 GPUs, two weeks a run."""
+    over = 1 + engine.catalog.policy.hidden_cloud_overhead.expected
+    _, candidates = _built(engine, model="llama-3.1-70b", method="lora", training_tokens_b=2,
+                           runs_per_year=4)
+    by_offer = {c.facts["offer"]: c.facts for c in candidates if c.facts.get("reserved_days")}
+    block = by_offer["aws-h100-p5-capacity-block"]
+    days = math.ceil((block["run_hours"] + block["start_up_hours"]) / 24)
+    assert (block["reserved_days"], block["access"], block["fixed_usd_year"]) == (1, "self-serve",
+                                                                                  0.0)
+    assert block["billed_hours_per_year"] == pytest.approx(4 * days * 24)
+    assert block["cost_usd_year"] == pytest.approx(
+        block["count"] * 5.97 * 4 * days * 24 * over, rel=1e-3)
+    lambda_1cc = [c.facts for c in candidates if c.facts["offer"] == "lambda-h100-1cc"]
+    assert lambda_1cc and all(f["count"] >= 16 and f["reserved_days"] == 7
+                              and f["billed_hours_per_year"] >= 4 * 14 * 24 for f in lambda_1cc)
+    assert all(f["smallest_shape"] == 16 for f in lambda_1cc)

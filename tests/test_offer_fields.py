@@ -159,12 +159,16 @@ def test_minimum_below_one_increment_is_refused(catalog_copy: Path) -> None:
 
 def test_unknown_access_kind_names_file_line_field(catalog_copy: Path) -> None:
     clouds = catalog_copy / "clouds.yaml"
-    line = _replace_once(clouds, "  regions:\n  - us\n  access: self-serve\n  locations:",
-                         "  regions:\n  - us\n  access: self-service\n  locations:") + 2
+    offer = "- id: aws-b300-p6-capacity-block\n"
+    text = clouds.read_text(encoding="utf-8")
+    start = text.index(offer)
+    at = text.index("  access: self-serve\n", start)
+    clouds.write_text(text[:at] + "  access: self-service\n" + text[at + 21:], encoding="utf-8")
+    line = text.count("\n", 0, at) + 1
     with pytest.raises(CatalogError) as exc:
         load_catalog(catalog_copy)
     assert str(exc.value).startswith(
-        f"{clouds}:{line}: offers[aws-h200-p5en-capacity-block].access: input should be "
+        f"{clouds}:{line}: offers[aws-b300-p6-capacity-block].access: input should be "
         "'self-serve', 'account' or 'contract'")
 
 

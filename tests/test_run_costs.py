@@ -7,6 +7,7 @@ import pytest
 from engine.catalog.load import Catalog
 from engine.estimates.runs import (
     billed_hours,
+    block_hours,
     checkpoint_gb,
     committed_hours,
     run_overhead,
@@ -98,3 +99,15 @@ def test_a_committed_term_is_paid_in_whole_terms(catalog: Catalog) -> None:
     assert committed_hours(1, 2, 100, policy) == pytest.approx(2 * month)
     assert committed_hours(1, 2, month + 1, policy) == pytest.approx(4 * month)
     assert committed_hours(1, 40, month, policy) == policy.hours_per_year_max.value
+
+
+def test_a_block_is_bought_for_each_run_in_whole_steps(catalog: Catalog) -> None:
+    """AWS Capacity Blocks come in whole days; a Lambda 1-Click Cluster in weeks, two at least."""
+    policy = catalog.policy
+    year = policy.hours_per_year_max.value
+    assert block_hours(1, 1, 4, 30, policy) == 4 * 48
+    assert block_hours(1, 1, 4, 48, policy) == 4 * 48
+    assert block_hours(1, 1, 4, 0.5, policy) == 4 * 24
+    assert block_hours(7, 14, 2, 30, policy) == 2 * 14 * 24
+    assert block_hours(7, 14, 2, 15 * 24, policy) == 2 * 21 * 24
+    assert block_hours(1, 1, 400, 30, policy) == year

@@ -123,6 +123,9 @@ class Gpu(Strict):
     datacenter_licence: bool = Field(
         description="the vendor's driver licence allows datacenter deployment (GeForce: no)")
     mig: bool = Field(default=False, description="can be split into MIG instances")
+    host_cpu: Literal["x86", "arm"] = Field(
+        default="x86", description="the instruction set of the host CPU it runs beside: arm "
+        "where the CPU is on the module (Grace in GH200 and GB200), x86 for cards and HGX boards")
     mig_profiles: list[MigProfile] = Field(
         default_factory=list, description="the MIG instance profiles, smallest first (with mig)")
     purchase: PriceRange | None = None
@@ -182,6 +185,8 @@ class AnnouncedGpu(Strict):
     name: str
     vendor: Literal["nvidia", "amd"]
     architecture: str
+    announced: str | None = Field(default=None, pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$",
+                                  description="when the vendor first announced it")
     expected: str = Field(pattern=r"^\d{4}(-H[12]|-Q[1-4])?$",
                           description="when volume cloud access is expected (2026-H2, 2027)")
     vram_gb: PositiveFloat | None = None
@@ -251,12 +256,35 @@ class Provider(Strict):
 
 
 class ReservedTerm(Strict):
-    """A committed term the provider lists: charged for every hour of the term."""
+    """A committed price the provider lists. A term of ``term_months`` is charged for every
+    hour of it (one of a year or more covers the year; a shorter one is bought in whole terms
+    around each run). A block of ``term_days`` is bought ahead for each run, as AWS sells
+    Capacity Blocks and Lambda its 1-Click Clusters: the run's hours in whole steps of that
+    many days, at least ``min_days``."""
 
-    term_months: int = Field(ge=1, le=60)
+    term_months: int | None = Field(default=None, ge=1, le=60)
+    term_days: int | None = Field(
+        default=None, ge=1, le=366, description="a block bought for each run, in steps of "
+        "this many days (AWS Capacity Blocks: 1; Lambda 1-Click Clusters: 7)")
+    min_days: int | None = Field(
+        default=None, ge=1, le=366, description="the shortest block sold, in days (with "
+        "term_days; default one step)")
     usd_per_gpu_hour: PositiveFloat
     product: str | None = Field(default=None,
                                 description="which commitment (e.g. a 1-year no-upfront RI)")
+
+    @model_validator(mode="after")
+    def _one_term(self) -> ReservedTerm:
+        if (self.term_months is None) == (self.term_days is None):
+            raise ValueError("a reserved term needs term_months or term_days, not both")
+        if self.min_days is not None and self.term_days is None:
+            raise ValueError("min_days is the shortest block of a term_days term")
+        return self
+
+    @property
+    def shortest_days(self) -> int | None:
+        """The shortest block, in days (None for a term in months)."""
+        return None if self.term_days is None else max(self.min_days or 0, self.term_days)
 
 
 Network = Literal["infiniband", "efa", "roce", "ethernet"]
@@ -273,6 +301,9 @@ class Offer(Strict):
         description="GPUs per instance: one shape, or every shape sold at this per-GPU price")
     multi_node: bool = Field(
         default=False, description="several instances can train together over a fast fabric")
+    min_gpus: int | None = Field(
+        default=None, ge=1, le=100_000, description="the fewest GPUs sold at once, where a "
+        "cluster product starts above one instance (a Lambda 1-Click Cluster: 16)")
     network: Network = Field(default="ethernet", description="fabric between instances")
     regions: list[Id] = Field(min_length=1)
     market: Id | None = Field(
@@ -311,6 +342,9 @@ class Offer(Strict):
                 and not self.reserved_terms):
             raise ValueError("an offer needs a price: on_demand_usd_per_gpu_hour, "
                              "spot_usd_per_gpu_hour or a reserved term")
+        if self.min_gpus and not self.multi_node and self.min_gpus > self.shapes[-1]:
+            raise ValueError("min_gpus is more than its largest instance and it is not "
+                             "multi_node: it is never rented")
         seen = [(loc.country, loc.region, loc.city) for loc in self.locations]
         if len(set(seen)) != len(seen):
             raise ValueError("locations lists the same location twice")
@@ -321,6 +355,11 @@ class Offer(Strict):
         """Instance sizes sold, smallest first."""
         given = self.gpus_per_instance
         return tuple(sorted(set([given] if isinstance(given, int) else given)))
+
+    @property
+    def smallest_gpus(self) -> int:
+        """The fewest GPUs it is rented as: its smallest shape, or its minimum if larger."""
+        return max(self.shapes[0], self.min_gpus or 1)
 
     @property
     def reserved_terms(self) -> tuple[ReservedTerm, ...]:

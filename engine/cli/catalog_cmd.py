@@ -167,7 +167,8 @@ def _clouds_text(cat: Catalog, offers: list[Offer]) -> None:
         return "none" if v is None else f"{v:,.2f}"
 
     rows = [
-        (o.id, "/".join(str(n) for n in o.shapes), usd(o.on_demand_usd_per_gpu_hour),
+        (o.id, f"{o.min_gpus}+" if o.min_gpus else "/".join(str(n) for n in o.shapes),
+         usd(o.on_demand_usd_per_gpu_hour),
          usd(o.spot_usd_per_gpu_hour), usd(o.price("reserved")),
          _ACCESS[cat.access_of(o)], _countries(cat, o), o.as_of.strftime("%Y-%m"))
         for o in offers
@@ -187,7 +188,9 @@ def _legend(cat: Catalog, offers: list[Offer]) -> list[str]:
     names = "; ".join(f"{p} = {cat.providers[p].name}" for p in shown)
     lines = textwrap.wrap(f"providers: {names}", 80) if names else []
     lines += textwrap.wrap(
-        "GPUs: instance sizes sold (GPUs per instance). access: self (self-serve: a card, "
+        "GPUs: instance sizes sold (GPUs per instance; N+: clusters of N GPUs and more). "
+        "resv: the cheapest committed price (a term, or blocks bought for each run). "
+        "access: self (self-serve: a card, "
         "minutes), account (a quota or account review, days), contract (sales, weeks). "
         "sold in: ISO country codes where the GPU is sold, +N more countries (each with the "
         "provider's region code in catalog show ID).", 80)
@@ -259,7 +262,7 @@ def stale(as_of: Any, strict: bool, catalog_dir: Path | None, prices: PriceInput
 @format_option("text", "json")
 def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt: str) -> None:
     """Show one GPU, cloud offer, provider, platform, model or source with all its figures
-    and sources.
+    and sources; a GPU announced but not yet sold shows what is known of it.
 
     \b
     Example:
@@ -273,6 +276,7 @@ def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt:
         **{p.id: p for p in cat.platforms},
         **cat.models,
         **cat.gpus,
+        **{a.id: a for a in cat.announced},
     }
     if item_id not in index:
         raise InputError(f"no catalog entry '{item_id}'{did_you_mean(item_id, index)}",
@@ -292,4 +296,5 @@ def show(item_id: str, catalog_dir: Path | None, prices: PriceInput | None, fmt:
 
 
 _KIND_NAMES = {"Gpu": "GPU", "Offer": "cloud offer", "Provider": "provider",
-               "ModelPreset": "model", "Source": "source", "Platform": "platform"}
+               "ModelPreset": "model", "Source": "source", "Platform": "platform",
+               "AnnouncedGpu": "announced GPU (not sold yet)"}

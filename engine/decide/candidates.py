@@ -48,6 +48,7 @@ from engine.estimates.cost import (
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.runs import (
     billed_hours,
+    block_hours,
     checkpoint_gb,
     committed_hours,
     run_overhead,
@@ -341,14 +342,19 @@ def _owning_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Own
 # -- cloud ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class _Price:
-    """One way an offer is paid: a pricing, its committed months, its $/GPU-hour."""
+    """One way an offer is paid: a pricing, its committed months or the days of the block
+    bought for each run (and the shortest block), its $/GPU-hour."""
 
     pricing: str
     months: int | None
     rate: float
+    days: int | None = None
+    shortest_days: int | None = None
 
     @property
     def key(self) -> str:
+        if self.days is not None:
+            return f"reserved-{self.days}d"
         return self.pricing if self.months is None else f"reserved-{self.months}m"
 
 
@@ -375,7 +381,8 @@ def _prices(offer: Offer) -> list[_Price]:
               else [_Price("on-demand", None, offer.on_demand_usd_per_gpu_hour)])
     if offer.spot_usd_per_gpu_hour is not None:
         prices.append(_Price("spot", None, offer.spot_usd_per_gpu_hour))
-    prices += [_Price("reserved", t.term_months, t.usd_per_gpu_hour) for t in offer.reserved_terms]
+    prices += [_Price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
+                      t.shortest_days) for t in offer.reserved_terms]
     return prices
 
 
@@ -401,7 +408,9 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         wall = pool.run_hours + start.value
         hours = policy.hours_per_year_max.value
         busy = t.busy_hours
-    if price.pricing == "reserved":
+    if price.days is not None:  # blocks bought for each run hold the runs they are bought for
+        within = busy <= hours * (1 + 1e-9)
+    elif price.pricing == "reserved":
         within = busy <= policy.capacity_busy_target["high"].value * hours * (1 + 1e-9)
     else:
         within = busy <= policy.hours_per_year_max.value
@@ -437,7 +446,11 @@ def _checkpoint_gb(catalog: Catalog, sizing: Sizing, job: Job) -> float:
 
 def _billed(catalog: Catalog, provider: Provider, price: _Price, runs: float,
             wall: float) -> float:
-    """Hours a year the provider bills: each run in its increments, or the committed term."""
+    """Hours a year the provider bills: each run in its increments, the blocks bought for each
+    run, or the committed term."""
+    if price.days is not None:
+        assert price.shortest_days is not None
+        return block_hours(price.days, price.shortest_days, runs, wall, catalog.policy)
     if price.pricing == "reserved":
         assert price.months is not None
         return committed_hours(price.months, runs, wall, catalog.policy)
@@ -528,7 +541,9 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                             training_hours_per_run=t.run_hours,
                             start_up_hours_per_run=r.start_up.value,
                             spot_rework_hours_per_run=r.spot_hours,
-                            committed_months=price.months, always_on=pool is not None)
+                            committed_months=price.months, block_days=price.days,
+                            shortest_block_days=price.shortest_days,
+                            always_on=pool is not None)
     plan_suffix = ":plan" if plan else ""
     facts = {
         **_config_facts(catalog, gpu, t.count, offer),
@@ -542,6 +557,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "pricing": price.pricing,
         "condition": "rented",
         "reserved_months": price.months or 0,
+        "reserved_days": price.days or 0,
         **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
         "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
@@ -553,7 +569,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                                                          r.instances), 4),
         "per_hour_usd": tidy(hourly, 4),
         "fixed_usd_year": tidy(r.cost, 2)
-        if price.pricing == "reserved" or pool is not None else 0.0,
+        if (price.pricing == "reserved" and price.days is None) or pool is not None else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
@@ -783,15 +799,16 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
             ("countries", offer.id), lambda: ",".join(
                 dict.fromkeys(loc.country for loc in catalog.locations_of(offer)))),
         "market": "" if offer is None or offer.market is None else offer.market,
-        "smallest_shape": count if offer is None else offer.shapes[0],
+        "smallest_shape": count if offer is None else offer.smallest_gpus,
         "provider_smallest_shape": count if offer is None else min(
-            o.shapes[0] for o in catalog.offers
+            o.smallest_gpus for o in catalog.offers
             if o.provider == offer.provider and o.gpu == offer.gpu),
 
         "multi_node": offer is not None and offer.multi_node,
         "network": "infiniband" if offer is None else offer.network,
         "form": gpu.form,
         "socket": gpu.socket,
+        "host_cpu": gpu.host_cpu,
         "vram_gib": tidy(gpu.vram_gib, 2),
         "vram_total_gib": tidy(gpu.vram_gib * count, 2),
         "nvlink": gpu.nvlink,

@@ -130,6 +130,9 @@ class Candidate(_Out):
     first location the residency answer allows (``ap-northeast-1 (Tokyo, jp)``)."""
     pricing: str
     reserved_months: int | None
+    reserved_days: int | None = None
+    """A reserved block bought for each run comes in steps of these days (an AWS Capacity
+    Block: 1; None for a term in months or no reservation)."""
     method: str
     """The method it is priced for (``pretrain``, ``full``, ``lora``, ``qlora``)."""
     precision: str = "bf16"

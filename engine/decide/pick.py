@@ -345,6 +345,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         platform=f.get("platform") if local else None, region=f["regions"] or None,
         location=None if local else (f.get("location") or None),
         pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,
+        reserved_days=f.get("reserved_days") or None,
         method=f["train_method"], precision=f.get("precision", "bf16"),
         gradient_checkpointing=f["gradient_checkpointing_on"],
         vram_needed_gib=f["vram_needed_gib"],

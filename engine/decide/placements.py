@@ -90,12 +90,15 @@ def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
 
 
 def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
+    least = offer.min_gpus or 1
     for shape in offer.shapes:
-        yield shape, 1
+        if shape >= least:
+            yield shape, 1
     if offer.multi_node:
         largest = offer.shapes[-1]
         for count in cluster_sizes(largest, catalog.policy):
-            yield count, count // largest
+            if count >= least:
+                yield count, count // largest
 
 
 def cluster_sizes(node: int, policy: Policy) -> list[int]:

@@ -101,16 +101,18 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
-    """The best reservation against the same offer paid on demand for the same work: below 1
-    the GPUs are busy enough for the reservation to pay."""
+    """The best reservation against the same offer paid on demand for the same work — or,
+    for an offer sold only reserved (an AWS Capacity Block, a Lambda 1-Click Cluster), the
+    best configuration paid on demand: below 1 the reservation pays."""
     reserved = best(scored, where="cloud", pricing="reserved")
     if reserved is None:
         return {}
     offer = reserved.facts["offer"]
     same = [s for s in scored if s.facts["offer"] == offer and s.facts["pricing"] == "on-demand"]
-    if not same or not float(same[0].facts["cost_usd_year"]):
+    other = same[0] if same else best(scored, where="cloud", pricing="on-demand")
+    if other is None or not float(other.facts["cost_usd_year"]):
         return {}
-    ratio = float(reserved.facts["cost_usd_year"]) / float(same[0].facts["cost_usd_year"])
+    ratio = float(reserved.facts["cost_usd_year"]) / float(other.facts["cost_usd_year"])
     return {"reserved_to_on_demand_cost_ratio": tidy(ratio, 3)}
 
 

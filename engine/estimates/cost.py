@@ -231,14 +231,20 @@ def all_in_usd_per_gpu_hour(usd_per_gpu_hour: float, gpus: int,
 
 def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, *,
                  sources: Sequence[str] = (), always_on: bool = False,
+                 block_days: int | None = None,
                  **parts: float | int | str | None) -> Figure:
     """Renting for a year's work, hidden cloud costs included: the configuration's $/hour
     for the hours billed, which are every run's billed hours (start-up, training and, on
-    spot, the expected rework), or every hour a committed term covers."""
+    spot, the expected rework), the blocks bought for each run, or every hour a committed
+    term covers."""
     over = policy.hidden_cloud_overhead.expected
     if always_on:
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × every hour of the year (a "
                    "pool that must be there whenever jobs arrive) × (1 + hidden overhead)")
+    elif block_days is not None:
+        formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × runs × hours of the block "
+                   f"bought for each run (start-up + training in whole {block_days}-day "
+                   "steps, at least the shortest block) × (1 + hidden overhead)")
     elif pricing == "reserved":
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × hours the committed term "
                    "covers a year × (1 + hidden overhead)")
@@ -250,7 +256,7 @@ def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, 
     return figure(hourly_usd * hours * (1 + over), "USD/year", formula,
                   [*sources, *policy.hidden_cloud_overhead.sources],
                   hourly_usd=hourly_usd, hours=hours, hidden_overhead=over, pricing=pricing,
-                  **parts)
+                  block_days=block_days, **parts)
 
 
 def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],

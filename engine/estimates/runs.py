@@ -5,7 +5,8 @@ instances start, pull the training image, download the base model (and quantise 
 QLoRA), and at the end upload the trained weights or adapters; the provider bills in its
 increments with a minimum. Spot capacity is a bet on interruptions: each one loses the work
 since the last checkpoint and pays a restart, and checkpoints take time to write. A committed
-term is paid in whole terms. Every figure here carries its formula, inputs and sources.
+term is paid in whole terms, a block bought for each run in whole steps of its days. Every
+figure here carries its formula, inputs and sources.
 """
 
 from __future__ import annotations
@@ -128,3 +129,16 @@ def committed_hours(term_months: int, runs: float, run_hours: float, policy: Pol
     if term_h >= year:
         return year
     return min(year, runs * math.ceil(run_hours / term_h - 1e-9) * term_h)
+
+
+HOURS_PER_DAY = 24
+
+
+def block_hours(step_days: int, shortest_days: int, runs: float, run_hours: float,
+                policy: Policy) -> float:
+    """Hours a year blocks bought ahead for each run are paid for (AWS Capacity Blocks,
+    Lambda 1-Click Clusters): each run's hours in whole steps of ``step_days``, at least
+    ``shortest_days`` (at most every hour of the year)."""
+    step_h = step_days * HOURS_PER_DAY
+    per_run = max(shortest_days * HOURS_PER_DAY, math.ceil(run_hours / step_h - 1e-9) * step_h)
+    return min(policy.hours_per_year_max.value, runs * per_run)

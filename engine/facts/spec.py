@@ -205,7 +205,8 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("spot_saving", "number", "what the best spot configuration saves against the best "
        "on-demand one for the work, rework and start-ups included (a share)"),
     _d("reserved_to_on_demand_cost_ratio", "number",
-       "the best reservation ÷ the same offer paid on demand, for the work"),
+       "the best reservation ÷ the same offer paid on demand (an offer sold only reserved: "
+       "÷ the best on-demand configuration), for the work"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
 ))
@@ -309,6 +310,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("platform_name", "string", "its name", None, None),
         ("form", "string", "card form", _FORMS, None),
         ("socket", "string", "card socket", ("pcie", "sxm", "oam"), None),
+        ("host_cpu", "string", "instruction set of the host CPU: arm on Grace superchips "
+         "(GH200, GB200), whose software must be built for aarch64", ("x86", "arm"), None),
         ("vram_gib", "number", "VRAM of one card", None, "GiB"),
         ("vram_total_gib", "number", "VRAM of all cards", None, "GiB"),
         ("vram_needed_gib", "number", "peak VRAM per card at this count", None, "GiB"),
@@ -408,6 +411,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("pricing", "string", "how it is paid for (a pricing option, or purchase: owned, "
          "bought or the team's own, is_owned)", ("purchase",), None),
         ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
+        ("reserved_days", "number", "days a reserved block bought for each run comes in (an "
+         "AWS Capacity Block: 1; 0: none)", None, "days"),
         ("usd_per_gpu_hour", "number", "$/GPU-hour (owned: electricity)", None, "USD/GPU-hour"),
         ("per_hour_usd", "number", "cost per busy hour of the whole configuration", None,
          "USD/hour"),

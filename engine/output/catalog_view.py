@@ -22,9 +22,9 @@ _UNITS: tuple[tuple[str, str], ...] = (
     ("_w", "{:,.0f} W"),
     ("_b", "{:,.2f} billion"),
     ("_pct", "{:,.0f} %"),
-    ("_months", "{:,.0f} months"),
+    ("_months", "{:,g} months"),
     ("_years", "{:,.1f} years"),
-    ("_days", "{:,.1f} days"),
+    ("_days", "{:,g} days"),
 )
 
 

@@ -151,14 +151,20 @@ def run_days(days: float | None) -> str:
 
 
 def offer(c: Candidate) -> str:
-    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``to buy``, ``yours``, ``yours + 2``
-    (more bought beside the team's own)."""
+    """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``AWS 1-day blocks``, ``to buy``,
+    ``yours``, ``yours + 2`` (more bought beside the team's own)."""
     if c.where == "local":
         if c.added_to_owned:
             return f"yours + {c.added_to_owned}"
         return "yours" if c.owned else "to buy"
-    pricing = f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
-    return f"{c.provider_label} {pricing}"
+    return f"{c.provider_label} {pricing_label(c)}"
+
+
+def pricing_label(c: Candidate) -> str:
+    """``on-demand``, ``reserved 12 mo``, ``1-day blocks`` (a block bought for each run)."""
+    if c.reserved_days:
+        return f"{c.reserved_days}-day blocks"
+    return f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
 
 
 def region_text(c: Candidate, *, compact: bool = False) -> str:

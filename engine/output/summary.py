@@ -94,6 +94,8 @@ def headline(decision: Decision) -> str:
                 f"(~{usd(float(facts.get('dev_purchase_usd') or 0))}), rent for full runs")
     pricing = choice.pricing if not choice.reserved_months else (
         f"reserved for {choice.reserved_months} months")
+    if choice.reserved_days:
+        pricing = f"reserved in {choice.reserved_days}-day blocks bought for each run"
     where = (f" in {choice.location}" if choice.location
              and decision.answers.get("data_residency") == "region" else "")
     return (f"{verb}: {config_name(choice)} on {KIND_NAMES.get(choice.provider_kind, 'a cloud')}"
