@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
-from engine.decide.candidates import PricedCandidate, build_candidates
+from engine.decide.candidates import SHARE_SUFFIX, PricedCandidate, build_candidates, for_share
 from engine.decide.decision import (
     AxisDecision,
     decide_axes,
@@ -297,7 +297,17 @@ class Steps:
         return [o.option for o in self.decisions[axis].ranking if not o.excluded]
 
     def scored_by_id(self, candidate_id: str) -> Scored:
-        return next(s for s in self.scored if s.id == candidate_id)
+        found = next((s for s in self.scored if s.id == candidate_id), None)
+        if found is None and candidate_id.endswith(SHARE_SUFFIX):
+            # the peaks beside the team's own GPUs: the rented configuration priced again
+            # for the share of the work they leave, as the engine does
+            whole = self.scored_by_id(candidate_id.removesuffix(SHARE_SUFFIX))
+            share = float(self.evaluation.request_facts["peaks_owned_share"])
+            rest = for_share(load_engine().catalog, self.sizing, whole.candidate, 1 - share)
+            assert rest is not None
+            return Scored(rest, whole.score, whole.excluded, whole.rules)
+        assert found is not None, candidate_id
+        return found
 
 
 def candidates_for(engine: Engine, answers: Answers,

@@ -52,14 +52,53 @@ def test_the_peaks_are_the_owned_gpus_at_the_target_and_the_rest_rented(engine: 
     assert found["cheapest"] == "peaks"
 
 
-def test_peaks_that_beat_the_pick_are_said_in_the_headline_block(engine: Engine) -> None:
+def test_the_peaks_are_the_pick_where_they_cost_least(engine: Engine) -> None:
+    """Hybrid: the team's GPUs busy to the target, the resolved cloud configuration priced
+    again for the rest of the work, every figure of the pick for that rest."""
     decision = engine.recommend(HEAVY, decision_id="x")
-    assert decision.estimates["owned_options"]["peaks_beat_the_pick"]
+    found = decision.estimates["owned_options"]
+    peaks = options(found)["peaks"]
+    choice = decision.hardware.choice
+    assert choice is not None and decision.decisions["deployment"].choice == "hybrid"
+    assert found["peaks_is_the_pick"] and not found["peaks_beat_the_pick"]
+    assert "usage.rent-the-peaks" in decision.fired
+    assert choice.id == peaks["rented"]["id"] + ":share" and choice.where == "cloud"
+    rest = 1 - peaks["owned_share"]
+    whole = peaks["rented"]["usd_per_year_for_all_the_work"]
+    assert choice.cost.per_year_usd == pytest.approx(whole * rest, rel=2e-3)
+    assert choice.cost.per_year_usd == pytest.approx(peaks["rented_usd_per_year"], rel=2e-3)
+    total = peaks["power_usd_per_year"] + peaks["upkeep_usd_per_year"] + choice.cost.per_year_usd
+    lines = brief_lines(decision)
+    assert len(lines) <= MAX_LINES
+    top = " ".join(" ".join(lines[:8]).split())
+    assert top.startswith("Keep your 8× A100 80GB (SXM4) busy on 90% of the work and rent the "
+                          f"rest: {choice.count}× {choice.gpu_label} on ")
+    assert f"~${total:,.0f} a year in all" in top
+    assert f"Cost: ~${total:,.0f} a year: " in top and "rent" in top
+    assert not any("Cheaper with what you own" in line for line in lines)
+    full = " ".join(render_text(decision, engine.rulebook).split())
+    assert "and the pick rents the rest by the hour" in full
+    assert "develop and test on them" not in full and "Or rent the peaks beside" not in full
+    assert "Keep your 8× A100 80GB (SXM4) busy on 90% of the work" in " ".join(
+        render_markdown(decision, engine.rulebook).split())
+    programme = decision.estimates["programme"]
+    compute = next(p for p in programme["parts"] if p["part"] == "compute")
+    assert compute["usd_per_year"] == pytest.approx(total, abs=2)
+
+
+def test_peaks_that_beat_a_pick_they_are_not_are_said_in_the_headline_block(
+        engine: Engine) -> None:
+    """Where the cloud side is reserved (an AWS shop), the peaks are not a hybrid the rules
+    weigh, so where they cost clearly less they are said beside the pick."""
+    decision = engine.recommend({**HEAVY, "cloud_ecosystem": "aws"}, decision_id="x")
+    found = decision.estimates["owned_options"]
+    assert decision.decisions["pricing"].choice == "reserved"
+    assert found["peaks_beat_the_pick"] and not found["peaks_is_the_pick"]
     lines = brief_lines(decision)
     assert len(lines) <= MAX_LINES
     notice = " ".join(lines[:6])
     assert "Cheaper with what you own: your 8× A100 80GB" in notice
-    peaks = options(decision.estimates["owned_options"])["peaks"]
+    peaks = options(found)["peaks"]
     assert f"~${peaks['usd_per_year']:,.0f} a year" in notice
     full = " ".join(render_text(decision, engine.rulebook).split())
     assert "Or rent the peaks beside your 8× A100 80GB" in full

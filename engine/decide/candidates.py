@@ -155,6 +155,37 @@ def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
         previous = job
 
 
+SHARE_SUFFIX = ":share"
+"""The end of the id of a rented configuration priced for a share of the year's work (the
+peaks beside the team's own GPUs)."""
+
+
+def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
+              share: float) -> PricedCandidate | None:
+    """``rented`` (a cloud configuration priced for the year's work) priced again for
+    ``share`` of that work, the rest done elsewhere: the same offer, GPUs, pricing and
+    method, for fewer runs (``SHARE_SUFFIX`` on its id). None where it no longer prices."""
+    f = rented.facts
+    job = next((j for j in sizing.jobs if j.method == f["train_method"]), None)
+    offer = next((o for o in catalog.offers if o.id == f["offer"]), None)
+    if job is None or offer is None:
+        return None
+    work = job.work
+    scaled = work.model_copy(update={
+        "runs_per_year": work.runs_per_year * share,
+        "flops_per_year": work.flops_per_year * share,
+        "reference_gpu_hours": work.reference_gpu_hours * share,
+        "hours_per_year": None if work.hours_per_year is None else work.hours_per_year * share})
+    found = [c for c in _cloud(catalog, sizing, replace(job, work=scaled), offer,
+                               [(int(f["count"]), int(f["nodes"]))])
+             if c.facts["pricing"] == f["pricing"]
+             and c.facts["reserved_months"] == f["reserved_months"]]
+    if not found:
+        return None
+    return replace(found[0], facts={**f, **found[0].facts,
+                                    "candidate_id": f"{f['candidate_id']}{SHARE_SUFFIX}"})
+
+
 # -- choosing a count ---------------------------------------------------------------------
 Verdicts = dict[str, tuple[bool, float]]
 """Per pricing: (meets every requirement, cost for the work)."""
@@ -294,7 +325,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, chosen,
                        wall_hours=chosen.run_hours if pool is None else pool.run_hours,
-                       within=chosen.busy_hours <= cap, cost=own.cost.value,
+                       within=chosen.busy_hours <= cap, busy_cap=cap, cost=own.cost.value,
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count)),
         **_pool_facts(sizing, pool, chosen.count),
@@ -374,6 +405,8 @@ class _Rented:
     cost: float
     within: bool
     ok: bool
+    cap: float
+    """Hours a year it can be busy: the year's, or the busy target of a committed term."""
 
 
 def _prices(offer: Offer) -> list[_Price]:
@@ -409,18 +442,19 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         hours = policy.hours_per_year_max.value
         busy = t.busy_hours
     if price.days is not None:  # blocks bought for each run hold the runs they are bought for
-        within = busy <= hours * (1 + 1e-9)
+        cap = hours
     elif price.pricing == "reserved":
-        within = busy <= policy.capacity_busy_target["high"].value * hours * (1 + 1e-9)
+        cap = policy.capacity_busy_target["high"].value * hours
     else:
-        within = busy <= policy.hours_per_year_max.value
+        cap = policy.hours_per_year_max.value
+    within = busy <= cap * (1 + 1e-9)
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
     ok = (t.fits and within and wall / 24 <= sizing.deadline_days
           and _holds(sizing, pool, t.count))
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
-                   ok)
+                   ok, cap)
 
 
 def _start_up(catalog: Catalog, sizing: Sizing, job: Job, provider: Provider,
@@ -577,6 +611,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
+                       busy_cap=r.cap,
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
                        rented=True),
         **_pool_facts(sizing, pool, t.count),
@@ -825,8 +860,8 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
 
 
 def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
-                 within: bool, cost: float, first_year: float, fewest: int | None,
-                 smallest: int, rented: bool = False) -> dict[str, Any]:
+                 within: bool, busy_cap: float, cost: float, first_year: float,
+                 fewest: int | None, smallest: int, rented: bool = False) -> dict[str, Any]:
     """What the configuration does for this work and what it costs; ``fewest`` is the
     fewest GPUs of the placement that hold the job, ``smallest`` the fewest it comes as.
 
@@ -852,6 +887,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "memory_sets_count": fewest is not None and t.count == fewest and fewest > smallest,
         "effective_tflops": tidy(t.speed.value, 1),
         "busy_hours_per_year": tidy(t.busy_hours, 1),
+        "busy_hours_cap": tidy(busy_cap, 1),
         "gpu_hours_per_year": tidy(t.busy_hours * t.count, 1),
         "utilisation": tidy(min(t.busy_hours / catalog.policy.hours_per_year_max.value,
                                 MAX_RATIO), 4),

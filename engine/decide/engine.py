@@ -15,7 +15,13 @@ from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, content_hash, load_catalog
 from engine.catalog.models import MethodGroup
 from engine.catalog.prices import PriceInput, read_prices
-from engine.decide.candidates import PricedCandidate, build_candidates, with_ratios
+from engine.decide.candidates import (
+    SHARE_SUFFIX,
+    PricedCandidate,
+    build_candidates,
+    for_share,
+    with_ratios,
+)
 from engine.decide.decision import (
     SHOWN_TRACES,
     AxisDecision,
@@ -29,7 +35,7 @@ from engine.decide.decision import (
     sort_warnings,
     text_of,
 )
-from engine.decide.owned_options import owned_options
+from engine.decide.owned_options import owned_options, peaks_facts
 from engine.decide.pick import candidate_notes, hardware, score_candidates
 from engine.decide.sides import (
     Revision,
@@ -40,7 +46,7 @@ from engine.decide.sides import (
     summary_facts,
 )
 from engine.errors import EngineError
-from engine.estimates.figure import tidy
+from engine.estimates.figure import figure, tidy
 from engine.estimates.programme import programme, storage_price
 from engine.estimates.workload import Workload
 from engine.facts.build import Facts, Sizing, build_facts, methods_allowed, shared_of, size
@@ -213,7 +219,14 @@ class Engine:
         shared = shared_of(run.answers, catalog, run.facts.shape, f["train_method"])
         provider = catalog.providers.get(str(f["provider"])) if f["where"] == "cloud" else None
         price = storage_price(provider, f["where"] != "cloud", catalog.policy)
-        return programme(shared, choice.candidate.cost, price, catalog.policy).record()
+        compute = choice.candidate.cost
+        owned = run.values.get("peaks_owned_usd_year")
+        if choice.id.endswith(SHARE_SUFFIX) and owned is not None:
+            compute = figure(compute.value + float(owned), compute.unit,
+                             "rent of the peaks + power and upkeep of your own GPUs busy on "
+                             "the rest of the work", [*compute.sources, "price.local-tco-parts"],
+                             rent_usd=compute.value, own_gpus_usd=float(owned))
+        return programme(shared, compute, price, catalog.policy).record()
 
     def choices(self, answers: Answers) -> dict[str, AxisDecision]:
         """The decided axes of ``answers`` alone (what :meth:`recommend` decides, without
@@ -247,6 +260,8 @@ class Engine:
                                                  run.values)
         axes = _applicable(axes, self.rulebook)
         choice, revision = _pick(axes["deployment"], priced.local, priced.cloud)
+        if axes["deployment"].choice == "hybrid" and choice is priced.cloud:
+            choice = self._peaks_pick(run, priced, choice)
         if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
             # owning or renting is not open to this team: no break-even to weigh
             run.facts.traces.pop("break_even_work", None)
@@ -257,6 +272,16 @@ class Engine:
         axes = _followed(axes, choice, priced.scored, self.rulebook)
         return _Made(run, axes, warnings, strategies, priced.methods, priced.candidates,
                      priced.scored, priced.local, priced.cloud, choice)
+
+    def _peaks_pick(self, run: _Run, priced: _Priced, cloud: Scored | None) -> Scored | None:
+        """A hybrid of the team's own GPUs and rented peaks: the rented configuration priced
+        for the share of the work the own GPUs leave (``cloud`` where it is not that)."""
+        share = run.values.get("peaks_owned_share")
+        if cloud is None or share is None or priced.sizing is None:
+            return cloud
+        rest = for_share(self.catalog, priced.sizing, cloud.candidate, 1 - float(share))
+        return cloud if rest is None else Scored(rest, cloud.score, cloud.excluded,
+                                                 cloud.rules)
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made
@@ -366,11 +391,12 @@ class _Priced:
     local: Scored | None = None
     cloud: Scored | None = None
     revisions: list[Revision] = field(default_factory=list)
+    sizing: Sizing | None = None
 
     def summary(self, run: _Run, axes: Mapping[str, AxisDecision],
                 methods: tuple[MethodGroup, ...], sizing: Sizing) -> None:
         book = self.engine.rulebook
-        self.methods = methods
+        self.methods, self.sizing = methods, sizing
         self.candidates = build_candidates(self.engine.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
         self.scored = self.engine._score(run, self.candidates, choices)
@@ -382,9 +408,10 @@ class _Priced:
             self.engine.rulebook.fields)
         self.local = best(self.scored, where="local")
         assert run.facts.work is not None
-        facts, line = deployment_facts(self.local, self.cloud, run.facts.work,
-                                       self.engine.catalog.policy)
+        policy = self.engine.catalog.policy
+        facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy)
         run.facts.values.update(facts)
+        run.facts.values.update(peaks_facts(self.scored, self.cloud, policy))
         if line is not None:
             run.facts.traces["break_even_work"] = line
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from engine.catalog.models import Policy
+from engine.decide.candidates import SHARE_SUFFIX
 from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
 
@@ -49,7 +50,10 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
                         "count": int(added.facts["count"]), "gpu": added.facts["gpu"],
                         "upfront_usd": tidy(float(added.facts["upfront_usd"]), 2),
                         "usd_per_year": tidy(float(added.facts["cost_usd_year"]) + upkeep, 2)})
-    rented = _cheapest_burst(same)
+    whole = choice.id.removesuffix(SHARE_SUFFIX)
+    peaks_picked = whole != choice.id
+    rented = (next((s for s in scored if s.id == whole), None) if peaks_picked
+              else _cheapest_burst(same))
     if rented is not None and bool(f["meets_deadline"]) and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
     if rented is not None:
@@ -62,7 +66,35 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     return {"method": method, "gpu": f["gpu"], "count": int(f["count"]),
             "capacity_hours_per_year": tidy(capacity, 1), "options": options,
             "cheapest": best["option"] if best else None,
-            "peaks_beat_the_pick": _beats(options, choice, policy)}
+            "peaks_is_the_pick": peaks_picked,
+            "peaks_beat_the_pick": not peaks_picked and _beats(options, choice, policy)}
+
+
+def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
+                policy: Policy) -> dict[str, Any]:
+    """What the deployment rules weigh for a team whose own GPUs do a run within the limit
+    but not the year's work within the busy target: keeping them busy up to it and renting
+    the rest of the work on the resolved cloud configuration, by the hour (nothing where
+    that does not apply)."""
+    if cloud is None or cloud.facts["pricing"] not in BURST_PRICING:
+        return {}
+    method = cloud.facts["train_method"]
+    mine = next((s for s in scored if s.facts.get("is_owned")
+                 and s.facts["train_method"] == method), None)
+    if mine is None:
+        return {}
+    f = mine.facts
+    capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    if not (f["fits"] and f["meets_deadline"] and f["vendor_allowed"]) or (
+            float(f["busy_hours_per_year"]) <= capacity):
+        return {}
+    share = tidy(capacity / float(f["busy_hours_per_year"]), 6)
+    owned = float(f["cost_usd_year"]) * share + float(f["upkeep_usd_year"])
+    rent = float(cloud.facts["cost_usd_year"]) * (1 - share)
+    return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
+            "peaks_cost_usd_year": tidy(owned + rent, 0),
+            "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
+            "peaks_owned_label": f"{int(f['count']):,}× {f['gpu_label']}"}
 
 
 def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> bool:
@@ -81,7 +113,7 @@ def _peaks(f: dict[str, Any], rented: Scored, capacity: float,
     power = float(f["cost_usd_year"]) * share
     rent = float(rented.facts["cost_usd_year"]) * (1 - share)
     return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
-            "owned_share": tidy(share, 3), "owned_busy_hours_per_year": tidy(capacity, 1),
+            "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
             "usd_per_year": tidy(power + upkeep + rent, 2)}

@@ -234,6 +234,15 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
+        _d("peaks_cost_usd_year", "number", "the team's own GPUs busy up to the busy target "
+           "and the rest of the work rented on the cloud configuration, by the hour: their "
+           "power and upkeep plus the rent", "USD/year"),
+        _d("peaks_owned_share", "number", "the share of the work the team's own GPUs do "
+           "then (0-1)"),
+        _d("peaks_owned_percent", "number", "the same in per cent", "%"),
+        _d("peaks_owned_usd_year", "number", "their power and upkeep then", "USD/year"),
+        _d("peaks_rented_usd_year", "number", "the rent for the rest", "USD/year"),
+        _d("peaks_owned_label", "string", "the team's own GPUs (``8× A100 80GB``)"),
         replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
                    "owning the local configuration costs less than renting the cloud one"),
                 work_level=True),
@@ -390,6 +399,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "TFLOPS"),
         ("busy_hours_per_year", "number", "hours a year it is busy doing the work", None,
          "hours/year"),
+        ("busy_hours_cap", "number", "hours a year it can be busy: the year's when rented "
+         "by the hour, the policy's busy target when owned or reserved", None, "hours/year"),
         ("gpu_hours_per_year", "number", "GPU-hours a year it spends on the work", None,
          "GPU-hours/year"),
         ("utilisation", "number", "busy hours ÷ hours in a year", None, None),

@@ -18,6 +18,7 @@ from engine.output.summary import (
     break_even_line,
     headline,
     peaks_notice,
+    peaks_pick,
     price_lines,
     programme_line,
     run_length,
@@ -123,11 +124,17 @@ def _cost(decision: Decision, choice: Candidate) -> str:
     low, high = cost.range_usd.get("low"), cost.range_usd.get("high")
     spread = f" ({usd(low)}–{usd(high)} as speed varies)" if low and high else ""
     text = f"Cost: ~{usd(cost.per_year_usd)} a year{spread}"
+    _, peaks = peaks_pick(decision)
+    if peaks is not None:
+        own = float(peaks["power_usd_per_year"]) + float(peaks["upkeep_usd_per_year"])
+        text = (f"Cost: ~{usd(own + cost.per_year_usd)} a year: {usd(own)} power and upkeep "
+                f"of your GPUs + ~{usd(cost.per_year_usd)} a year of rent{spread}")
     if cost.upfront_usd:
         text = f"Cost: {usd(cost.upfront_usd)} up front, then ~{usd(cost.per_year_usd)} a " \
                f"year{spread}"
     if choice.runs_per_year and choice.where == "cloud":
-        text += f"; {usd(cost.per_run_usd)} a run, ~{usd(cost.per_year_usd / 12)} a month"
+        rented = " rented:" if peaks is not None else ""
+        text += f";{rented} {usd(cost.per_run_usd)} a run, ~{usd(cost.per_year_usd / 12)} a month"
     return text + budget_clause(decision, choice) + "."
 
 

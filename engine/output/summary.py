@@ -85,6 +85,13 @@ def headline(decision: Decision) -> str:
                 f"~{usd(choice.cost.per_year_usd)} a year for your work")
     verb = "Rent"
     facts = decision.facts
+    found, peaks = peaks_pick(decision)
+    if peaks is not None:
+        return (f"Keep your {_owned_gpus(decision, found)} busy on {peaks['owned_share']:.0%} "
+                f"of the work and rent the rest: {config_name(choice)} on "
+                f"{KIND_NAMES.get(choice.provider_kind, 'a cloud')} ({choice.provider_name}), "
+                f"{choice.pricing} at ${choice.usd_per_gpu_hour:.2f}/GPU-hour; "
+                f"~{usd(peaks_total(decision, peaks))} a year in all")
     if axes["deployment"].choice == "hybrid" and facts.get("dev_is_owned"):
         verb = (f"Develop on your own {facts.get('dev_gpu_count')}× "
                 f"{short_name(str(facts['dev_gpu_name']))}, rent for full runs")
@@ -180,6 +187,11 @@ def owned_line(decision: Decision) -> str | None:
         alone = (f"Your {count}× {short_name(name)} alone cannot do this work within your "
                  f"limits{because}")
         return f"{alone}; {rent}." if rent else f"{alone}."
+    _, peaks = peaks_pick(decision)
+    if peaks is not None:
+        return (f"Your own {count}× {short_name(name)} alone cannot do all of this work within "
+                f"your limits{because}: kept busy they do {peaks['owned_share']:.0%} of it, "
+                "and the pick rents the rest by the hour.")
     if mine is None:
         then = ("develop and test on them (QLoRA fits), rent for the runs"
                 if _develops_on_own(decision) else
@@ -207,7 +219,7 @@ def peaks_line(decision: Decision) -> str | None:
     """For a team whose own GPUs cannot do the whole year's work within the busy target:
     what keeping them busy and renting the rest by the hour costs, beside the pick."""
     found, peaks = _peaks(decision)
-    if peaks is None:
+    if peaks is None or found.get("peaks_is_the_pick"):
         return None
     rented = peaks["rented"]
     line = (f"Or rent the peaks beside your {_owned_gpus(decision, found)}: busy "
@@ -238,6 +250,20 @@ def peaks_notice(decision: Decision) -> str | None:
             f"({rented['provider_label']}): ~{usd(peaks['usd_per_year'])} a year (--explain).")
 
 
+def peaks_pick(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """The decision's ``owned_options`` and their peaks option where it is the pick: the
+    team's own GPUs busy on most of the work, the pick rented for the rest."""
+    found, peaks = _peaks(decision)
+    return found, peaks if found.get("peaks_is_the_pick") else None
+
+
+def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
+    """The year's cost of a peaks pick: the own GPUs' power and upkeep, and the rent."""
+    choice = decision.hardware.choice
+    rent = choice.cost.per_year_usd if choice is not None else 0.0
+    return float(peaks["power_usd_per_year"]) + float(peaks["upkeep_usd_per_year"]) + rent
+
+
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The decision's ``owned_options`` and their peaks option (None where there is none)."""
     found: dict[str, Any] = decision.estimates.get("owned_options") or {}
@@ -254,7 +280,7 @@ def _develops_on_own(decision: Decision) -> bool:
     """The deployment is hybrid with development on the team's own GPUs."""
     deployment = decision.decisions.get("deployment")
     return bool(decision.facts.get("dev_is_owned")) and deployment is not None and (
-        deployment.choice == "hybrid")
+        deployment.choice == "hybrid") and peaks_pick(decision)[1] is None
 
 
 def price_lines(decision: Decision) -> list[str]:
@@ -311,6 +337,12 @@ def work_line(decision: Decision) -> str:
         text += (f"; a job takes {run_length(choice.days_per_run)} on its share of the pick, "
                  f"which is busy {hours(choice.busy_hours_per_year)} hours a year")
         return text + "."
+    _, peaks = peaks_pick(decision)
+    if choice is not None and peaks is not None and choice.days_per_run is not None:
+        return (f"{text}: {peaks['owned_share']:.0%} on your GPUs, busy "
+                f"{hours(peaks['owned_busy_hours_per_year'])} hours a year, the rest on "
+                f"{config_name(choice)} ({hours(choice.busy_hours_per_year)} hours, "
+                f"{run_length(choice.days_per_run)} a run).")
     if choice is not None and choice.days_per_run is not None:
         text += f"; a run takes {run_length(choice.days_per_run)} on the pick"
         if choice.start_up_hours:
