@@ -4,6 +4,8 @@ matters: the peaks in the full output, and in the headline block when they beat 
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from engine.decide.engine import Engine, load_engine
 from engine.output.brief import MAX_LINES, brief_lines
 from engine.output.markdown import render_markdown
 from engine.output.text import render_text
+from engine.resources import bundled_dir
 
 HEAVY = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
          "owned_gpu": "a100-80gb", "owned_gpu_count": 8, "usage_pattern": "continuous",
@@ -86,13 +89,33 @@ def test_the_peaks_are_the_pick_where_they_cost_least(engine: Engine) -> None:
     assert compute["usd_per_year"] == pytest.approx(total, abs=2)
 
 
-def test_peaks_that_beat_a_pick_they_are_not_are_said_in_the_headline_block(
-        engine: Engine) -> None:
-    """Where the cloud side is reserved (an AWS shop), the peaks are not a hybrid the rules
-    weigh, so where they cost clearly less they are said beside the pick."""
+def test_peaks_beside_a_reserved_cloud_side_are_rented_by_the_hour(engine: Engine) -> None:
+    """An AWS shop's cloud side is reserved for the whole work; the peaks are rented by the
+    hour on its kind of cloud, and the pricing decision says it was revised for them."""
     decision = engine.recommend({**HEAVY, "cloud_ecosystem": "aws"}, decision_id="x")
+    choice = decision.hardware.choice
+    pricing = decision.decisions["pricing"]
+    assert decision.decisions["deployment"].choice == "hybrid" and choice is not None
+    assert choice.id.endswith(":share") and choice.provider_kind == "hyperscaler"
+    assert pricing.revised_from == "reserved" and pricing.choice == choice.pricing == "on-demand"
+    assert "rented by the hour" in (pricing.revision or "")
+    text = " ".join(" ".join(brief_lines(decision)).split())
+    assert "Pricing: on-demand, not reserved: the peaks beside your own GPUs" in text
+
+
+def test_peaks_that_beat_a_pick_they_are_not_are_said_in_the_headline_block(
+        tmp_path: Path) -> None:
+    """Where no rule makes the peaks the pick (here: a policy without
+    ``usage.rent-the-peaks``) and they cost clearly less, they are said beside it."""
+    rules = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), rules)
+    usage = rules / "usage.yaml"
+    text = usage.read_text()
+    start = text.index("  - id: usage.rent-the-peaks")
+    usage.write_text(text[:start] + text[text.index("  - id: usage.develop-on-your-own"):])
+    engine = load_engine(rules=rules)
+    decision = engine.recommend(HEAVY, decision_id="x")
     found = decision.estimates["owned_options"]
-    assert decision.decisions["pricing"].choice == "reserved"
     assert found["peaks_beat_the_pick"] and not found["peaks_is_the_pick"]
     lines = brief_lines(decision)
     assert len(lines) <= MAX_LINES

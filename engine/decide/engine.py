@@ -260,28 +260,38 @@ class Engine:
                                                  run.values)
         axes = _applicable(axes, self.rulebook)
         choice, revision = _pick(axes["deployment"], priced.local, priced.cloud)
+        peaks: list[Revision] = []
         if axes["deployment"].choice == "hybrid" and choice is priced.cloud:
-            choice = self._peaks_pick(run, priced, choice)
+            choice, peaks = self._peaks_pick(run, priced, choice, axes["pricing"].choice)
         if {o.option for o in axes["deployment"].ranking if o.excluded} & {"local", "cloud"}:
             # owning or renting is not open to this team: no break-even to weigh
             run.facts.traces.pop("break_even_work", None)
             for name in ("break_even_work", "payback_years"):
                 run.facts.values.pop(name, None)
-        axes = _revised(axes, [*priced.revisions, *([revision] if revision else [])],
+        axes = _revised(axes, [*priced.revisions, *([revision] if revision else []), *peaks],
                         self.rulebook)
         axes = _followed(axes, choice, priced.scored, self.rulebook)
         return _Made(run, axes, warnings, strategies, priced.methods, priced.candidates,
                      priced.scored, priced.local, priced.cloud, choice)
 
-    def _peaks_pick(self, run: _Run, priced: _Priced, cloud: Scored | None) -> Scored | None:
-        """A hybrid of the team's own GPUs and rented peaks: the rented configuration priced
-        for the share of the work the own GPUs leave (``cloud`` where it is not that)."""
+    def _peaks_pick(self, run: _Run, priced: _Priced, cloud: Scored | None,
+                    pricing: str | None) -> tuple[Scored | None, list[Revision]]:
+        """A hybrid of the team's own GPUs and rented peaks: the configuration that rents
+        them priced for the share of the work the own GPUs leave, with the pricing revised
+        where the decided one was a committed term (``cloud`` where it is not that)."""
         share = run.values.get("peaks_owned_share")
-        if cloud is None or share is None or priced.sizing is None:
-            return cloud
-        rest = for_share(self.catalog, priced.sizing, cloud.candidate, 1 - float(share))
-        return cloud if rest is None else Scored(rest, cloud.score, cloud.excluded,
-                                                 cloud.rules)
+        rented_id = run.values.get("peaks_rented_candidate")
+        rented = next((s for s in priced.scored if s.id == rented_id), None)
+        if rented is None or share is None or priced.sizing is None:
+            return cloud, []
+        rest = for_share(self.catalog, priced.sizing, rented.candidate, 1 - float(share))
+        if rest is None:
+            return cloud, []
+        after = str(rest.facts["pricing"])
+        revised = [] if pricing in (None, after) else [Revision(
+            "pricing", str(pricing), after,
+            f"the peaks beside your own GPUs are rented by the hour: {after}")]
+        return Scored(rest, rented.score, rented.excluded, rented.rules), revised
 
     def request_probe(self, answers: Answers, held: Mapping[str, Any]) -> RequestProbe:
         """What the request rules of every phase decide for ``answers`` with the facts made

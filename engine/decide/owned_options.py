@@ -74,11 +74,13 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
                 policy: Policy) -> dict[str, Any]:
     """What the deployment rules weigh for a team whose own GPUs do a run within the limit
     but not the year's work within the busy target: keeping them busy up to it and renting
-    the rest of the work on the resolved cloud configuration, by the hour (nothing where
-    that does not apply)."""
-    if cloud is None or cloud.facts["pricing"] not in BURST_PRICING:
+    the rest of the work by the hour, on the resolved cloud configuration or, where that is
+    a committed term, the best hourly one of its kind of cloud (nothing where that does
+    not apply)."""
+    rented = peaks_rented(scored, cloud)
+    if rented is None:
         return {}
-    method = cloud.facts["train_method"]
+    method = rented.facts["train_method"]
     mine = next((s for s in scored if s.facts.get("is_owned")
                  and s.facts["train_method"] == method), None)
     if mine is None:
@@ -90,11 +92,28 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
         return {}
     share = tidy(capacity / float(f["busy_hours_per_year"]), 6)
     owned = float(f["cost_usd_year"]) * share + float(f["upkeep_usd_year"])
-    rent = float(cloud.facts["cost_usd_year"]) * (1 - share)
+    rent = float(rented.facts["cost_usd_year"]) * (1 - share)
+    r = rented.facts
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
             "peaks_cost_usd_year": tidy(owned + rent, 0),
             "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
-            "peaks_owned_label": f"{int(f['count']):,}× {f['gpu_label']}"}
+            "peaks_owned_label": f"{int(f['count']):,}× {f['gpu_label']}",
+            "peaks_rented_candidate": rented.id,
+            "peaks_rented_label": f"{int(r['count']):,}× {r['gpu_label']} "
+                                  f"({r['provider_label']}, {r['pricing']})"}
+
+
+def peaks_rented(scored: Sequence[Scored], cloud: Scored | None) -> Scored | None:
+    """What rents the peaks: ``cloud`` where it is rented by the hour, else the best
+    eligible hourly configuration of its kind of cloud doing its method."""
+    if cloud is None or cloud.facts["pricing"] in BURST_PRICING:
+        return cloud
+    c = cloud.facts
+    found = [s for s in scored if not s.excluded and s.facts["where"] == "cloud"
+             and s.facts["provider_kind"] == c["provider_kind"]
+             and s.facts["train_method"] == c["train_method"]
+             and s.facts["pricing"] in BURST_PRICING and s.facts["meets_deadline"]]
+    return min(found, key=lambda s: s.sort_key) if found else None
 
 
 def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> bool:

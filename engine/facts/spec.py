@@ -243,6 +243,9 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("peaks_owned_usd_year", "number", "their power and upkeep then", "USD/year"),
         _d("peaks_rented_usd_year", "number", "the rent for the rest", "USD/year"),
         _d("peaks_owned_label", "string", "the team's own GPUs (``8× A100 80GB``)"),
+        _d("peaks_rented_candidate", "string", "the configuration that rents the rest: the "
+           "cloud one, or where that is a committed term the best hourly one of its kind"),
+        _d("peaks_rented_label", "string", "it, in words (``8× L40S (AWS, on-demand)``)"),
         replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
                    "owning the local configuration costs less than renting the cloud one"),
                 work_level=True),

@@ -164,6 +164,14 @@ def _reasons(decision: Decision) -> list[str]:
         result = decision.decisions.get(axis)
         if result is None or not result.applies:
             continue
+        if result.revision and result.revised_from:  # the decided option's reasons no longer
+            text = (f"{axis.replace('_', ' ').capitalize()}: {result.choice}, not "  # hold
+                    f"{result.revised_from}: {result.revision}.")
+            if text not in picked:
+                picked.append(text)
+            if len(picked) == 3:
+                break
+            continue
         for sign, text, _, _ in top_reasons(result, limit=1):
             if sign == "+" and text not in picked:
                 picked.append(text)
