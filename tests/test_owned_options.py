@@ -4,12 +4,15 @@ matters: the peaks in the full output, and in the headline block when they beat 
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from engine.cli import cli
 from engine.decide.engine import Engine, load_engine
 from engine.output.brief import MAX_LINES, brief_lines
 from engine.output.markdown import render_markdown
@@ -145,3 +148,21 @@ def test_gpus_that_do_the_work_are_kept_with_no_peaks(engine: Engine) -> None:
 def test_a_team_that_owns_nothing_gets_no_options(engine: Engine) -> None:
     answers = {k: v for k, v in HEAVY.items() if not k.startswith("owned_")}
     assert "owned_options" not in engine.recommend(answers, decision_id="x").estimates
+
+
+def test_the_audit_list_counts_the_own_gpus_of_a_peaks_pick(tmp_path: Path) -> None:
+    answers = tmp_path / "heavy.json"
+    answers.write_text(json.dumps(HEAVY))
+    db = tmp_path / "audit.db"
+    runner = CliRunner()
+    made = runner.invoke(cli, ["recommend", "--answers", str(answers), "--audit-db", str(db),
+                               "--format", "json"])
+    assert made.exit_code == 0, made.output
+    out = json.loads(made.output[made.output.index("{"):])
+    peaks = options(out["estimates"]["owned_options"])["peaks"]
+    total = (peaks["power_usd_per_year"] + peaks["upkeep_usd_per_year"]
+             + out["hardware"]["choice"]["cost"]["per_year_usd"])
+    listed = runner.invoke(cli, ["audit", "list", "--audit-db", str(db)])
+    assert listed.exit_code == 0, listed.output
+    assert "your 8× NVIDIA A100 80GB (SXM4) + 1× B200, " in listed.output
+    assert f"for the peaks, ${total:,.0f} a year" in listed.output

@@ -116,16 +116,25 @@ def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
     """A recorded pick in words and its cost a year (None where it made none, or where its
     body cannot be read: ``audit verify`` says why; the list goes on)."""
     try:
-        choice = store.get(decision_id).result_data.get("hardware", {}).get("choice")
+        result = store.get(decision_id).result_data
     except EngineError:
         return "unreadable (see audit verify)", None
+    choice = result.get("hardware", {}).get("choice")
     if not isinstance(choice, dict):
         return None, None
     where = ("yours" if choice.get("owned") else "to buy") if choice.get("where") == "local" \
         else f"{choice.get('provider_label')} {choice.get('pricing')}"
     cost = (choice.get("cost") or {}).get("per_year_usd")
-    return (f"{choice.get('count')}× {choice.get('gpu_label')}, {where}",
-            float(cost) if isinstance(cost, (int, float)) else None)
+    pick = f"{choice.get('count')}× {choice.get('gpu_label')}, {where}"
+    owned = result.get("estimates", {}).get("owned_options") or {}
+    peaks = next((o for o in owned.get("options", []) if o.get("option") == "peaks"), None)
+    if owned.get("peaks_is_the_pick") and peaks is not None and isinstance(cost, (int, float)):
+        # the team's own GPUs on most of the work, the pick rented for the rest
+        name = result.get("facts", {}).get("owned_gpu_name") or owned.get("gpu")
+        pick = f"your {owned.get('count')}× {name} + {pick} for the peaks"
+        cost += float(peaks.get("power_usd_per_year") or 0) + float(
+            peaks.get("upkeep_usd_per_year") or 0)
+    return pick, float(cost) if isinstance(cost, (int, float)) else None
 
 
 def _say_nothing_recorded(path: Location, fmt: str) -> None:
