@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import types
 import typing
-from dataclasses import fields
+from dataclasses import FrozenInstanceError, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,3 +102,17 @@ def test_a_configuration_is_its_facts_once_every_fact_is_set(engine: Engine,
             value = getattr(cand.config, name)
             assert _holds(value, hint), (cand.id, name, value)
             assert (value is None) == (name not in cand.facts), (cand.id, name)
+
+
+@pytest.mark.parametrize("prefix", ["49-", "68-"])
+def test_the_conversion_makes_a_frozen_configuration_like_its_constructor(
+        engine: Engine, prefix: str) -> None:
+    """Configuration.of fills a twin's slots and makes it a Configuration (the fast path):
+    the same value, hash and frozenness as one its own constructor makes."""
+    for cand in _candidates(engine, prefix)[:40]:
+        made = Configuration.of(cand.facts)
+        built = Configuration(**{f.name: cand.facts.get(f.name) for f in fields(Configuration)})
+        assert type(made) is Configuration
+        assert made == built and hash(made) == hash(built) and repr(made) == repr(built)
+        with pytest.raises(FrozenInstanceError):
+            made.count = 1  # type: ignore[misc]

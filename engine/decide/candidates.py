@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -81,12 +81,12 @@ class PricedCandidate:
     low_cost: float = 0.0
     high_cost: float = 0.0
     """The cost for the work at the high and low ends of the throughput range."""
+    config: Configuration = field(init=False, repr=False, compare=False)
+    """Its facts as typed fields, made with it (the facts added later, for the rules only,
+    are not among them)."""
 
-    @cached_property
-    def config(self) -> Configuration:
-        """Its facts as typed fields (made when first read: the facts added later, for the
-        rules only, are not among them)."""
-        return Configuration.of(self.facts)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "config", Configuration.of(self.facts))
 
     @property
     def id(self) -> str:
