@@ -19,6 +19,7 @@ from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditError, AuditStore, Record
 from engine.catalog.load import Catalog
 from engine.catalog.prices import PriceInput, is_price_text
+from engine.decide.configuration import Configuration
 from engine.decide.decision import Excluded
 from engine.decide.engine import Decision, Engine, Evaluation, load_engine
 from engine.decide.pick import label_of
@@ -143,9 +144,9 @@ def schema_2_json(engine: Engine, evaluation: Evaluation) -> str:
         for cid in group.ids:
             if cid not in first or precedence[group.rule] < precedence[first[cid].rule]:
                 first[cid] = group
-    facts = {f["candidate_id"]: f for f in evaluation.candidate_facts}
+    configs = {c.candidate_id: c for c in map(Configuration.of, evaluation.candidate_facts)}
     data["hardware"]["excluded"] = [
-        {"id": cid, "label": label_of(facts[cid]), "rule": first[cid].rule,
+        {"id": cid, "label": label_of(configs[cid]), "rule": first[cid].rule,
          "reason": first[cid].reason} for cid in sorted(first)]
     order = engine.rulebook.file_order
     pairs = sorted(((r, f) for r, facts_on in decision.fired.items() for f in facts_on),

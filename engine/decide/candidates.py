@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Location, Network, Offer, Provider
+from engine.decide.configuration import Configuration
 from engine.decide.placements import (
     Trial,
     cloud_counts,
@@ -80,11 +81,17 @@ class PricedCandidate:
     low_cost: float = 0.0
     high_cost: float = 0.0
     """The cost for the work at the high and low ends of the throughput range."""
+    config: Configuration = field(init=False, repr=False, compare=False)
+    """Its facts as typed fields, made with it (the facts added later, for the rules only,
+    are not among them)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "config", Configuration.of(self.facts))
 
     @property
     def id(self) -> str:
         """The candidate id."""
-        return str(self.facts["candidate_id"])
+        return self.config.candidate_id
 
     @cached_property
     def cost(self) -> Figure:
@@ -99,9 +106,8 @@ class PricedCandidate:
     @property
     def ok(self) -> bool:
         """It holds the job, does the year's work and a run within the limit."""
-        f = self.facts
-        return bool(f["fits"] and f["within_year"] and f["meets_deadline"]
-                    and f["holds_jobs_at_once"])
+        c = self.config
+        return c.fits and c.within_year and c.meets_deadline and c.holds_jobs_at_once
 
 
 def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
@@ -119,7 +125,7 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
                 found = _local(catalog, sizing, job, gpu, counts) if counts else None
                 if found is not None:
                     local.append(found)
-                below = found.facts["count"] if found is not None and found.ok else None
+                below = found.config.count if found is not None and found.ok else None
     for offer in catalog.offers:
         below = None
         for job, dominated in _jobs(catalog, sizing):
@@ -127,7 +133,7 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
                       if not dominated or below is None or c < below]
             found_cloud = _cloud(catalog, sizing, job, offer, shapes) if shapes else []
             cloud.extend(found_cloud)
-            ok = [c.facts["count"] for c in found_cloud if c.ok]
+            ok = [c.config.count for c in found_cloud if c.ok]
             below = min(ok) if ok else None
     out = _with_owned(catalog, sizing, _with_plan(catalog, sizing, [*local, *cloud]))
     return _methods_compared(out)
@@ -165,9 +171,9 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
     """``rented`` (a cloud configuration priced for the year's work) priced again for
     ``share`` of that work, the rest done elsewhere: the same offer, GPUs, pricing and
     method, for fewer runs (``SHARE_SUFFIX`` on its id). None where it no longer prices."""
-    f = rented.facts
-    job = next((j for j in sizing.jobs if j.method == f["train_method"]), None)
-    offer = next((o for o in catalog.offers if o.id == f["offer"]), None)
+    f = rented.config
+    job = next((j for j in sizing.jobs if j.method == f.train_method), None)
+    offer = next((o for o in catalog.offers if o.id == f.offer), None)
     if job is None or offer is None:
         return None
     work = job.work
@@ -177,13 +183,12 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
         "reference_gpu_hours": work.reference_gpu_hours * share,
         "hours_per_year": None if work.hours_per_year is None else work.hours_per_year * share})
     found = [c for c in _cloud(catalog, sizing, replace(job, work=scaled), offer,
-                               [(int(f["count"]), int(f["nodes"]))])
-             if c.facts["pricing"] == f["pricing"]
-             and c.facts["reserved_months"] == f["reserved_months"]]
+                               [(f.count, f.nodes)])
+             if c.config.pricing == f.pricing and c.config.reserved_months == f.reserved_months]
     if not found:
         return None
-    return replace(found[0], facts={**f, **found[0].facts,
-                                    "candidate_id": f"{f['candidate_id']}{SHARE_SUFFIX}"})
+    return replace(found[0], facts={**rented.facts, **found[0].facts,
+                                    "candidate_id": f"{f.candidate_id}{SHARE_SUFFIX}"})
 
 
 # -- choosing a count ---------------------------------------------------------------------
@@ -706,8 +711,8 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
     gpu_id, count = sizing.plan
     gpu = catalog.gpus[gpu_id]
     where = "local" if sizing.upfront_capex and gpu.buyable else "cloud"
-    same = [c for c in found if c.facts["gpu"] == gpu_id and c.facts["count"] == count
-            and c.facts["where"] == where]
+    same = [c for c in found if c.config.gpu == gpu_id and c.config.count == count
+            and c.config.where == where]
     if same:
         return [_marked(c) if any(c is x for x in same) else c for c in found]
     planned: list[PricedCandidate] = []
@@ -722,9 +727,9 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
             if offer.gpu == gpu_id and count in shapes:
                 planned += [c for c in _cloud(catalog, sizing, job, offer,
                                               [(count, shapes[count])], plan=True)
-                            if c.facts["pricing"] == "on-demand"]
+                            if c.config.pricing == "on-demand"]
     if where == "cloud" and planned:
-        planned = [min(planned, key=lambda c: (c.facts["cost_usd_year"], c.id))]
+        planned = [min(planned, key=lambda c: (c.config.cost_usd_year, c.id))]
     return [*found, *planned]
 
 
@@ -765,11 +770,11 @@ def _methods_compared(found: list[PricedCandidate]) -> list[PricedCandidate]:
         by_hardware.setdefault(cand.hardware, []).append(cand)
     dropped: set[str] = set()
     for group in by_hardware.values():
-        group.sort(key=lambda c: c.facts["method_rank"])
+        group.sort(key=lambda c: c.config.method_rank)
         for i, cand in enumerate(group):
-            better = [c for c in group[:i] if c.ok and c.facts["method_rank"]
-                      < cand.facts["method_rank"]]
-            if any(c.facts["cost_usd_year"] <= cand.facts["cost_usd_year"] for c in better):
+            better = [c for c in group[:i] if c.ok and c.config.method_rank
+                      < cand.config.method_rank]
+            if any(c.config.cost_usd_year <= cand.config.cost_usd_year for c in better):
                 dropped.add(cand.id)
     kept = [c for c in found if c.id not in dropped]
     groups: dict[str, list[PricedCandidate]] = {}
@@ -781,22 +786,22 @@ def _methods_compared(found: list[PricedCandidate]) -> list[PricedCandidate]:
 
 
 def _method_neighbours(group: list[PricedCandidate]) -> None:
-    ranked = sorted(group, key=lambda c: c.facts["method_rank"])
+    ranked = sorted(group, key=lambda c: c.config.method_rank)
     for i, cand in enumerate(ranked):
         f = cand.facts
         better = next((c for c in reversed(ranked[:i]) if c.ok), None)
         worse = next((c for c in ranked[i + 1:] if c.ok), None)
-        f["better_method"] = better.facts["train_method"] if better else "none"
+        f["better_method"] = better.config.train_method if better else "none"
         f["better_method_premium"] = _premium(better, cand)
-        f["worse_method"] = worse.facts["train_method"] if worse else "none"
+        f["worse_method"] = worse.config.train_method if worse else "none"
         f["premium_over_worse_method"] = _premium(cand, worse)
 
 
 def _premium(dearer: PricedCandidate | None, cheaper: PricedCandidate | None) -> float | None:
     """How much more the better method costs than the worse for the same work (a share)."""
-    if dearer is None or cheaper is None or not cheaper.facts["cost_usd_year"]:
+    if dearer is None or cheaper is None or not cheaper.config.cost_usd_year:
         return None
-    return tidy(min(dearer.facts["cost_usd_year"] / cheaper.facts["cost_usd_year"] - 1,
+    return tidy(min(dearer.config.cost_usd_year / cheaper.config.cost_usd_year - 1,
                     MAX_RATIO), 3)
 
 
@@ -918,24 +923,24 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     (owned or rented), and among its like (same side, kind of provider and pricing; among
     hyperscalers the same provider, since a team works in one ecosystem): what the rules
     weigh a preference against."""
-    groups: dict[str, Callable[[Mapping[str, Any]], str]] = {
-        "cost_vs_cheapest": lambda f: "all",
-        "cost_vs_cheapest_same_side": lambda f: str(f["where"]),
-        "cost_vs_cheapest_like": lambda f: f"{f['where']}/{f['provider_kind']}/{f['pricing']}"
-        + (f"/{f['provider']}" if f["provider_kind"] == "hyperscaler" else ""),
+    groups: dict[str, Callable[[Configuration], str]] = {
+        "cost_vs_cheapest": lambda c: "all",
+        "cost_vs_cheapest_same_side": lambda c: c.where,
+        "cost_vs_cheapest_like": lambda c: f"{c.where}/{c.provider_kind}/{c.pricing}"
+        + (f"/{c.provider}" if c.provider_kind == "hyperscaler" else ""),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if not eligible.get(cand.id, False):
             continue
-        cost = float(cand.facts["cost_usd_year"])
+        cost = cand.config.cost_usd_year
         for name, key in groups.items():
-            slot = (name, key(cand.facts))
+            slot = (name, key(cand.config))
             cheapest[slot] = min(cheapest.get(slot, math.inf), cost)
     for cand in candidates:
-        cost = float(cand.facts["cost_usd_year"])
+        cost = cand.config.cost_usd_year
         for name, key in groups.items():
-            base = cheapest.get((name, key(cand.facts)))
+            base = cheapest.get((name, key(cand.config)))
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
     _against_other_vendors(candidates, eligible)
 
@@ -947,12 +952,11 @@ def _against_other_vendors(candidates: list[PricedCandidate],
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if eligible.get(cand.id, False):
-            slot = (str(cand.facts["where"]), str(cand.facts["vendor"]))
-            cheapest[slot] = min(cheapest.get(slot, math.inf),
-                                 float(cand.facts["cost_usd_year"]))
+            slot = (cand.config.where, cand.config.vendor)
+            cheapest[slot] = min(cheapest.get(slot, math.inf), cand.config.cost_usd_year)
     for cand in candidates:
-        where, vendor = str(cand.facts["where"]), str(cand.facts["vendor"])
+        where, vendor = cand.config.where, cand.config.vendor
         others = [c for (w, v), c in cheapest.items() if w == where and v != vendor]
         base = min(others, default=0.0)
         cand.facts["cost_vs_other_vendor"] = None if not base else tidy(
-            min(float(cand.facts["cost_usd_year"]) / base, MAX_RATIO), 3)
+            min(cand.config.cost_usd_year / base, MAX_RATIO), 3)

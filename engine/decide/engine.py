@@ -214,11 +214,11 @@ class Engine:
         """The training programme's bill a year around the pick's compute."""
         if choice is None or run.facts.shape is None:
             return None
-        f = choice.facts
+        c = choice.config
         catalog = self.catalog
-        shared = shared_of(run.answers, catalog, run.facts.shape, f["train_method"])
-        provider = catalog.providers.get(str(f["provider"])) if f["where"] == "cloud" else None
-        price = storage_price(provider, f["where"] != "cloud", catalog.policy)
+        shared = shared_of(run.answers, catalog, run.facts.shape, c.train_method)
+        provider = catalog.providers.get(c.provider) if c.where == "cloud" else None
+        price = storage_price(provider, c.where != "cloud", catalog.policy)
         compute = choice.candidate.cost
         owned = run.values.get("peaks_owned_usd_year")
         if choice.id.endswith(SHARE_SUFFIX) and owned is not None:
@@ -287,7 +287,7 @@ class Engine:
         rest = for_share(self.catalog, priced.sizing, rented.candidate, 1 - float(share))
         if rest is None:
             return cloud, []
-        after = str(rest.facts["pricing"])
+        after = rest.config.pricing
         revised = [] if pricing in (None, after) else [Revision(
             "pricing", str(pricing), after,
             f"the peaks beside your own GPUs are rented by the hour: {after}")]
@@ -559,7 +559,7 @@ def _traces(facts: Facts, choice: Scored | None, local: Scored | None,
 
 def _estimates(facts: Facts, methods: tuple[MethodGroup, ...], choice: Scored | None,
                local: Scored | None, cloud: Scored | None, *, trace: bool) -> dict[str, Any]:
-    method = str(choice.facts["train_method"]) if choice is not None else methods[-1]
+    method = choice.config.train_method if choice is not None else methods[-1]
     memory = facts.memory[method]
     work = facts.works.get(method, facts.work)
     assert work is not None
@@ -609,20 +609,20 @@ def _training(work: Workload, choice: Scored | None) -> dict[str, Any] | None:
     """One training run on the pick: GPU-hours, days (start-up included) and its cost."""
     if choice is None:
         return None
-    f = choice.facts
+    c = choice.config
     return {
         "tokens_b": work.tokens_per_run_b,
         "tokens_from": work.tokens_from,
-        "on": f["candidate_id"],
-        "gpus": f["count"],
-        "gpu": f["gpu"],
-        "method": f["train_method"],
+        "on": c.candidate_id,
+        "gpus": c.count,
+        "gpu": c.gpu,
+        "method": c.train_method,
         "flops": float(f"{work.flops_per_run:.4g}"),
-        "gpu_hours": round(float(f["run_hours"]) * int(f["count"]), 1),
-        "training_hours": f["run_hours"],
-        "start_up_hours": f["start_up_hours"],
-        "days": f["days_per_run"],
-        "cost_usd": round(float(f["cost_usd_per_run"]), 2) if f["where"] == "cloud" else None,
+        "gpu_hours": round(c.run_hours * c.count, 1),
+        "training_hours": c.run_hours,
+        "start_up_hours": c.start_up_hours,
+        "days": c.days_per_run,
+        "cost_usd": round(c.cost_usd_per_run, 2) if c.where == "cloud" else None,
     }
 
 

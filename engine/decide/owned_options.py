@@ -15,6 +15,7 @@ from typing import Any
 
 from engine.catalog.models import Policy
 from engine.decide.candidates import SHARE_SUFFIX
+from engine.decide.configuration import Configuration
 from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
 
@@ -28,42 +29,42 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     they cannot hold the job at all)."""
     if choice is None:
         return None
-    method = choice.facts["train_method"]
-    same = [s for s in scored if s.facts["train_method"] == method]
-    mine = next((s for s in same if s.facts.get("is_owned")), None)
+    method = choice.config.train_method
+    same = [s for s in scored if s.config.train_method == method]
+    mine = next((s for s in same if s.config.is_owned), None)
     if mine is None:
         return None
-    f = mine.facts
-    upkeep = float(f["upkeep_usd_year"])
+    f = mine.config
+    upkeep = float(f.upkeep_usd_year or 0.0)
     capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
-    busy = float(f["busy_hours_per_year"])
-    feasible = bool(f["within_year"]) and bool(f["meets_deadline"]) and busy <= capacity
+    busy = f.busy_hours_per_year
+    feasible = f.within_year and f.meets_deadline and busy <= capacity
     options: list[dict[str, Any]] = [{
         "option": "keep", "feasible": feasible, "upfront_usd": 0.0,
-        "usd_per_year": tidy(float(f["cost_usd_year"]) + upkeep, 2),
-        "power_usd_per_year": tidy(float(f["cost_usd_year"]), 2), "upkeep_usd_per_year": upkeep,
+        "usd_per_year": tidy(f.cost_usd_year + upkeep, 2),
+        "power_usd_per_year": tidy(f.cost_usd_year, 2), "upkeep_usd_per_year": upkeep,
         "busy_hours_per_year": tidy(busy, 1)}]
-    added = next((s for s in same if s.facts.get("owned_added") and not s.excluded), None)
+    added = next((s.config for s in same if s.config.owned_added and not s.excluded), None)
     if added is not None:
         options.append({"option": "add", "feasible": True,
-                        "gpus_added": int(added.facts["owned_added"]),
-                        "count": int(added.facts["count"]), "gpu": added.facts["gpu"],
-                        "upfront_usd": tidy(float(added.facts["upfront_usd"]), 2),
-                        "usd_per_year": tidy(float(added.facts["cost_usd_year"]) + upkeep, 2)})
+                        "gpus_added": added.owned_added,
+                        "count": added.count, "gpu": added.gpu,
+                        "upfront_usd": tidy(added.upfront_usd, 2),
+                        "usd_per_year": tidy(added.cost_usd_year + upkeep, 2)})
     whole = choice.id.removesuffix(SHARE_SUFFIX)
     peaks_picked = whole != choice.id
     rented = (next((s for s in scored if s.id == whole), None) if peaks_picked
               else _cheapest_burst(same))
-    if rented is not None and bool(f["meets_deadline"]) and busy > capacity:
+    if rented is not None and f.meets_deadline and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
     if rented is not None:
         options.append({"option": "retire", "feasible": True, "upfront_usd": 0.0,
-                        "resale_usd": tidy(float(f["resale_usd"]), 2),
-                        "usd_per_year": tidy(float(rented.facts["cost_usd_year"]), 2),
+                        "resale_usd": tidy(float(f.resale_usd or 0.0), 2),
+                        "usd_per_year": tidy(rented.config.cost_usd_year, 2),
                         "rented": _config(rented)})
     doable = [o for o in options if o["feasible"]]
     best = min(doable, key=lambda o: (o["usd_per_year"], o["upfront_usd"])) if doable else None
-    return {"method": method, "gpu": f["gpu"], "count": int(f["count"]),
+    return {"method": method, "gpu": f.gpu, "count": f.count,
             "capacity_hours_per_year": tidy(capacity, 1), "options": options,
             "cheapest": best["option"] if best else None,
             "peaks_is_the_pick": peaks_picked,
@@ -80,39 +81,38 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
     rented = peaks_rented(scored, cloud)
     if rented is None:
         return {}
-    method = rented.facts["train_method"]
-    mine = next((s for s in scored if s.facts.get("is_owned")
-                 and s.facts["train_method"] == method), None)
+    method = rented.config.train_method
+    mine = next((s for s in scored if s.config.is_owned
+                 and s.config.train_method == method), None)
     if mine is None:
         return {}
-    f = mine.facts
+    f = mine.config
     capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
-    if not (f["fits"] and f["meets_deadline"] and f["vendor_allowed"]) or (
-            float(f["busy_hours_per_year"]) <= capacity):
+    if not (f.fits and f.meets_deadline and f.vendor_allowed) or (
+            f.busy_hours_per_year <= capacity):
         return {}
-    share = tidy(capacity / float(f["busy_hours_per_year"]), 6)
-    owned = float(f["cost_usd_year"]) * share + float(f["upkeep_usd_year"])
-    rent = float(rented.facts["cost_usd_year"]) * (1 - share)
-    r = rented.facts
+    share = tidy(capacity / f.busy_hours_per_year, 6)
+    owned = f.cost_usd_year * share + float(f.upkeep_usd_year or 0.0)
+    r = rented.config
+    rent = r.cost_usd_year * (1 - share)
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
             "peaks_cost_usd_year": tidy(owned + rent, 0),
             "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
-            "peaks_owned_label": f"{int(f['count']):,}× {f['gpu_label']}",
+            "peaks_owned_label": f"{f.count:,}× {f.gpu_label}",
             "peaks_rented_candidate": rented.id,
-            "peaks_rented_label": f"{int(r['count']):,}× {r['gpu_label']} "
-                                  f"({r['provider_label']}, {r['pricing']})"}
+            "peaks_rented_label": f"{r.count:,}× {r.gpu_label} ({r.provider_label}, {r.pricing})"}
 
 
 def peaks_rented(scored: Sequence[Scored], cloud: Scored | None) -> Scored | None:
     """What rents the peaks: ``cloud`` where it is rented by the hour, else the best
     eligible hourly configuration of its kind of cloud doing its method."""
-    if cloud is None or cloud.facts["pricing"] in BURST_PRICING:
+    if cloud is None or cloud.config.pricing in BURST_PRICING:
         return cloud
-    c = cloud.facts
-    found = [s for s in scored if not s.excluded and s.facts["where"] == "cloud"
-             and s.facts["provider_kind"] == c["provider_kind"]
-             and s.facts["train_method"] == c["train_method"]
-             and s.facts["pricing"] in BURST_PRICING and s.facts["meets_deadline"]]
+    c = cloud.config
+    found = [s for s in scored if not s.excluded and s.config.where == "cloud"
+             and s.config.provider_kind == c.provider_kind
+             and s.config.train_method == c.train_method
+             and s.config.pricing in BURST_PRICING and s.config.meets_deadline]
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
@@ -120,17 +120,17 @@ def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> boo
     """Whether renting the peaks beside the team's GPUs costs less than a pick that is not
     theirs by more than the close-call margin, with nothing to buy."""
     peaks = next((o for o in options if o["option"] == "peaks"), None)
-    pick = float(choice.facts["cost_usd_year"])
-    return peaks is not None and not choice.facts.get("is_owned") and (
+    pick = choice.config.cost_usd_year
+    return peaks is not None and not choice.config.is_owned and (
         peaks["usd_per_year"] < pick * (1 - policy.close_call_margin.value))
 
 
-def _peaks(f: dict[str, Any], rented: Scored, capacity: float,
+def _peaks(f: Configuration, rented: Scored, capacity: float,
            upkeep: float) -> dict[str, Any]:
     """The owned GPUs busy up to the target, the rest of the work rented by the hour."""
-    share = capacity / float(f["busy_hours_per_year"])
-    power = float(f["cost_usd_year"]) * share
-    rent = float(rented.facts["cost_usd_year"]) * (1 - share)
+    share = capacity / f.busy_hours_per_year
+    power = f.cost_usd_year * share
+    rent = rented.config.cost_usd_year * (1 - share)
     return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
             "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
@@ -139,13 +139,13 @@ def _peaks(f: dict[str, Any], rented: Scored, capacity: float,
 
 
 def _cheapest_burst(same: Sequence[Scored]) -> Scored | None:
-    found = [s for s in same if s.facts["where"] == "cloud" and not s.excluded
-             and s.facts["pricing"] in BURST_PRICING and s.facts["meets_deadline"]]
-    return min(found, key=lambda s: (s.facts["cost_usd_year"], s.id)) if found else None
+    found = [s for s in same if s.config.where == "cloud" and not s.excluded
+             and s.config.pricing in BURST_PRICING and s.config.meets_deadline]
+    return min(found, key=lambda s: (s.config.cost_usd_year, s.id)) if found else None
 
 
 def _config(s: Scored) -> dict[str, Any]:
-    f = s.facts
-    return {"id": s.id, "count": int(f["count"]), "gpu": f["gpu"], "gpu_label": f["gpu_label"],
-            "provider_label": f["provider_label"], "pricing": f["pricing"],
-            "usd_per_year_for_all_the_work": tidy(float(f["cost_usd_year"]), 2)}
+    c = s.config
+    return {"id": s.id, "count": c.count, "gpu": c.gpu, "gpu_label": c.gpu_label,
+            "provider_label": c.provider_label, "pricing": c.pricing,
+            "usd_per_year_for_all_the_work": tidy(c.cost_usd_year, 2)}

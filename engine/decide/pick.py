@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from engine.decide.candidates import PricedCandidate
+from engine.decide.configuration import Configuration
 from engine.decide.decision import (
     AxisDecision,
     CandidateCost,
@@ -82,16 +83,16 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
 def _best_added(choice: Scored | None, scored: Sequence[Scored]) -> Scored | None:
     """The best-ranked eligible configuration that adds GPUs to the team's own, unless the
     pick is one."""
-    if choice is not None and choice.facts.get("owned_added"):
+    if choice is not None and choice.config.owned_added:
         return None
-    return min((s for s in scored if s.facts.get("owned_added") and not s.excluded),
+    return min((s for s in scored if s.config.owned_added and not s.excluded),
                key=lambda s: s.sort_key, default=None)
 
 
 def _owned_why_not(scored: Sequence[Scored]) -> str | None:
     """The reason of the first rule that excluded the team's own GPUs, when every method's
     configuration of them was excluded."""
-    mine = sorted((s for s in scored if s.facts.get("is_owned")), key=lambda s: s.id)
+    mine = sorted((s for s in scored if s.config.is_owned), key=lambda s: s.id)
     if not mine or not all(s.excluded for s in mine):
         return None
     rule = min((r for r in mine[0].rules if r.scoring[0]), key=lambda r: r.order)
@@ -100,7 +101,7 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
 
 def plan_of(scored: Sequence[Scored]) -> Scored | None:
     """The team's planned configuration: the best-ranked one marked as the plan."""
-    planned = [s for s in scored if s.facts.get("is_plan")]
+    planned = [s for s in scored if s.config.is_plan]
     return min(planned, key=lambda s: (s.excluded, s.sort_key)) if planned else None
 
 
@@ -109,12 +110,12 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     """Eligible configurations of another GPU or on the other side whose cost for the work is
     within ``margin`` of the pick's, nearest first (at most ``limit``): what would tip the
     decision is then said with them."""
-    cost = float(choice.facts["cost_usd_year"])
+    cost = choice.config.cost_usd_year
     found: list[Scored] = []
     seen = {_group(choice)}
     for entry in sorted((s for s in scored if not s.excluded and s is not choice),
-                        key=lambda s: abs(float(s.facts["cost_usd_year"]) - cost)):
-        other = float(entry.facts["cost_usd_year"])
+                        key=lambda s: abs(s.config.cost_usd_year - cost)):
+        other = entry.config.cost_usd_year
         if not cost or abs(other - cost) > margin * cost or _group(entry) in seen:
             continue
         seen.add(_group(entry))
@@ -127,19 +128,19 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
 def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
           book: Rulebook) -> Rival:
     """``entry`` against the pick: its cost, how much more, how busy, why it is not the pick."""
-    f, cost = entry.facts, float(choice.facts["cost_usd_year"])
+    c, cost = entry.config, choice.config.cost_usd_year
     reason_text: str | None = None
     if entry is not choice:
         if entry.excluded:
             rule = next((r for r in entry.rules if r.scoring[0]), None)
-            reason_text = text_of(rule, f) if rule else None
+            reason_text = text_of(rule, entry.facts) if rule else None
         else:
             rule_id, text = _why_not(choice, entry, axes, book)
             reason_text = None if rule_id == "hardware.rank" else text
-    return Rival(id=entry.id, label=label(entry), per_year_usd=tidy(f["cost_usd_year"], 0),
-                 upfront_usd=f["upfront_usd"],
-                 premium=tidy(float(f["cost_usd_year"]) / cost - 1, 3) if cost else 0.0,
-                 busy_share=f["utilisation"], days_per_run=f["days_per_run"],
+    return Rival(id=entry.id, label=label(entry), per_year_usd=tidy(c.cost_usd_year, 0),
+                 upfront_usd=c.upfront_usd,
+                 premium=tidy(c.cost_usd_year / cost - 1, 3) if cost else 0.0,
+                 busy_share=c.utilisation, days_per_run=c.days_per_run,
                  excluded=entry.excluded, reason=reason_text)
 
 
@@ -167,19 +168,19 @@ def alternatives(choice: Scored | None, scored: Sequence[Scored],
 
 
 def _group(entry: Scored) -> tuple[str, str]:
-    place = ("yours" if entry.facts.get("is_owned") else "yours+" if entry.facts.get(
-        "owned_added") else str(entry.facts["where"]))
-    return str(entry.facts["gpu"]), place
+    c = entry.config
+    place = "yours" if c.is_owned else "yours+" if c.owned_added else c.where
+    return c.gpu, place
 
 
 def _cheapest(ranked: Sequence[Scored]) -> Scored | None:
-    return min(ranked, key=lambda s: (s.facts["cost_usd_year"], s.id), default=None)
+    return min(ranked, key=lambda s: (s.config.cost_usd_year, s.id), default=None)
 
 
 def _other_side(choice: Scored | None, ranked: Sequence[Scored]) -> Scored | None:
     if choice is None:
         return None
-    return next((s for s in ranked if s.facts["where"] != choice.facts["where"]), None)
+    return next((s for s in ranked if s.config.where != choice.config.where), None)
 
 
 def excluded(scored: Sequence[Scored]) -> list[Excluded]:
@@ -199,16 +200,16 @@ def excluded(scored: Sequence[Scored]) -> list[Excluded]:
 
 def label(entry: Scored) -> str:
     """How a person names a configuration: ``8× A100 40GB, AWS on-demand``."""
-    return label_of(entry.facts)
+    return label_of(entry.config)
 
 
-def label_of(f: Mapping[str, Any]) -> str:
-    """:func:`label` from a candidate's facts."""
-    where = ("yours" if f.get("is_owned") else "to buy") if f["where"] == "local" else \
-        f"{f['provider_label']} {f['pricing']}"
-    if f.get("owned_added"):
-        where = f"yours + {f['owned_added']} bought"
-    return f"{f['count']:,}× {f['gpu_label']}, {where}"
+def label_of(c: Configuration) -> str:
+    """:func:`label` of a configuration."""
+    where = ("yours" if c.is_owned else "to buy") if c.where == "local" else \
+        f"{c.provider_label} {c.pricing}"
+    if c.owned_added:
+        where = f"yours + {c.owned_added} bought"
+    return f"{c.count:,}× {c.gpu_label}, {where}"
 
 
 def cheaper(choice: Scored, scored: Sequence[Scored], axes: Mapping[str, AxisDecision],
@@ -216,14 +217,14 @@ def cheaper(choice: Scored, scored: Sequence[Scored], axes: Mapping[str, AxisDec
     """The cheapest eligible configuration that costs less for the work than the pick, and
     the one reason it was not picked: a decision it goes against, or the rule that scored it
     lower."""
-    cost = float(choice.facts["cost_usd_year"])
-    rivals = [s for s in scored if not s.excluded and float(s.facts["cost_usd_year"]) < cost]
+    cost = choice.config.cost_usd_year
+    rivals = [s for s in scored if not s.excluded and s.config.cost_usd_year < cost]
     if not rivals:
         return None
-    rival = min(rivals, key=lambda s: (s.facts["cost_usd_year"], s.id))
+    rival = min(rivals, key=lambda s: (s.config.cost_usd_year, s.id))
     rule, text = _why_not(choice, rival, axes, book)
     return Cheaper(id=rival.id, label=label(rival),
-                   per_year_usd=float(rival.facts["cost_usd_year"]), rule=rule, reason=text)
+                   per_year_usd=rival.config.cost_usd_year, rule=rule, reason=text)
 
 
 def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
@@ -302,7 +303,7 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
 
 def _by_cost(choice: Scored, rival: Scored) -> str:
     """Why the pick outranks a rival no rule separates: its cost for the same work."""
-    mine, theirs = float(choice.facts["cost_usd_year"]), float(rival.facts["cost_usd_year"])
+    mine, theirs = choice.config.cost_usd_year, rival.config.cost_usd_year
     if theirs > mine:
         return (f"equal rule score; it costs ${theirs - mine:,.0f} a year more than the pick "
                 "for the same work")
@@ -332,48 +333,47 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
             text = text_of(rule, entry.facts)
             reasons += [reason(rule, e.kind, 0.0 if e.kind == "exclude" else e.body.weight, text)
                         for e in effects]
-    f = entry.facts
-    local = f["where"] == "local"
+    c = entry.config
+    local = c.where == "local"
     return CandidateOut(
-        id=f["candidate_id"], gpu=f["gpu"], gpu_name=f["gpu_name"], gpu_label=f["gpu_label"],
-        count=f["count"],
-        nodes=f["nodes"], where=f["where"], provider=None if local else f["provider"],
-        provider_name=f["provider_name"], provider_label=f["provider_label"],
-        provider_kind=f["provider_kind"],
-        offer=None if local else f["offer"], instance=f["instance"] or None,
-        link=f.get("link") or None, price_as_of=f.get("price_as_of") or None,
-        platform=f.get("platform") if local else None, region=f["regions"] or None,
-        location=None if local else (f.get("location") or None),
-        pricing=f["pricing"], reserved_months=f.get("reserved_months") or None,
-        reserved_days=f.get("reserved_days") or None,
-        method=f["train_method"], precision=f.get("precision", "bf16"),
-        gradient_checkpointing=f["gradient_checkpointing_on"],
-        vram_needed_gib=f["vram_needed_gib"],
-        vram_without_checkpointing_gib=f["vram_without_checkpointing_gib"],
-        vram_total_gib=f["vram_total_gib"], usd_per_gpu_hour=f["usd_per_gpu_hour"],
-        access=f["access"], plan=f["is_plan"], owned=bool(f.get("is_owned")),
-        resale_usd=float(f.get("resale_usd") or 0.0),
-        upkeep_usd_year=float(f.get("upkeep_usd_year") or 0.0),
-        added_to_owned=int(f.get("owned_added") or 0),
-        busy_hours_per_year=f["busy_hours_per_year"], runs_per_year=f["runs_per_year"],
-        run_hours=f["run_hours"], start_up_hours=f["start_up_hours"],
-        spot_rework_hours=f["spot_extra_hours"], days_per_run=f["days_per_run"],
-        cost=CandidateCost(upfront_usd=f["upfront_usd"], per_hour_usd=f["per_hour_usd"],
-                           fixed_usd_year=tidy(f["fixed_usd_year"], 0),
-                           per_year_usd=tidy(f["cost_usd_year"], 0),
-                           per_run_usd=tidy(f["cost_usd_per_run"], 2),
-                           start_up_usd_per_run=f["start_up_usd_per_run"],
+        id=c.candidate_id, gpu=c.gpu, gpu_name=c.gpu_name, gpu_label=c.gpu_label,
+        count=c.count,
+        nodes=c.nodes, where=c.where, provider=None if local else c.provider,
+        provider_name=c.provider_name, provider_label=c.provider_label,
+        provider_kind=c.provider_kind,
+        offer=None if local else c.offer, instance=c.instance or None,
+        link=c.link or None, price_as_of=c.price_as_of or None,
+        platform=c.platform if local else None, region=c.regions or None,
+        location=None if local else (c.location or None),
+        pricing=c.pricing, reserved_months=c.reserved_months or None,
+        reserved_days=c.reserved_days or None,
+        method=c.train_method, precision=c.precision,
+        gradient_checkpointing=c.gradient_checkpointing_on,
+        vram_needed_gib=c.vram_needed_gib,
+        vram_without_checkpointing_gib=c.vram_without_checkpointing_gib,
+        vram_total_gib=c.vram_total_gib, usd_per_gpu_hour=c.usd_per_gpu_hour,
+        access=c.access, plan=c.is_plan, owned=bool(c.is_owned),
+        resale_usd=float(c.resale_usd or 0.0),
+        upkeep_usd_year=float(c.upkeep_usd_year or 0.0),
+        added_to_owned=int(c.owned_added or 0),
+        busy_hours_per_year=c.busy_hours_per_year, runs_per_year=c.runs_per_year,
+        run_hours=c.run_hours, start_up_hours=c.start_up_hours,
+        spot_rework_hours=c.spot_extra_hours, days_per_run=c.days_per_run,
+        cost=CandidateCost(upfront_usd=c.upfront_usd, per_hour_usd=c.per_hour_usd,
+                           fixed_usd_year=tidy(c.fixed_usd_year, 0),
+                           per_year_usd=tidy(c.cost_usd_year, 0),
+                           per_run_usd=tidy(c.cost_usd_per_run, 2),
+                           start_up_usd_per_run=c.start_up_usd_per_run,
                            range_usd={"low": entry.candidate.low_cost,
                                       "high": entry.candidate.high_cost},
-                           first_year_usd=tidy(f["first_year_bill_usd"], 0)),
-        score=entry.score, reasons=reasons, pool=_pool(f),
+                           first_year_usd=tidy(c.first_year_bill_usd, 0)),
+        score=entry.score, reasons=reasons, pool=_pool(c),
         warnings=candidate_notes(entry) if notes else None,
     )
 
 
-def _pool(f: Mapping[str, Any]) -> Pool | None:
-    if not f["pool_layout"]:
+def _pool(c: Configuration) -> Pool | None:
+    if not c.pool_layout:
         return None
-    return Pool(jobs_at_once=int(f["jobs_at_once"]), layout=str(f["pool_layout"]),
-                mig_profile=str(f["mig_profile"]) or None, job_gib=float(f["job_gib"]),
-                always_on=bool(f["always_on"]))
+    return Pool(jobs_at_once=c.jobs_at_once, layout=c.pool_layout,
+                mig_profile=c.mig_profile or None, job_gib=c.job_gib, always_on=c.always_on)

@@ -18,6 +18,7 @@ from typing import Any
 
 from engine.catalog.models import Policy
 from engine.decide.candidates import PricedCandidate
+from engine.decide.configuration import Configuration
 from engine.estimates.cost import CostLine, break_even, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
@@ -36,8 +37,13 @@ class Scored:
 
     @property
     def facts(self) -> dict[str, Any]:
-        """The candidate's facts."""
+        """The candidate's facts, as the rules read them."""
         return self.candidate.facts
+
+    @property
+    def config(self) -> Configuration:
+        """The candidate's facts as typed fields."""
+        return self.candidate.config
 
     @property
     def id(self) -> str:
@@ -47,8 +53,8 @@ class Scored:
     @property
     def sort_key(self) -> tuple[float, float, float, str]:
         """Best score first, then lowest cost for the year's work, lowest up-front cost, id."""
-        f = self.facts
-        return (-self.score, f["cost_usd_year"], f["upfront_usd"], f["candidate_id"])
+        c = self.config
+        return (-self.score, c.cost_usd_year, c.upfront_usd, c.candidate_id)
 
 
 def best(scored: Iterable[Scored], **wanted: str | None) -> Scored | None:
@@ -69,12 +75,12 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
     configuration fact the axis constrains), and how they relate."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
-                                    and s.facts["where"] == "local"),
+                                    and s.config.where == "local"),
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded
-                                    and s.facts["where"] == "cloud"),
+                                    and s.config.where == "cloud"),
     }
-    owned = [s.facts["vram_total_gib"] for s in scored
-             if not s.excluded and s.facts["where"] == "local"]
+    owned = [s.config.vram_total_gib for s in scored
+             if not s.excluded and s.config.where == "local"]
     if owned:
         out["least_local_vram_gib"] = min(owned)
     local = best(scored, where="local")
@@ -85,7 +91,7 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
         out.update(_side("best_cloud", cloud))
     sides = [s for s in (local, cloud) if s is not None]
     overall = min(sides, key=lambda s: s.sort_key) if sides else None
-    out["best_slices_per_gpu"] = overall.facts["slices_per_gpu"] if overall is not None else 0
+    out["best_slices_per_gpu"] = overall.config.slices_per_gpu if overall is not None else 0
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
         for option in book.decisions.get(axis, ()):
@@ -93,7 +99,7 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
             key = option_key(option)
             out[f"{key}_available"] = found is not None
             if found is not None:
-                costs[key] = float(found.facts["cost_usd_year"])
+                costs[key] = found.config.cost_usd_year
                 out[f"best_{key}_cost_usd_year"] = costs[key]
     out.update(_ratios(costs))
     out.update(_reservation(scored))
@@ -107,25 +113,25 @@ def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
     reserved = best(scored, where="cloud", pricing="reserved")
     if reserved is None:
         return {}
-    offer = reserved.facts["offer"]
-    same = [s for s in scored if s.facts["offer"] == offer and s.facts["pricing"] == "on-demand"]
+    offer = reserved.config.offer
+    same = [s for s in scored if s.config.offer == offer and s.config.pricing == "on-demand"]
     other = same[0] if same else best(scored, where="cloud", pricing="on-demand")
-    if other is None or not float(other.facts["cost_usd_year"]):
+    if other is None or not other.config.cost_usd_year:
         return {}
-    ratio = float(reserved.facts["cost_usd_year"]) / float(other.facts["cost_usd_year"])
+    ratio = reserved.config.cost_usd_year / other.config.cost_usd_year
     return {"reserved_to_on_demand_cost_ratio": tidy(ratio, 3)}
 
 
 def _side(prefix: str, s: Scored) -> dict[str, Any]:
-    f = s.facts
+    c = s.config
     return {
-        f"{prefix}_id": f["candidate_id"],
-        f"{prefix}_gpu_name": f["gpu_name"],
-        f"{prefix}_count": f["count"],
-        f"{prefix}_cost_usd_year": f["cost_usd_year"],
-        f"{prefix}_upfront_usd": f["upfront_usd"],
-        f"{prefix}_days_per_run": f["days_per_run"],
-        f"{prefix}_busy_hours_per_year": f["busy_hours_per_year"],
+        f"{prefix}_id": c.candidate_id,
+        f"{prefix}_gpu_name": c.gpu_name,
+        f"{prefix}_count": c.count,
+        f"{prefix}_cost_usd_year": c.cost_usd_year,
+        f"{prefix}_upfront_usd": c.upfront_usd,
+        f"{prefix}_days_per_run": c.days_per_run,
+        f"{prefix}_busy_hours_per_year": c.busy_hours_per_year,
     }
 
 
@@ -192,29 +198,29 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
     the resolved cloud one for the same work, and the work at which they cost the same."""
     out: dict[str, Any] = {}
     if local is not None:
-        f = local.facts
-        out.update(local_candidate=f["candidate_id"], local_gpu=f["gpu"],
-                   local_gpu_name=f["gpu_name"], local_gpu_count=f["count"],
-                   local_purchase_usd=f["upfront_usd"], local_cost_usd_year=f["cost_usd_year"],
-                   local_days_per_run=f["days_per_run"],
-                   local_is_owned=bool(f.get("is_owned")),
-                   local_verb="keeping your" if f.get("is_owned") else "owning",
+        c = local.config
+        out.update(local_candidate=c.candidate_id, local_gpu=c.gpu,
+                   local_gpu_name=c.gpu_name, local_gpu_count=c.count,
+                   local_purchase_usd=c.upfront_usd, local_cost_usd_year=c.cost_usd_year,
+                   local_days_per_run=c.days_per_run,
+                   local_is_owned=bool(c.is_owned),
+                   local_verb="keeping your" if c.is_owned else "owning",
                    local_cost_basis=(
                        "their power: the purchase is spent and the upkeep paid either way"
-                       if f.get("is_owned") else
+                       if c.is_owned else
                        f"purchase written off over {policy.amortisation_years.value:g} years "
                        "less resale, upkeep and power"))
     if cloud is not None:
-        f = cloud.facts
-        out.update(cloud_candidate=f["candidate_id"], cloud_offer=f["offer"],
-                   cloud_provider_name=f["provider_name"], cloud_gpu_name=f["gpu_name"],
-                   cloud_gpu_count=f["count"], cloud_pricing=f["pricing"],
-                   cloud_cost_usd_year=f["cost_usd_year"],
-                   cloud_usd_per_gpu_hour=f["usd_per_gpu_hour"],
-                   cloud_days_per_run=f["days_per_run"])
+        c = cloud.config
+        out.update(cloud_candidate=c.candidate_id, cloud_offer=c.offer,
+                   cloud_provider_name=c.provider_name, cloud_gpu_name=c.gpu_name,
+                   cloud_gpu_count=c.count, cloud_pricing=c.pricing,
+                   cloud_cost_usd_year=c.cost_usd_year,
+                   cloud_usd_per_gpu_hour=c.usd_per_gpu_hour,
+                   cloud_days_per_run=c.days_per_run)
     if local is None or cloud is None:
         return out, None
-    own, rent = float(local.facts["cost_usd_year"]), float(cloud.facts["cost_usd_year"])
+    own, rent = local.config.cost_usd_year, cloud.config.cost_usd_year
     out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
     line = break_even_line(local, cloud, work, policy)
     if line is not None:
@@ -233,25 +239,24 @@ def break_even_line(local: Scored, cloud: Scored, work: Workload,
     units = work.units
     if units <= 0:
         return None
-    lf, cf = local.facts, cloud.facts
+    lc, cc = local.config, cloud.config
     return break_even(
-        _line(lf, units), _line(cf, units),
+        _line(lc, units), _line(cc, units),
         unit=work.unit,
         sources=[*local.candidate.cost.sources, *cloud.candidate.cost.sources,
                  "price.break-even-4090", "price.onprem-break-even"],
-        own_label=f"{lf['count']:,}× {lf['gpu_label']}",
-        rent_label=f"{cf['count']:,}× {cf['gpu_label']} ({cf['provider_label']}, {cf['pricing']})",
+        own_label=f"{lc.count:,}× {lc.gpu_label}",
+        rent_label=f"{cc.count:,}× {cc.gpu_label} ({cc.provider_label}, {cc.pricing})",
     )
 
 
-def _line(facts: Mapping[str, Any], units: float) -> CostLine:
-    """A candidate's cost a year as a line in the year's work (``units`` of it now)."""
-    return CostLine.through(float(facts["fixed_usd_year"]), float(facts["cost_usd_year"]),
-                            units)
+def _line(c: Configuration, units: float) -> CostLine:
+    """A configuration's cost a year as a line in the year's work (``units`` of it now)."""
+    return CostLine.through(c.fixed_usd_year, c.cost_usd_year, units)
 
 
 def _payback_years(local: Scored, cloud: Scored) -> float | None:
     """Years until the purchase is paid back by the rent it saves (running costs deducted)."""
-    lf, cf = local.facts, cloud.facts
-    running = float(lf["cost_usd_year"]) - float(lf["fixed_usd_year"])
-    return payback_years(float(lf["upfront_usd"]), running, float(cf["cost_usd_year"]))
+    lc = local.config
+    running = lc.cost_usd_year - lc.fixed_usd_year
+    return payback_years(lc.upfront_usd, running, cloud.config.cost_usd_year)
