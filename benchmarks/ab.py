@@ -182,10 +182,6 @@ def _memo() -> tuple[Any, Any]:
     return fresh_engine(memo=False), fresh_engine()
 
 
-def _evaluation() -> tuple[Any, Any]:
-    return fresh_engine(host_actions=True), fresh_engine()
-
-
 class NoMemo:
     """A memo that remembers nothing (what a variant without that memo does)."""
 
@@ -304,8 +300,6 @@ def _eviction() -> tuple[Any, Any]:
 
 
 EXPERIMENTS: dict[str, Experiment] = {
-    "evaluation": ("durable_rules Host API + verdict memo",
-                   "private C-core session driver + verdict memo", _evaluation),
     "memo": ("every fact decided by durable_rules (no verdict memo)",
              "verdicts remembered by fact signature (as shipped)", _memo),
     "derived": ("as shipped", "without Catalog.derived (so without its MemoryModel either)",

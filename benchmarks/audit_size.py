@@ -8,8 +8,8 @@ Not part of the test suite. From the repository root, with the project's virtual
 
 "Before" is a schema-2 store as gpu-advisor 0.2.0 wrote it (tests/helpers/schema2_writer.py,
 frozen: answers and result as text columns, hashed over their canonical JSON); "after" is the
-same decisions recorded by today's store (schema 3: compressed, framed). The schema-2 store is
-then migrated to schema 3 and verified again. ``benchmarks/run.py`` calls :func:`rows`.
+same decisions recorded by today's store (schema 3: compressed, framed). Today's store reads
+schema 3 only (schemas 1 and 2 were never released), so only the schema-3 store is verified.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import sys
 import tempfile
 import time
@@ -123,15 +122,6 @@ def verify_rate(path: Path, repeat: int = 3) -> float:
     return result.count / best
 
 
-def migrate(path: Path) -> float:
-    """Open ``path`` as a writer (which migrates it); seconds taken."""
-    from engine.audit.store import AuditStore
-
-    start = time.perf_counter()
-    AuditStore(path, key=None).close()
-    return time.perf_counter() - start
-
-
 def measure(records: int, seed: int, keep: Path | None = None) -> dict[str, Any]:
     """Every number, as data (the stores are left in ``keep`` if given)."""
     results, rules, catalog = decisions(records, seed)
@@ -140,23 +130,17 @@ def measure(records: int, seed: int, keep: Path | None = None) -> dict[str, Any]
         folder = keep or Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
         before, after = folder / "schema2.sqlite3", folder / "schema3.sqlite3"
-        migrated = folder / "migrated.sqlite3"
-        for path in (before, after, migrated):
+        for path in (before, after):
             for old in folder.glob(path.name + "*"):
                 old.unlink()
         before_append_s = write_schema2(before, results, rules, catalog)
         append_s = write_current(after, results, rules, catalog)
-        shutil.copyfile(before, migrated)
         out = {"records": records, "result_bytes": result_bytes,
                "before_bytes": store_bytes(before) / records,
                "after_bytes": store_bytes(after) / records,
                "before_append_per_s": records / before_append_s,
                "append_per_s": records / append_s,
-               "before_verify_per_s": verify_rate(before),
-               "after_verify_per_s": verify_rate(after),
-               "migrate_s": migrate(migrated)}
-        out["migrated_bytes"] = store_bytes(migrated) / records
-        out["migrated_verify_per_s"] = verify_rate(migrated)
+               "after_verify_per_s": verify_rate(after)}
     return out
 
 
@@ -169,12 +153,7 @@ def rows(records: int = 10_000, seed: int = 7, keep: Path | None = None) -> list
         (f"audit store bytes/record, {n}", f"{kb(m['before_bytes'])} → {kb(m['after_bytes'])}",
          f"≤ 10 kB; {m['before_bytes'] / m['after_bytes']:.1f}× smaller; result JSON "
          f"{kb(m['result_bytes'])}"),
-        (f"`audit verify` records/s, {n}",
-         f"{m['before_verify_per_s']:,.0f} → {m['after_verify_per_s']:,.0f}",
-         f"≥ 5×: {m['after_verify_per_s'] / m['before_verify_per_s']:.1f}×"),
-        (f"schema 2 → 3 migration, {n}", f"{m['migrate_s']:.1f} s",
-         f"then {kb(m['migrated_bytes'])}/record, verify "
-         f"{m['migrated_verify_per_s']:,.0f} records/s"),
+        (f"`audit verify` records/s, {n}", f"{m['after_verify_per_s']:,.0f}", "schema 3"),
         ("audit append records/s", f"{m['before_append_per_s']:,.0f} → "
          f"{m['append_per_s']:,.0f}", "one transaction each"),
     ]
@@ -186,7 +165,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
     parser.add_argument("--keep", type=Path, default=None, metavar="DIR",
-                        help="leave the stores in DIR (schema2, schema3, migrated)")
+                        help="leave the stores in DIR (schema2, schema3)")
     args = parser.parse_args()
     if args.json:
         print(json.dumps(measure(args.records, args.seed, args.keep), indent=2))

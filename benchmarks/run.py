@@ -373,8 +373,8 @@ class _Recorder:
 def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
     """durable_rules alone: every fact ``Engine.evaluate`` hands the evaluator (request
     strata, then candidates), captured from real evaluations, asserted into fresh sessions
-    with no reuse of verdicts: through durable_rules' own ``Host`` API (its Python actions),
-    and driven through the C core as the engine does on a miss."""
+    with no reuse of verdicts, through durable_rules' ``Host`` API as the engine does on a
+    miss."""
     from engine.rules.evaluate import Evaluator
 
     engine, scenarios = load_scenarios(args.distinct, args.seed + 1)
@@ -392,23 +392,20 @@ def bench_raw(args: argparse.Namespace, state: dict[str, Any]) -> list[Row]:
     asserts = statistics.mean(len(c) for c in per_scenario)
     facts_n = statistics.mean(sum(len(f) for _, f in c) for c in per_scenario)
     rows: list[Row] = []
-    timings = {}
-    for name, runner in (("Host API", Evaluator(engine.compiled, memo=False,
-                                                host_actions=True)),
-                         ("C core direct", Evaluator(engine.compiled, memo=False))):
-        for recorded in per_scenario[:20]:
-            for ruleset, facts in recorded:
-                runner.run_session(ruleset, facts, checked=True)
-        start = time.perf_counter()
-        for i in range(calls):
-            for ruleset, facts in per_scenario[i % len(per_scenario)]:
-                runner.run_session(ruleset, facts, checked=True)
-        timings[name] = raw = (time.perf_counter() - start) / calls
-        rows.append((f"raw durable_rules per recommendation, {name} ({asserts:.1f} sessions, "
-                     f"{facts_n:.0f} facts; {len(per_scenario)} scenarios cycled)", ms(raw),
-                     f"{1 / raw:,.0f}/s"))
+    runner = Evaluator(engine.compiled, memo=False)
+    for recorded in per_scenario[:20]:
+        for ruleset, facts in recorded:
+            runner.run_session(ruleset, facts, checked=True)
+    start = time.perf_counter()
+    for i in range(calls):
+        for ruleset, facts in per_scenario[i % len(per_scenario)]:
+            runner.run_session(ruleset, facts, checked=True)
+    raw = (time.perf_counter() - start) / calls
+    rows.append((f"raw durable_rules per recommendation, Host API ({asserts:.1f} sessions, "
+                 f"{facts_n:.0f} facts; {len(per_scenario)} scenarios cycled)", ms(raw),
+                 f"{1 / raw:,.0f}/s"))
     if "warm_per_call" in state:
-        full, raw = state["warm_per_call"], timings["Host API"]
+        full = state["warm_per_call"]
         overhead = max(full - raw, 0.0) / raw
         rows.append(("engine overhead: (full − raw Host API) / raw", f"{overhead:.2f}×",
                      verdict(overhead <= 2, "≤ 2×") + f"; full / raw = {full / raw:.2f}×"))

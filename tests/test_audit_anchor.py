@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from helpers import raw_audit
-from helpers.schema2_writer import Schema2Store
 
 from engine.answers.model import validate_answers
 from engine.audit.chain import Head, Verification, verify
@@ -581,45 +580,6 @@ def test_a_bad_key_file_is_one_line_and_never_waits(runner: CliRunner, keyed_db:
         path.chmod(0o640 if kind == "group-readable" else 0o602)
     result = run(runner, "audit", "verify", "--audit-db", str(keyed_db), "--key-file", str(path))
     assert failed(result, 2) == expected
-
-
-# -- a schema-1 store: readable as is, migrated by the next writer, its chain unchanged ----------
-@pytest.fixture
-def schema_1_store(engine: Engine, tmp_path: Path) -> Path:
-    """The same records as ``plain_store``, written as gpu-advisor 0.2.0 wrote a schema-1
-    store (before keyed hashes)."""
-    path = tmp_path / "schema1.sqlite3"
-    answers = validate_answers({"hours_per_year": 4321}, engine.catalog)
-    data = json.loads(engine.recommend(answers).to_json())
-    old = Schema2Store(path, schema=1)
-    for i in range(RECORDS):
-        text = _Result({**data, "decision_id": f"r{i:05d}"}).to_json()
-        old.append(text, engine.rulebook.texts, engine.catalog.texts)
-    old.close()
-    return path
-
-
-def user_version(path: Path) -> int:
-    conn = sqlite3.connect(path)
-    try:
-        return int(conn.execute("PRAGMA user_version").fetchone()[0])
-    finally:
-        conn.close()
-
-
-@pytest.mark.slow
-def test_schema_1_store_verifies_unmigrated_then_migrates_keeping_its_chain(
-        runner: CliRunner, schema_1_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    head = head_of(runner, schema_1_store)
-    assert user_version(schema_1_store) == 1  # readers never migrate
-    key_env(monkeypatch)
-    assert run(runner, "recommend", "--answers", str(EXAMPLE), "--audit-db",
-               str(schema_1_store)).exit_code == 0
-    assert user_version(schema_1_store) == 3
-    result = run(runner, "audit", "verify", "--audit-db", str(schema_1_store), "--since", head)
-    assert result.exit_code == 0, result.output
-    assert (f"1 keyed MAC(s) checked after {RECORDS} plain record(s) from before the key, head "
-            f"{head} still in the chain" in result.stdout)
 
 
 # -- replay checks the stored policy first --------------------------------------------------------

@@ -1,5 +1,5 @@
-"""Audit store schema 3 on real SQLite files: stores written by gpu-advisor 0.2.0 (schema 1
-and 2, tests/helpers/schema2_writer.py) migrate, verify and replay byte for byte; tampering
+"""Audit store schema 3 on real SQLite files: stores of the unreleased schemas 1 and 2
+(tests/helpers/schema2_writer.py) are refused in one line and left alone; tampering
 with a compressed body, a record's header or a dictionary names the first broken record;
 verify hashes the stored bytes; and what a new user sees of the store (first-run notes,
 an empty list, unrecorded decisions, short ids)."""
@@ -26,7 +26,7 @@ from engine.answers.model import validate_answers
 from engine.audit.chain import verify
 from engine.audit.key import AuditKey
 from engine.audit.record import digest
-from engine.audit.store import AuditError, AuditStore
+from engine.audit.store import AuditStore
 from engine.cli import cli
 from engine.decide.engine import Engine, load_engine, new_decision_id
 
@@ -93,82 +93,27 @@ def columns(path: Path) -> list[str]:
         conn.close()
 
 
-# -- a store written by the current release ---------------------------------------------------
-@pytest.mark.slow
-@pytest.mark.parametrize("kind", ["schema 1", "schema 2", "schema 2 keyed"])
-def test_release_store_migrates_verifies_and_replays_byte_for_byte(
-        runner: CliRunner, engine: Engine, results: list[str], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+# -- stores of the unreleased schemas 1 and 2 are refused, untouched ----------------------------
+@pytest.mark.parametrize("schema", [1, 2])
+@pytest.mark.parametrize("command", [
+    ("audit", "verify"), ("audit", "list"),
+    ("recommend", "--answers", str(EXAMPLE), "--format", "json")])
+def test_a_store_of_schema_1_or_2_is_refused_in_one_line_and_left_alone(
+        engine: Engine, results: list[str], tmp_path: Path, schema: int,
+        command: tuple[str, ...]) -> None:
     db = tmp_path / "old.sqlite3"
-    old = Schema2Store(db, schema=1 if kind == "schema 1" else 2)
-    secret = SECRET.encode() if kind.endswith("keyed") else None
-    written = [old.append(text, engine.rulebook.texts, engine.catalog.texts, secret)
-               for text in results]
-    old.close()
-    if secret:
-        monkeypatch.setenv("GPU_ADVISOR_AUDIT_KEY", SECRET)
-    before = run(runner, "audit", "verify", "--audit-db", str(db))
-    assert before.exit_code == 0, before.output
-    head = before.stdout.split()[-1]
-    assert user_version(db) == (1 if kind == "schema 1" else 2)  # readers never migrate
-
-    recorded = run(runner, "recommend", "--answers", str(EXAMPLE), "--audit-db", str(db))
-    assert recorded.exit_code == 0, recorded.output
-    assert user_version(db) == 3
-    assert "answers" not in columns(db) and "result" not in columns(db)
-    after = run(runner, "audit", "verify", "--audit-db", str(db), "--since", head)
-    assert after.exit_code == 0, after.output
-    assert f"head {head} still in the chain" in after.stdout
-    assert after.stdout.startswith(f"ok: {len(results) + 1} record(s), chain intact")
-
-    with AuditStore(db, create=False) as store:
-        for fields in written:
-            stored = store.get(fields["id"])
-            assert (stored.result, stored.answers) == (fields["result"], fields["answers"])
-            assert (stored.hash, stored.prev_hash) == (fields["hash"], fields["prev_hash"])
-    for fields in written:
-        replayed = run(runner, "audit", "replay", fields["id"], "--audit-db", str(db))
-        assert replayed.exit_code == 0, replayed.output
-        assert replayed.stdout.endswith(": identical\n")
-    done = process("audit", "replay", written[-1]["id"], "--audit-db", str(db),
-                   env={"GPU_ADVISOR_AUDIT_KEY": SECRET} if secret else None)
-    assert done.returncode == 0 and done.stdout.endswith(": identical\n"), done.stderr
-
-
-def test_migrated_records_are_stored_compressed(engine: Engine, results: list[str],
-                                                 tmp_path: Path) -> None:
-    db = tmp_path / "old.sqlite3"
-    old = Schema2Store(db, schema=2)
-    for text in results * 4:  # 20 records: enough for the dictionary to pay
-        data = json.loads(text)
-        data["decision_id"] = new_decision_id()
-        old.append(json.dumps(data, indent=2) + "\n", engine.rulebook.texts,
-                   engine.catalog.texts)
-    old.close()
-    size = sum(len(t) for t in results * 4)
-    AuditStore(db).close()
-    conn = sqlite3.connect(db)
-    stored = conn.execute("SELECT sum(length(body)) FROM decisions").fetchone()[0]
-    conn.close()
-    assert stored * 8 < size, (stored, size)
-    with AuditStore(db, create=False) as store:
-        assert verify(store).ok
-
-
-def test_a_migration_that_cannot_keep_a_record_changes_nothing(
-        engine: Engine, results: list[str], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    db = tmp_path / "old.sqlite3"
-    old = Schema2Store(db, schema=2)
+    old = Schema2Store(db, schema=schema)
     old.append(results[0], engine.rulebook.texts, engine.catalog.texts)
     old.close()
-    monkeypatch.setattr("engine.audit.codec.MAX_CONTENT_BYTES", 1000)
-    with pytest.raises(AuditError) as caught:
-        AuditStore(db)
-    assert re.fullmatch(
-        rf"{re.escape(str(db))}: cannot bring the audit store to schema 3 \(the record is "
-        r"[\d,]+ bytes; at most 1,000 can be recorded\); it was not modified", str(caught.value))
-    assert user_version(db) == 2 and "result" in columns(db)
+    before = db.read_bytes()
+    done = process(*command, "--audit-db", str(db))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        f"error: {db}: audit store of schema {schema}, written by a development version of "
+        "gpu-advisor; this version reads schema 3 only — export it with that version or "
+        "start a new store\n")
+    assert db.read_bytes() == before and user_version(db) == schema
+    assert "result" in columns(db)
 
 
 # -- verify hashes what is stored ----------------------------------------------------------------

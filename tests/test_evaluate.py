@@ -147,7 +147,7 @@ class _FailingEvaluator(Evaluator):
 
 def test_exception_in_action_surfaces_as_evaluation_error() -> None:
     compiled = small_compiled()
-    ev, rs = _FailingEvaluator(compiled, host_actions=True), compiled.rulesets[0]
+    ev, rs = _FailingEvaluator(compiled), compiled.rulesets[0]
     with pytest.raises(EvaluationError, match=r"rule action failed in test_small: .*boom in t\."):
         ev.run(rs, [fact(x=10)])
     # The failed session is gone: the next one fails afresh, not with stale state...
@@ -340,31 +340,7 @@ def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> Non
         assert len(ev._verdicts["test_bounded"]) <= 3
 
 
-@pytest.mark.slow
-def test_direct_sessions_agree_with_durable_rules_host_actions(engine: Engine) -> None:
-    """Driving sessions through the C core gives exactly the firings that durable_rules'
-    own Host and Python actions give, on every fact of every scenario and example."""
-    hosted = Evaluator(engine.compiled, memo=False, host_actions=True)
-    direct = Evaluator(engine.compiled, memo=False)
-    calls: list[tuple[CompiledRuleset, list[dict[str, Any]]]] = []
-    session = direct.run_session
-
-    def capture(ruleset: CompiledRuleset, facts: Any, **kwargs: Any) -> list[Firing]:
-        facts = [dict(f) for f in facts]
-        calls.append((ruleset, facts))
-        return session(ruleset, facts, **kwargs)
-
-    direct.run_session = capture  # type: ignore[method-assign]
-    capturing = Engine(engine.catalog, engine.rulebook, engine.compiled, direct)
-    for answers in _variants(engine)[::3]:
-        capturing.evaluate(answers)
-    assert len(calls) > 100
-    for ruleset, facts in calls:
-        assert sorted(session(ruleset, facts, checked=True)) == sorted(
-            hosted.run_session(ruleset, facts, checked=True)), ruleset.name
-
-
-def test_direct_session_reads_fact_ids_that_need_escaping() -> None:
+def test_session_reads_fact_ids_that_need_escaping() -> None:
     compiled = small_compiled()
     ev, rs = Evaluator(compiled, memo=False), compiled.rulesets[0]
     odd = 'a "quoted", \\ back\\slashed "fact_id": "x" id é'

@@ -44,18 +44,17 @@ def decision_schema() -> dict[str, Any]:
 
 # -- no crash, deterministic, valid JSON --------------------------------------------------------
 FRESH = Engine(ENGINE.catalog, ENGINE.rulebook, ENGINE.compiled,
-               Evaluator(ENGINE.compiled, memo=False, host_actions=True))
-"""Asks durable_rules about every fact through its own Host API: the reference."""
+               Evaluator(ENGINE.compiled, memo=False))
+"""Asks durable_rules about every fact: the reference."""
 
 
 @pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
-def test_reused_verdicts_and_direct_sessions_decide_like_durable_rules_host(
+def test_reused_verdicts_decide_like_durable_rules_on_every_fact(
         raw: dict[str, Any]) -> None:
-    """The shared engine (verdicts reused by signature, sessions driven through the C core,
-    memos filled by every other property test) decides byte for byte like an engine that
-    hands every fact to durable_rules' Host."""
+    """The shared engine (verdicts reused by signature, memos filled by every other property
+    test) decides byte for byte like an engine that hands every fact to durable_rules."""
     answers = answers_of(raw)
     assert (ENGINE.recommend(answers, decision_id="same").to_json()
             == FRESH.recommend(answers, decision_id="same").to_json())

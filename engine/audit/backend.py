@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.audit import schema
-from engine.audit.codec import BodyError
 from engine.audit.location import DatabaseUrl, Location
 from engine.audit.sqlite import (
     AuditError,
@@ -46,7 +45,7 @@ class Backend(Protocol):
     def version(self) -> tuple[int, bool]:
         """The store's schema version (0: no tables yet) and whether the database holds
         tables that are not the store's, seen in one read-only snapshot (so that a first
-        migration running elsewhere is not taken for foreign tables)."""
+        creation of the tables elsewhere is not taken for foreign tables)."""
 
     def current_version(self) -> tuple[int, bool]:
         """The same, as it is now (inside :meth:`write`)."""
@@ -57,11 +56,8 @@ class Backend(Protocol):
     def write(self) -> contextlib.AbstractContextManager[None]:
         """One write transaction, serialised with every other writer's; all or nothing."""
 
-    def upgrade(self, version: int) -> None:
-        """Bring the store from ``version`` to the current schema (inside :meth:`write`)."""
-
-    def tidy(self, version: int) -> None:
-        """After an upgrade from ``version``: give freed space back, where it applies."""
+    def create_tables(self, version: int) -> None:
+        """Make the current schema's tables where ``version`` is 0 (inside :meth:`write`)."""
 
     def error(self, exc: BaseException) -> AuditError:
         """One line for a database failure."""
@@ -93,8 +89,8 @@ class SqliteBackend:
         self.conn: Any = connect(path, create=True) if create else connect_reader(path)
 
     def version(self) -> tuple[int, bool]:
-        """``PRAGMA user_version`` and the tables, read in one snapshot (a first migration
-        running elsewhere is then seen whole or not at all)."""
+        """``PRAGMA user_version`` and the tables, read in one snapshot (tables being made
+        elsewhere are then seen whole or not at all)."""
         try:
             self.conn.execute("BEGIN")
         except sqlite3.DatabaseError as exc:
@@ -134,21 +130,10 @@ class SqliteBackend:
                 raise storage_error(self.path, exc) from None
             raise
 
-    def upgrade(self, version: int) -> None:
-        """Each schema step in turn (a record too large to keep changes nothing)."""
-        for target in range(version + 1, schema.VERSION + 1):
-            try:
-                schema.step(self.conn, target)
-            except BodyError as exc:
-                raise AuditError(f"{self.path}: cannot bring the audit store to schema "
-                                 f"{target} ({exc}); it was not modified") from None
-
-    def tidy(self, version: int) -> None:
-        """After schema 1/2 → 3 the uncompressed records' pages are free: give them back
-        (if this fails, e.g. for want of space, SQLite reuses them for new records)."""
-        if 0 < version < 3:
-            with contextlib.suppress(sqlite3.Error):
-                self.conn.execute("VACUUM")
+    def create_tables(self, version: int) -> None:
+        """Make the tables of a new store (a store starts at the current schema)."""
+        if version == 0:
+            schema.create(self.conn)
 
     def error(self, exc: BaseException) -> AuditError:
         """SQLite's error in one line, saying whether anything was recorded."""

@@ -183,7 +183,7 @@ class PostgresBackend:
     def version(self) -> tuple[int, bool]:
         """The version in the store's meta table (0 where there is none yet), and whether
         the connection's schema holds tables that are not the store's (the store's own
-        never count, so a first migration elsewhere cannot be taken for them)."""
+        never count, so tables being made elsewhere cannot be taken for them)."""
         try:
             version = schema_version(self.conn)
             return version, version == 0 and foreign_tables(self.conn)
@@ -216,13 +216,10 @@ class PostgresBackend:
                 raise self.error(exc) from None
             raise
 
-    def upgrade(self, version: int) -> None:
+    def create_tables(self, version: int) -> None:
         """Make the tables (a PostgreSQL store starts at the current schema)."""
         if version == 0:
             create(self.conn, VERSION)
-
-    def tidy(self, version: int) -> None:
-        """Nothing: PostgreSQL reclaims space itself."""
 
     def error(self, exc: BaseException) -> AuditError:
         """The server's error in one line, password masked."""

@@ -94,9 +94,9 @@ def policy_hash(texts: Mapping[str, str]) -> str:
 class AuditStore:
     """An open audit store. Use as a context manager or call :meth:`close`.
 
-    A writer (``create=True``) creates and migrates the store and records with ``key``
+    A writer (``create=True``) creates the store's tables if need be and records with ``key``
     (by default the audit key from the environment, if any); a reader (``create=False``)
-    never writes, not even a migration, so it also reads a store it cannot write to.
+    never writes, not even the tables, so it also reads a store it cannot write to.
     """
 
     def __init__(self, location: Location, *, create: bool = True,
@@ -114,7 +114,7 @@ class AuditStore:
             self.created = create and self._version == 0
             if create:
                 self._db.prepare()
-                self._version = self._migrate()
+                self._version = self._create()
         except BaseException:
             self._db.close()
             raise
@@ -131,23 +131,28 @@ class AuditStore:
 
     # -- schema --------------------------------------------------------------------------
     def _check_schema(self, version: int, foreign: bool) -> int:
-        """Refuse a newer or foreign database before anything is written to it."""
+        """Refuse a newer, unreleased (schema 1 and 2) or foreign database before anything is
+        read from or written to it."""
         if version > SCHEMA_VERSION:
             raise AuditError(f"{self.path}: audit store schema version {version} is newer than "
                              f"this gpu-advisor supports ({SCHEMA_VERSION}); upgrade gpu-advisor")
+        if 0 < version < SCHEMA_VERSION:
+            raise AuditError(f"{self.path}: audit store of schema {version}, written by a "
+                             "development version of gpu-advisor; this version reads schema "
+                             f"{SCHEMA_VERSION} only — export it with that version or start "
+                             "a new store")
         if version == 0 and foreign:
             raise AuditError(f"{self.path}: not a gpu-advisor audit store (it has other tables); "
                              "refusing to touch it")
         return version
 
-    def _migrate(self) -> int:
+    def _create(self) -> int:
         if self._version == SCHEMA_VERSION:
             return SCHEMA_VERSION
         with self._db.write():
-            # Re-read under the write lock: another process may have migrated meanwhile.
+            # Re-read under the write lock: another process may have made the tables meanwhile.
             version = self._check_schema(*self._db.current_version())
-            self._db.upgrade(version)
-        self._db.tidy(version)
+            self._db.create_tables(version)
         return SCHEMA_VERSION
 
     def _query_one(self, sql: str, params: tuple[Any, ...] = ()) -> Any:
@@ -411,19 +416,11 @@ class AuditStore:
         """The rows of the records the clause selects, bodies still compressed."""
         if not self._version:
             return []
-        if self._version < 3:  # read, not migrated: answers and result are text columns
-            # A schema-1 store has plain records only.
-            how = ", hash_kind, key_id" if self._version >= 2 else f", '{PLAIN}', NULL"
-            return self._fetch(f"SELECT {schema.LEGACY_COLUMNS}{how} FROM decisions {clause}",
-                               params)
         return self._fetch(f"SELECT {_COLUMNS}, dictionary, body FROM decisions {clause}",
                            params)
 
     def _from_row(self, row: tuple[Any, ...]) -> Stored:
-        """One record as stored: its columns and its bytes (schema 3: decompressed now)."""
-        if self._version < 3:  # rows of a schema-1/2 store, with the bytes those schemas hashed
-            columns, content = schema.legacy_row(row)
-            return Stored(**columns, content=content)
+        """One record as stored: its columns and its bytes, decompressed now."""
         columns = dict(zip(_COLUMNS.split(", "), row[:-2], strict=True))
         try:
             return Stored(**columns, content=self._codec.unpack(row[-1], row[-2]))

@@ -18,16 +18,14 @@ policy built there is built in-process.
 from __future__ import annotations
 
 import contextlib
-import json
 import math
-import re
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from operator import itemgetter
 from typing import Any
 
-import durable_rules_engine
+from durable.engine import MessageNotHandledException, MessageObservedException
 
 from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
@@ -44,11 +42,9 @@ Firing = tuple[str, str]
 class Evaluator:
     """Owns one durable_rules Host for a compiled rulebook; thread-safe, reusable."""
 
-    def __init__(self, compiled: Compiled, *, memo: bool = True,
-                 host_actions: bool = False) -> None:
+    def __init__(self, compiled: Compiled, *, memo: bool = True) -> None:
         self._compiled = compiled
         self._memo = memo
-        self._host_actions = host_actions
         self._verdicts: dict[str, Memo[tuple[Any, ...], tuple[str, ...]]] = {
             ruleset.name: Memo() for ruleset in compiled.rulesets}
         # per rule, its verdict by the classes of the fields it reads (see ``run``)
@@ -152,11 +148,8 @@ class Evaluator:
                     checked: bool = False) -> list[Firing]:
         """Assert ``facts`` into a fresh session of ``ruleset``; the firings, in engine order.
 
-        No memo: durable_rules decides every fact. ``checked`` as in :meth:`run`.
-
-        By default the session's actions are taken straight from the C core (see
-        :meth:`_session`); ``host_actions=True`` at construction runs them through
-        durable_rules' Python ``Host`` instead (the reference path; ~3× slower).
+        No memo: durable_rules decides every fact, through its public ``Host`` API.
+        ``checked`` as in :meth:`run`.
         """
         sid = uuid.uuid4().hex
         batch = [dict(fact, sid=sid) for fact in facts]
@@ -168,8 +161,6 @@ class Evaluator:
         # an id replaces the one durable_rules would make, so no property count changes
         for fact, fact_id in zip(batch, fact_ids(len(batch)), strict=True):
             fact["id"] = fact_id
-        if not self._host_actions:
-            return self._session(ruleset, sid, batch)
         with self._lock:
             self._fired[sid] = []
             try:
@@ -181,56 +172,16 @@ class Evaluator:
                 return self._fired[sid]
             except EvaluationError:
                 raise
+            except (MessageNotHandledException, MessageObservedException) as exc:
+                code = 1 if isinstance(exc, MessageNotHandledException) else 2  # its result
+                raise EvaluationError(f"durable_rules refused the facts of {ruleset.name}"
+                                      f" (result {code})") from None
             except Exception as exc:  # the C core raises plain Exceptions with error codes
                 raise _failed(ruleset, exc) from None
             finally:
                 self._fired.pop(sid, None)
                 with contextlib.suppress(Exception):
                     self._host.delete_state(ruleset.name, sid)
-
-    def _session(self, ruleset: CompiledRuleset, sid: str,
-                 batch: list[dict[str, Any]]) -> list[Firing]:
-        """One session driven through the C core directly.
-
-        The same calls ``Host`` makes (``assert_facts``, ``start_action_for_state``,
-        ``complete_and_start_action``, ``delete_state``) without its per-action Python
-        machinery: each pending action is a JSON text ``{"rule id":[{"m":{fact}}, ...]}``;
-        only the rule id and the matched facts' ``fact_id`` are read from it (no Python
-        action runs, so none can fail silently). The state is never changed, so it is not
-        written back.
-        """
-        names = set(ruleset.definitions)
-        rule_id = ruleset.rule_id
-        fired: list[Firing] = []
-        with self._lock:
-            handle = self._host.get_ruleset(ruleset.name)._handle
-            try:
-                code, state = durable_rules_engine.assert_facts(
-                    handle, json.dumps(batch, ensure_ascii=False))
-                if code in (1, 2):
-                    raise EvaluationError(f"durable_rules refused the facts of {ruleset.name}"
-                                          f" (result {code})")
-                result = durable_rules_engine.start_action_for_state(handle, state)
-                message = result[1] if result else None
-                while message:
-                    name = message[2:message.index('"', 2)]
-                    if name in names:
-                        fired.extend((rule_id(name), json.loads(quoted))
-                                     for quoted in _FACT_ID.findall(message))
-                    message = durable_rules_engine.complete_and_start_action(handle, state)
-            except EvaluationError:
-                raise
-            except Exception as exc:  # the C core raises plain Exceptions with error codes
-                raise _failed(ruleset, exc) from None
-            finally:
-                with contextlib.suppress(Exception):
-                    durable_rules_engine.delete_state(handle, sid)
-        return fired
-
-
-_FACT_ID = re.compile(r'"fact_id":\s*("(?:[^"\\]|\\.)*")')
-"""A matched fact's id in an action's JSON (facts are flat, so the key is never nested and
-a quote inside a string value is always escaped)."""
 
 
 def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:
