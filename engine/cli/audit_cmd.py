@@ -132,8 +132,9 @@ def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
         # the team's own GPUs on most of the work, the pick rented for the rest
         name = result.get("facts", {}).get("owned_gpu_name") or owned.get("gpu")
         pick = f"your {owned.get('count')}× {name} + {pick} for the peaks"
-        cost += float(peaks.get("power_usd_per_year") or 0) + float(
-            peaks.get("upkeep_usd_per_year") or 0)
+        from engine.decide.owned_options import own_usd_per_year
+
+        cost += own_usd_per_year(peaks)
     return pick, float(cost) if isinstance(cost, (int, float)) else None
 
 

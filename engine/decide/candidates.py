@@ -24,7 +24,7 @@ from functools import cached_property
 from typing import Any
 
 from engine.catalog.load import Catalog
-from engine.catalog.models import Gpu, Location, Network, Offer, Provider
+from engine.catalog.models import Gpu, Location, Network, Offer, Policy, Provider
 from engine.decide.configuration import Configuration
 from engine.decide.placements import (
     Trial,
@@ -256,6 +256,13 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
 
 
 # -- local ----------------------------------------------------------------------------------
+def owned_capacity_hours(policy: Policy) -> float:
+    """Hours a year owned GPUs can be busy: the policy's busy target of the year (the rest is
+    upkeep, failures and queueing)."""
+    return policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+
+
+
 def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
            *, plan: bool = False, owned: bool = False,
            added: bool = False) -> PricedCandidate | None:
@@ -264,7 +271,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     them."""
     policy = catalog.policy
     counts_of = list(counts)  # every count local_counts gives has a home
-    cap = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    cap = owned_capacity_hours(policy)
     parts_of = _owned_parts if owned else _added_parts if added else _owning_parts
 
     separate = sizing.concurrent_jobs > 1

@@ -10,11 +10,11 @@ demand, for the peaks: the work is the same, split by hours.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import SHARE_SUFFIX
+from engine.decide.candidates import SHARE_SUFFIX, owned_capacity_hours
 from engine.decide.configuration import Configuration
 from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
@@ -31,12 +31,12 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
         return None
     method = choice.config.train_method
     same = [s for s in scored if s.config.train_method == method]
-    mine = next((s for s in same if s.config.is_owned), None)
+    mine = _owned(same, method)
     if mine is None:
         return None
     f = mine.config
     upkeep = float(f.upkeep_usd_year or 0.0)
-    capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    capacity = owned_capacity_hours(policy)
     busy = f.busy_hours_per_year
     feasible = f.within_year and f.meets_deadline and busy <= capacity
     options: list[dict[str, Any]] = [{
@@ -81,20 +81,18 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
     rented = peaks_rented(scored, cloud)
     if rented is None:
         return {}
-    method = rented.config.train_method
-    mine = next((s for s in scored if s.config.is_owned
-                 and s.config.train_method == method), None)
+    mine = _owned(scored, rented.config.train_method)
     if mine is None:
         return {}
     f = mine.config
-    capacity = policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
+    capacity = owned_capacity_hours(policy)
     if not (f.fits and f.meets_deadline and f.vendor_allowed) or (
             f.busy_hours_per_year <= capacity):
         return {}
     share = tidy(capacity / f.busy_hours_per_year, 6)
-    owned = f.cost_usd_year * share + float(f.upkeep_usd_year or 0.0)
+    power, rent = _split(f, rented, share)
+    owned = power + float(f.upkeep_usd_year or 0.0)
     r = rented.config
-    rent = r.cost_usd_year * (1 - share)
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
             "peaks_cost_usd_year": tidy(owned + rent, 0),
             "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
@@ -129,13 +127,30 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
            upkeep: float) -> dict[str, Any]:
     """The owned GPUs busy up to the target, the rest of the work rented by the hour."""
     share = capacity / f.busy_hours_per_year
-    power = f.cost_usd_year * share
-    rent = rented.config.cost_usd_year * (1 - share)
+    power, rent = _split(f, rented, share)
     return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
             "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
             "usd_per_year": tidy(power + upkeep + rent, 2)}
+
+
+def _split(f: Configuration, rented: Scored, share: float) -> tuple[float, float]:
+    """The power of the team's GPUs doing ``share`` of the work, and the rent of ``rented``
+    doing the rest (it is priced for all of it; the rent scales with the runs)."""
+    return f.cost_usd_year * share, rented.config.cost_usd_year * (1 - share)
+
+
+def own_usd_per_year(peaks: Mapping[str, Any]) -> float:
+    """What the team's own GPUs cost a year in a peaks option: their power and upkeep."""
+    return float(peaks.get("power_usd_per_year") or 0) + float(
+        peaks.get("upkeep_usd_per_year") or 0)
+
+
+def _owned(scored: Sequence[Scored], method: str) -> Scored | None:
+    """The team's own GPUs doing ``method`` (None: it owns none that hold the job)."""
+    return next((s for s in scored if s.config.is_owned and s.config.train_method == method),
+                None)
 
 
 def _cheapest_burst(same: Sequence[Scored]) -> Scored | None:

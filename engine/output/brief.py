@@ -12,6 +12,7 @@ import textwrap
 
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
+from engine.decide.owned_options import own_usd_per_year
 from engine.output.hardware_rows import table_rows
 from engine.output.summary import (
     assumed_work_line,
@@ -126,7 +127,7 @@ def _cost(decision: Decision, choice: Candidate) -> str:
     text = f"Cost: ~{usd(cost.per_year_usd)} a year{spread}"
     _, peaks = peaks_pick(decision)
     if peaks is not None:
-        own = float(peaks["power_usd_per_year"]) + float(peaks["upkeep_usd_per_year"])
+        own = own_usd_per_year(peaks)
         text = (f"Cost: ~{usd(own + cost.per_year_usd)} a year: {usd(own)} power and upkeep "
                 f"of your GPUs + ~{usd(cost.per_year_usd)} a year of rent{spread}")
     if cost.upfront_usd:

@@ -11,6 +11,7 @@ from typing import Any
 
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
+from engine.decide.owned_options import own_usd_per_year
 from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
@@ -261,7 +262,7 @@ def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
     """The year's cost of a peaks pick: the own GPUs' power and upkeep, and the rent."""
     choice = decision.hardware.choice
     rent = choice.cost.per_year_usd if choice is not None else 0.0
-    return float(peaks["power_usd_per_year"]) + float(peaks["upkeep_usd_per_year"]) + rent
+    return own_usd_per_year(peaks) + rent
 
 
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
