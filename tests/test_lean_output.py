@@ -22,8 +22,8 @@ from helpers.raw_audit import replace_in_record
 
 import engine as engine_api
 from engine.answers.model import load_answers, validate_answers
-from engine.audit.replay import replay_stored, schema_2_json
-from engine.audit.store import AuditStore, index_columns
+from engine.audit.record import parse
+from engine.audit.store import AuditStore
 from engine.cli import cli
 from engine.decide.engine import SCHEMA_VERSION, SHOWN_TRACES, Decision, Engine, load_engine
 from engine.files.jsonout import compact
@@ -221,7 +221,7 @@ def test_recommend_trace_as_a_subprocess() -> None:
     assert data["trace"]
 
 
-# -- text and records of schema 2 -------------------------------------------------------------
+# -- excluded text; records of unreleased schemas ---------------------------------------
 def test_text_says_why_configurations_were_excluded(runner: CliRunner, engine: Engine) -> None:
     decision = decide(engine, EXAMPLE)
     out = run(runner, "recommend", "--answers", str(EXAMPLE), "--no-audit",
@@ -235,28 +235,6 @@ def test_text_says_why_configurations_were_excluded(runner: CliRunner, engine: E
     assert line in " ".join(out.split())
 
 
-def schema_2(decision: Decision) -> dict[str, Any]:
-    """The data a schema-2 engine wrote for ``decision`` (made with trace)."""
-    data = json.loads(decision.to_json())
-    data["schema_version"] = 2
-    data["fired"] = [{"rule": r, "fact": f} for r, facts in decision.fired.items()
-                     for f in facts]
-    data["hardware"]["excluded"] = [{"id": i, "label": i, "rule": g.rule, "reason": g.reason}
-                                    for g in decision.hardware.excluded for i in g.ids]
-    return data
-
-
-def test_a_schema_2_result_still_reads(engine: Engine) -> None:
-    traced = decide(engine, EXAMPLE, trace=True)
-    old = schema_2(traced)
-    again = Decision.model_validate_json(json.dumps(old))
-    assert again.fired == traced.fired
-    assert again.hardware.excluded == traced.hardware.excluded
-    rules = json.loads(index_columns(old)["rules_fired"])
-    assert rules == sorted(traced.fired) == json.loads(
-        index_columns(json.loads(traced.to_json()))["rules_fired"])
-
-
 class _Written:
     """What ``AuditStore.append`` needs of a decision: its JSON text."""
 
@@ -267,38 +245,30 @@ class _Written:
         return self.text
 
 
-def test_a_schema_2_record_replays_byte_for_byte(runner: CliRunner, engine: Engine,
-                                                 tmp_path: Path) -> None:
-    """A record a schema-2 engine wrote (each excluded configuration on its own, every
-    {rule, fact} pair, every trace) replays in that schema; checked by hand against records
-    written by the schema-2 engine itself (73 of them, identical)."""
-    evaluation = engine.evaluate(load_answers(EXAMPLE, [], engine.catalog),
-                                 decision_id="01a22f0c6c0e216a059b", trace=True)
-    text = schema_2_json(engine, evaluation)
-    old = json.loads(text)
-    assert old["schema_version"] == 2 and list(old) == list(json.loads(
-        evaluation.decision.to_json()))
-    order = engine.rulebook.file_order
-    pairs = [(f["rule"], f["fact"]) for f in old["fired"]]
-    assert pairs == sorted(pairs, key=lambda p: (order[p[0]], p[1]))
-    assert {e["id"] for e in old["hardware"]["excluded"]} == {
-        i for g in evaluation.decision.hardware.excluded for i in g.ids}
-    labels = [e["label"] for e in old["hardware"]["excluded"]]
-    assert labels[0][0].isdigit() and "× " in labels[0]
-    first = labels[0].split("× ", 1)[0]
+def test_a_record_of_an_unreleased_decision_schema_is_refused_in_one_line(
+        runner: CliRunner, engine: Engine, tmp_path: Path) -> None:
+    """Decision schemas 1 and 2 were never released: a record holding one is intact (verify
+    says ok) but is neither shown nor replayed, in one line, exit 2."""
+    decision = decide(engine, EXAMPLE)
+    text = decision.to_json().replace('"schema_version": 3', '"schema_version": 2', 1)
+    assert '"schema_version": 2' in text
     db = tmp_path / "audit.sqlite3"
     with AuditStore(db) as store:
         store.append(_Written(text), engine.rulebook.texts, engine.catalog.texts)
-        [record] = list(store.iter_all())
-        assert replay_stored(store, record).identical
-    decision_id = "01a22f0c6c0e216a059b"
-    out = run(runner, "audit", "replay", decision_id, "--audit-db", str(db))
-    assert out.stdout.endswith(": identical\n")
-    shown = run(runner, "audit", "show", decision_id, "--trace", "--format", "json",
-                "--audit-db", str(db))
-    assert shown.stderr == ""
     assert run(runner, "audit", "verify", "--audit-db", str(db)).stdout.startswith("ok: 1 ")
-    replace_in_record(db, decision_id, f'"label": "{first}×', f'"label": "{int(first) + 1}×')
-    result = runner.invoke(cli, ["audit", "replay", decision_id, "--audit-db", str(db)])
-    assert result.exit_code == 1 and "DIFFERS" in result.stdout
-    assert f'+        "label": "{first}× ' in result.stdout
+    for command in ("show", "replay"):
+        result = runner.invoke(cli, ["audit", command, "lean", "--audit-db", str(db)])
+        assert result.exit_code == 2, (command, result.output)
+        assert result.stdout == ""
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+        assert "holds a decision of schema 2; this version reads schema 3 only" in (
+            result.stderr)
+
+
+def test_the_json_form_of_the_unreleased_audit_schemas_is_refused() -> None:
+    """The bytes of a schema-1/2 record are recognised only to be refused, with the reason."""
+    old = json.dumps({"answers": "{}", "result": "{}", "id": "x"}, sort_keys=True).encode()
+    with pytest.raises(ValueError, match="unreleased audit schema 1 or 2"):
+        parse(old)
+    with pytest.raises(ValueError, match="no record header"):
+        parse(b"{}\n{}\n{}")

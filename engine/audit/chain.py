@@ -10,20 +10,18 @@ keyed) finds any rewrite by someone without it.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey
 from engine.audit.record import (
     HEADER_FIELDS,
     KEYED,
+    OLD_FORM,
     PLAIN,
     digest,
-    index_columns,
     index_text,
-    is_json_form,
+    is_old_form,
     parse_header,
 )
 from engine.audit.store import GENESIS, AuditError, AuditStore, PolicyMismatch, Stored
@@ -215,14 +213,12 @@ class _Walk:
 
 
 _INDEX_FAULT = "its choices/rules_fired columns do not match its result"
-_JSON_COLUMNS = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "prev_hash")
 
 
 def _content_fault(record: Stored, content: bytes) -> str | None:
-    """Whether the record's columns say what its (hashed) bytes say: a framed record's
-    header line, else (schema 1 and 2) its JSON and the choices and rules of its result."""
-    if is_json_form(content):
-        return _json_fault(record, content)
+    """Whether the record's columns say what its (hashed) bytes say: its header line."""
+    if is_old_form(content):
+        return OLD_FORM
     try:
         header = parse_header(content)
         index = index_text(header)
@@ -232,28 +228,6 @@ def _content_fault(record: Stored, content: bytes) -> str | None:
     if wrong:
         return _columns_fault(wrong)
     if index != {"choices": record.choices, "rules_fired": record.rules_fired}:
-        return _INDEX_FAULT
-    return None
-
-
-def _json_fault(record: Stored, content: bytes) -> str | None:
-    try:
-        fields: dict[str, Any] = json.loads(content)
-        result = json.loads(fields["result"])
-    except (ValueError, KeyError, TypeError):
-        return "its content is not a record"
-    expected = {name: getattr(record, name) for name in _JSON_COLUMNS}
-    if record.hash_kind != PLAIN:
-        expected.update(hash_kind=record.hash_kind, key_id=record.key_id)
-    stated = {k: v for k, v in fields.items() if k not in ("answers", "result")}
-    wrong = sorted(k for k in set(expected) | set(stated) if expected.get(k) != stated.get(k))
-    if wrong:
-        return _columns_fault(wrong)
-    try:
-        derived: dict[str, Any] = index_columns(result)
-    except (KeyError, TypeError, AttributeError):
-        derived = {}
-    if derived != {"choices": record.choices, "rules_fired": record.rules_fired}:
         return _INDEX_FAULT
     return None
 

@@ -1,22 +1,20 @@
 """The bytes an audit record's hash is made over, reading them back, and a record as the
 store gives it (:class:`Record` to show, :class:`Entry` to list, :class:`Stored` to verify).
 
-Two forms, told apart by their first bytes:
-
-- **framed** (records written since schema 3): a header line (compact JSON: the record's
-  id, time, engine version, policy hashes, link, hash kind and key, and its index: the
-  choices and the rules that fired), then the answers (JSON) on one line, then the result
-  exactly as ``recommend --format json`` printed it. Verifying one hashes these bytes and
-  reads the header line; the result is neither re-serialised nor parsed.
-- **json** (schema 1 and 2): the canonical JSON of the record's fields, as those schemas
-  hashed it (``{"answers": …, "result": …}`` with sorted keys), kept byte for byte so every
-  chain and head made before stays valid. Its index is checked against its result.
+A record's bytes are **framed**: a header line (compact JSON: the record's id, time, engine
+version, policy hashes, link, hash kind and key, and its index: the choices and the rules
+that fired), then the answers (JSON) on one line, then the result exactly as
+``recommend --format json`` printed it (decision schema 3). Verifying one hashes these bytes
+and reads the header line; the result is neither re-serialised nor parsed. The JSON form of
+the unreleased audit schemas 1 and 2, and decisions of schema 1 and 2, are recognised only
+to be refused in one line.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -32,9 +30,12 @@ HEADER_FIELDS = ("id", "created_at", "engine_version", "rules_hash", "catalog_ha
                  "prev_hash", "hash_kind", "key_id")
 """The columns a framed record's header repeats (and ``audit verify`` compares)."""
 
-_JSON_FIELDS = ("id", "created_at", "engine_version", "rules_hash", "catalog_hash", "answers",
-                "result", "prev_hash")
-_JSON_START = b'{"answers":'
+DECISION_SCHEMA = 3
+"""The decision schema a record's result is read in."""
+
+_OLD_FORM_START = b'{"answers":'
+OLD_FORM = ("it is a record of the unreleased audit schema 1 or 2, which this version does "
+            "not read")
 
 
 def index_of(data: Mapping[str, Any]) -> dict[str, Any]:
@@ -45,8 +46,8 @@ def index_of(data: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _rules_fired(fired: Any) -> set[str]:
-    """The rules of ``fired``: rule → facts (schema 3), or a list of {rule, fact} before."""
-    return set(fired) if isinstance(fired, dict) else {f["rule"] for f in fired}
+    """The rules of ``fired`` (rule → facts)."""
+    return set(fired)
 
 
 def index_text(index: Mapping[str, Any]) -> dict[str, str]:
@@ -69,16 +70,6 @@ def framed_content(fields: Mapping[str, Any]) -> bytes:
     return b"\n".join((line.encode(), fields["answers"].encode(), fields["result"].encode()))
 
 
-def json_content(fields: Mapping[str, Any]) -> bytes:
-    """A schema-1/2 record's bytes: the canonical JSON of its content and link, and for a
-    keyed record also how it is keyed."""
-    content = {k: fields[k] for k in _JSON_FIELDS}
-    if fields.get("hash_kind", PLAIN) != PLAIN:
-        content.update(hash_kind=fields["hash_kind"], key_id=fields["key_id"])
-    return json.dumps(content, sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":")).encode()
-
-
 def digest(content: bytes, hash_kind: str, key: AuditKey | None = None) -> str:
     """A record's hash: sha256 of its bytes, or for a keyed record their HMAC-SHA256 under
     ``key``."""
@@ -89,19 +80,18 @@ def digest(content: bytes, hash_kind: str, key: AuditKey | None = None) -> str:
     return key.mac(content)
 
 
-def is_json_form(content: bytes) -> bool:
-    """Whether these are a schema-1/2 record's bytes (else a framed record's)."""
-    return content.startswith(_JSON_START)
+def is_old_form(content: bytes) -> bool:
+    """Whether these are the bytes of a record of the unreleased audit schema 1 or 2."""
+    return content.startswith(_OLD_FORM_START)
 
 
 @dataclass(frozen=True)
 class Parsed:
-    """A record's bytes read back: the fields they hold, its answers and result texts."""
+    """A record's bytes read back: its header, its answers and result texts."""
 
-    fields: dict[str, Any]
+    header: dict[str, Any]
     answers: str
     result: str
-    framed: bool
 
 
 def parse_header(content: bytes) -> dict[str, Any]:
@@ -114,18 +104,25 @@ def parse_header(content: bytes) -> dict[str, Any]:
 
 
 def parse(content: bytes) -> Parsed:
-    """Read either form back (``ValueError`` if the bytes are neither)."""
-    if is_json_form(content):
-        fields = json.loads(content)
-        if not isinstance(fields, dict) or not all(
-                isinstance(fields.get(k), str) for k in ("answers", "result")):
-            raise ValueError("not a record's JSON")
-        return Parsed(fields, fields["answers"], fields["result"], framed=False)
+    """Read a record's bytes back (``ValueError`` saying why if they are not a record of
+    this version: not framed, or holding a decision of another schema)."""
+    if is_old_form(content):
+        raise ValueError(OLD_FORM)
     header = parse_header(content)
     first = content.index(b"\n")
     second = content.index(b"\n", first + 1)
-    return Parsed(header, content[first + 1:second].decode(), content[second + 1:].decode(),
-                  framed=True)
+    result = content[second + 1:].decode()
+    schema = decision_schema(result)
+    if schema not in (None, DECISION_SCHEMA):
+        raise ValueError(f"it holds a decision of schema {schema}; this version reads "
+                         f"schema {DECISION_SCHEMA} only (1 and 2 were never released)")
+    return Parsed(header, content[first + 1:second].decode(), result)
+
+
+def decision_schema(result: str) -> int | None:
+    """The decision schema of a stored result, read from its first lines."""
+    found = re.search(r'"schema_version": *(\d+)', result[:200])
+    return int(found.group(1)) if found else None
 
 
 def stored_json(record_id: str, name: str, text: object) -> Any:

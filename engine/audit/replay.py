@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import tempfile
 import threading
 from collections.abc import Mapping
@@ -19,11 +18,7 @@ from engine.answers.model import Answers, validate_answers
 from engine.audit.store import AuditError, AuditStore, Record
 from engine.catalog.load import Catalog
 from engine.catalog.prices import PriceInput, is_price_text
-from engine.decide.configuration import Configuration
-from engine.decide.decision import Excluded
 from engine.decide.engine import Decision, Engine, Evaluation, load_engine
-from engine.decide.pick import label_of
-from engine.files.jsonout import dumps
 from engine.files.safe_write import write_file
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
@@ -107,52 +102,15 @@ class Replay:
 
 
 def replay_stored(store: AuditStore, record: Record) -> Replay:
-    """Re-run a record on its stored policy; identical means byte for byte (in the decision
-    schema the record was written in)."""
+    """Re-run a record on its stored policy; identical means byte for byte."""
     engine = stored_engine(store, record)
     answers = answers_of(record, engine.catalog)
-    if _schema_of(record.result) == 2:
-        evaluation = engine.evaluate(answers, decision_id=record.id, trace=True)
-        again = schema_2_json(engine, evaluation)
-    else:
-        again = engine.recommend(answers, decision_id=record.id).to_json()
+    again = engine.recommend(answers, decision_id=record.id).to_json()
     if again == record.result:
         return Replay(True, [])
     diff = list(difflib.unified_diff(record.result.splitlines(), again.splitlines(),
                                      "recorded", "replayed", lineterm="", n=1))
     return Replay(False, diff)
-
-
-def _schema_of(result: str) -> int | None:
-    """The decision schema of a stored result, read from its first lines."""
-    found = re.search(r'"schema_version": *(\d+)', result[:200])
-    return int(found.group(1)) if found else None
-
-
-def schema_2_json(engine: Engine, evaluation: Evaluation) -> str:
-    """The bytes a decision-schema-2 engine wrote for ``evaluation`` (made with trace), so
-    that records made before schema 3 still replay byte for byte: every excluded
-    configuration on its own with its label and first excluding rule (by precedence), every
-    firing as a ``{rule, fact}`` pair in rule file order, every trace, every shown
-    configuration's notes."""
-    decision = evaluation.decision
-    data = json.loads(decision.to_json())
-    data["schema_version"] = 2
-    precedence = engine.rulebook.precedence
-    first: dict[str, Excluded] = {}
-    for group in decision.hardware.excluded:
-        for cid in group.ids:
-            if cid not in first or precedence[group.rule] < precedence[first[cid].rule]:
-                first[cid] = group
-    configs = {c.candidate_id: c for c in map(Configuration.of, evaluation.candidate_facts)}
-    data["hardware"]["excluded"] = [
-        {"id": cid, "label": label_of(configs[cid]), "rule": first[cid].rule,
-         "reason": first[cid].reason} for cid in sorted(first)]
-    order = engine.rulebook.file_order
-    pairs = sorted(((r, f) for r, facts_on in decision.fired.items() for f in facts_on),
-                   key=lambda p: (order[p[0]], p[1]))
-    data["fired"] = [{"rule": r, "fact": f} for r, f in pairs]
-    return dumps(data)
 
 
 @dataclass(frozen=True)
@@ -171,10 +129,7 @@ def traced_replay(store: AuditStore, record: Record) -> TracedReplay:
     engine = stored_engine(store, record)
     answers = answers_of(record, engine.catalog)
     evaluation = engine.evaluate(answers, decision_id=record.id, trace=True)
-    if _schema_of(record.result) == 2:
-        again = schema_2_json(engine, evaluation)
-    else:
-        again = engine.untraced(evaluation.decision).to_json()
+    again = engine.untraced(evaluation.decision).to_json()
     return TracedReplay(engine, evaluation, again == record.result)
 
 

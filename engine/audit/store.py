@@ -27,13 +27,14 @@ from engine.audit.key import ENV_KEY, ENV_KEY_FILE, AuditKey, load_key
 from engine.audit.location import Location, parse_location
 from engine.audit.record import (
     KEYED,
+    OLD_FORM,
     PLAIN,
     Entry,
     Record,
     Stored,
     framed_content,
     index_columns,
-    is_json_form,
+    is_old_form,
 )
 from engine.audit.record import digest as record_digest
 from engine.audit.sqlite import AuditError
@@ -252,10 +253,12 @@ class AuditStore:
                              "nothing was copied")
         for digest, kind in ((stored.rules_hash, "rules"), (stored.catalog_hash, "catalog")):
             self._store_policy(digest, kind, policies(digest))
-        form = "json" if is_json_form(stored.content) else "framed"
+        if is_old_form(stored.content):
+            raise AuditError(f"record {stored.id} cannot be copied ({OLD_FORM}); nothing was "
+                             "copied")
         try:
             body, dictionary = self._codec.pack(stored.content, schema.scope(
-                form, stored.engine_version, stored.rules_hash, stored.catalog_hash))
+                "framed", stored.engine_version, stored.rules_hash, stored.catalog_hash))
         except BodyError as exc:
             raise AuditError(f"{self.path}: record {stored.id}: {exc}; nothing was copied"
                              ) from None

@@ -9,7 +9,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     SerializerFunctionWrapHandler,
-    field_validator,
     model_serializer,
 )
 
@@ -236,17 +235,6 @@ class Hardware(_Out):
     owned_why_not: str | None = None
     """Why the team's own GPUs cannot do the work: the first rule that excluded them."""
 
-    @field_validator("excluded", mode="before")
-    @classmethod
-    def _excluded_of_schema_2(cls, value: Any) -> Any:
-        """Read a record of schema 2: one ``{id, label, rule, reason}`` per configuration."""
-        if not isinstance(value, list) or not all(isinstance(x, dict) and "id" in x
-                                                  for x in value):
-            return value
-        groups: dict[tuple[str, str], list[str]] = {}
-        for x in value:
-            groups.setdefault((x["rule"], x["reason"]), []).append(x["id"])
-        return [{"rule": r, "reason": t, "ids": ids} for (r, t), ids in groups.items()]
 
 
 def text_of(rule: Rule, facts: Mapping[str, Any]) -> str:
@@ -438,10 +426,3 @@ class Decision(BaseModel):
             "hardware": lean, "estimates": {**self.estimates, "traces": traces},
             "fired": request_firings(self.fired)})
 
-    @field_validator("fired", mode="before")
-    @classmethod
-    def _fired_of_schema_2(cls, value: Any) -> Any:
-        """Read a record of schema 2 or before: a list of ``{rule, fact}``."""
-        if isinstance(value, list):
-            return fired_by_rule((f["rule"], f["fact"]) for f in value)
-        return value
