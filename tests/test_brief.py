@@ -14,8 +14,9 @@ from click.testing import CliRunner
 from engine.answers.model import validate_answers
 from engine.cli import cli
 from engine.decide.engine import Decision, load_engine
-from engine.output.brief import MAX_LINES, WIDTH, brief_lines
-from engine.output.summary import usd
+from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines
+from engine.output.hardware_rows import decided_against, table_rows, why_not_short
+from engine.output.summary import run_length, usd
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -62,6 +63,43 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
         assert f"price of {choice.price_as_of}" in text
     elif not choice.owned:
         assert f"price of {choice.price_as_of}" in text
+
+
+@pytest.mark.parametrize("path", [*EXAMPLES, *TEAMS, *SCENARIOS], ids=lambda p: p.stem)
+def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> None:
+    """Right under the headline: the team's plan priced beside the pick, and the closest call
+    (within the policy's margin), before the cost; an alternative ranked above the pick, or
+    cheaper than it, says why it is not the pick."""
+    engine = load_engine()
+    decision = _decide(path)
+    lines = brief_lines(decision, engine.rulebook)
+    text = " ".join(" ".join(lines).split())
+    head = text[:text.index("Cost:")] if "Cost:" in text else text
+    hw = decision.hardware
+    if hw.plan is not None and hw.choice is not None:
+        assert "Your plan" in head
+    if hw.close_calls:
+        assert f"A close call: {hw.close_calls[0].label} costs" in head
+    rows = [c for _, c in table_rows(decision)]
+    above = rows[:rows.index(hw.choice)] if hw.choice else []
+    others = [c for c in rows if c is not hw.choice]
+    shown = [t for kind, t in brief_items(decision, 3, engine.rulebook) if kind == "alternative"]
+    for c, line in zip(others, shown, strict=False):
+        cheaper = c.cost.per_year_usd < hw.choice.cost.per_year_usd if hw.choice else False
+        why = why_not_short(decision, c, engine.rulebook) if c in above or cheaper else None
+        assert ("(not taken: " in line) == (why is not None), (c.id, line)
+        if why is not None:
+            assert f"(not taken: {why})" in " ".join(line.split())
+        if c in above:  # ranked above the pick: it goes against a decision
+            assert decided_against(decision, c, engine.rulebook) is not None
+
+
+@pytest.mark.parametrize(("days", "said"), [
+    (2.8, "2.8 days"), (1.0, "1.0 days"), (14 / 24, "14 hours"), (1.41 / 24, "1.4 hours"),
+    (1.58 / 24, "1.6 hours"), (1.0 / 24, "1.0 hour"), (25 / 60 / 24, "25 min"),
+    (0.1 / 60 / 24, "1 min")])
+def test_run_lengths_below_ten_hours_keep_a_tenth(days: float, said: str) -> None:
+    assert run_length(days) == said
 
 
 def test_the_default_output_is_the_brief_and_explain_the_full(runner: CliRunner) -> None:

@@ -57,7 +57,7 @@ def emit(decision: Decision, engine: Engine, fmt: str, chart_path: Path | None,
         from engine.output.text import render_brief, render_text
 
         show(render_text(decision, engine.rulebook, platform_names(engine)) if explain
-             else render_brief(decision), allowed=pager)
+             else render_brief(decision, engine.rulebook), allowed=pager)
     if html_path is not None:
         from engine.files.safe_write import check_target, write_checked
 

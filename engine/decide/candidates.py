@@ -906,7 +906,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "within_year": within,
         "runs_per_year": runs,
         "run_hours": tidy(t.run_hours, 3),
-        "days_per_run": tidy(wall_hours / 24, 2),
+        "days_per_run": tidy(wall_hours / 24, 4),
         "meets_deadline": wall_hours / 24 <= sizing.deadline_days,
         "cost_usd_year": tidy(cost, 2),
         "cost_usd_per_run": tidy(cost / runs, 2) if runs else 0.0,
@@ -950,6 +950,24 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
             base = cheapest.get((name, key(cand.config)))
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
     _against_other_vendors(candidates, eligible)
+    _against_one_node(candidates, eligible)
+
+
+def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """For a configuration of several nodes, what the cheapest eligible single-node one on its
+    side costs more (a share; None where there is none, and on a single node): what keeping
+    to one machine would cost."""
+    cheapest: dict[str, float] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False) and c.nodes == 1:
+            cheapest[c.where] = min(cheapest.get(c.where, math.inf), c.cost_usd_year)
+    for cand in candidates:
+        c = cand.config
+        base = cheapest.get(c.where)
+        cand.facts["single_node_premium"] = (
+            None if c.nodes <= 1 or base is None or not c.cost_usd_year
+            else tidy(min(base / c.cost_usd_year - 1, MAX_RATIO), 3))
 
 
 def _against_other_vendors(candidates: list[PricedCandidate],

@@ -8,18 +8,21 @@ sources, the hardware table, warnings, strategies and the chart), which this one
 
 from __future__ import annotations
 
+import itertools
 import textwrap
 
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import table_rows
+from engine.output.hardware_rows import table_rows, why_not_short
 from engine.output.summary import (
     assumed_work_line,
     break_even_line,
+    close_call_lines,
     headline,
     peaks_notice,
     peaks_pick,
+    plan_line,
     price_lines,
     programme_line,
     run_length,
@@ -28,6 +31,7 @@ from engine.output.summary import (
     usd,
     work_line,
 )
+from engine.rules.load import Rulebook
 
 WIDTH = 80
 MAX_LINES = 23
@@ -40,13 +44,13 @@ _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
            "contract": "sold by contract through sales: weeks"}
 
 
-def brief_lines(decision: Decision) -> list[str]:
+def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
     over 23 lines (the reasons to one line each, fewer alternatives, the work in one line),
     never the decision, its cost, the next step or where the rest is."""
     for why_lines, rows, work_most in ((_WHY_LINES, 3, 2), (3, 3, 2), (3, 2, 2), (3, 2, 1),
                                        (3, 1, 1)):
-        lines = _lines(brief_items(decision, rows), why_lines, work_most)
+        lines = _lines(brief_items(decision, rows, book), why_lines, work_most)
         if len(lines) <= MAX_LINES:
             return lines
     return lines[:MAX_LINES - 1] + lines[-1:]
@@ -58,14 +62,18 @@ heading, then a ``reason`` each), ``next``, ``alternatives`` (then an ``alternat
 ``change``, ``more``, ``identity``."""
 
 
-def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
+def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
+                ) -> list[Item]:
     """The one-screen answer as items of whole text, for any renderer (the HTML page shows
-    them unwrapped)."""
+    them unwrapped). With the ``book`` the decision was made by, an alternative ranked above
+    the pick says which decision it goes against."""
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
     items: list[Item] = [("headline", headline(decision))]
     items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision),
-                                      peaks_notice(decision)) if n]
+                                      peaks_notice(decision), plan_line(decision),
+                                      *close_call_lines(decision)[:1])
+              if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
         programme = programme_line(decision)
@@ -76,7 +84,7 @@ def brief_items(decision: Decision, rows: int = 3) -> list[Item]:
         items += [("why", "Why:"), *(("reason", r) for r in reasons)]
     if choice is not None:
         items.append(("next", _api_step(choice) if api else _next_step(decision, choice)))
-    alternatives = _alternatives(decision, rows)
+    alternatives = _alternatives(decision, rows, book)
     if alternatives:
         title = "If you train anyway" if api else "Alternatives"
         items.append(("alternatives", f"{title} (cost a year for the same work):"))
@@ -98,7 +106,7 @@ def _lines(items: list[Item], why_lines: int, work_most: int) -> list[str]:
         if kind == "why":
             lines += ["Why:", *_why_lines(reasons, why_lines)]
         elif kind == "alternative":
-            lines.append(_cut(f"  {text}", WIDTH))
+            lines += _wrap(text, 2, first="  ", rest="    ")
         elif kind in ("alternatives", "identity"):
             lines.append(text)
         else:
@@ -106,9 +114,11 @@ def _lines(items: list[Item], why_lines: int, work_most: int) -> list[str]:
     return lines
 
 
-def _wrap(text: str, most: int) -> list[str]:
-    """``text`` in lines of 80 columns, at most ``most`` of them (the last cut with …)."""
-    lines = textwrap.wrap(text, WIDTH, break_long_words=False, break_on_hyphens=False)
+def _wrap(text: str, most: int, first: str = "", rest: str = "") -> list[str]:
+    """``text`` in lines of 80 columns, at most ``most`` of them (the last cut with …),
+    indented by ``first`` and then ``rest``."""
+    lines = textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=rest,
+                          break_long_words=False, break_on_hyphens=False)
     if len(lines) <= most:
         return lines
     kept = lines[:most]
@@ -222,12 +232,17 @@ def _api_step(choice: Candidate) -> str:
             "year.")
 
 
-def _alternatives(decision: Decision, most: int = 3) -> list[str]:
-    rows = [c for mark, c in table_rows(decision) if not mark.strip()][:most]
+def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[str]:
+    rows = table_rows(decision)
+    above = {c.id for _, c in itertools.takewhile(lambda row: not row[0].strip(), rows)}
+    pick = decision.hardware.choice
     out = []
-    for c in rows:
+    for c in [c for mark, c in rows if not mark.strip()][:most]:
         days = f", {run_length(c.days_per_run)} a run" if c.days_per_run is not None else ""
-        out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}")
+        cheaper = pick is not None and c.cost.per_year_usd < pick.cost.per_year_usd
+        why = why_not_short(decision, c, book) if book and (c.id in above or cheaper) else None
+        note = f" (not taken: {why})" if why else ""
+        out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}{note}")
     return out
 
 
@@ -241,10 +256,6 @@ def _would_change(decision: Decision) -> str | None:
     line = break_even_line(decision)
     if line:
         return f"Would change it: {line[0].lower()}{line[1:]}"
-    if decision.hardware.close_calls:
-        near = decision.hardware.close_calls[0]
-        return (f"Would change it: {near.label} is a close call at "
-                f"{usd(near.per_year_usd)} a year.")
     return None
 
 

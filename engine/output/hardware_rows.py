@@ -36,7 +36,10 @@ def table_rows(decision: Decision) -> list[tuple[str, Candidate]]:
     hw = decision.hardware
     if hw.choice is None:
         return []
-    rows = sorted([hw.choice, *hw.alternatives], key=rank_key)
+    # costs are shown to the dollar, but the engine ranked them unrounded: on a tie to the
+    # dollar the pick goes first (it won on the cents, or on a decision the rival goes against)
+    rows = sorted([hw.choice, *hw.alternatives],
+                  key=lambda c: (rank_key(c)[:2], c is not hw.choice, rank_key(c)[2:]))
     return [("→" if c is hw.choice else "", c) for c in rows]
 
 
@@ -55,16 +58,45 @@ def passed_over(decision: Decision, book: Rulebook) -> list[str]:
     return out
 
 
-def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
+def decided_against(decision: Decision, c: Candidate, book: Rulebook
+                    ) -> tuple[str, str | None] | None:
     """The first decision the configuration goes against, in declared order (deployment,
-    cloud kind, pricing), with that decision's own strongest reason and its rule."""
+    cloud kind, pricing): (axis, its choice), or None."""
     pick = decision.hardware.choice
     axes = decision.decisions
     for axis in constrained_axes(book):
         if goes_against(axis, book, axes, dict(pick) if pick else None, dict(c)):
-            rule, text = axis_reason(axis, axes[axis])
-            return f"{text.rstrip('.')} [{rule}]."
-    return "not on the side the decisions point to."
+            return axis, axes[axis].choice
+    return None
+
+
+def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | None:
+    """In a few words, why a configuration is not the pick: the decision it goes against
+    (``cloud kind is specialised``), else the strongest rule that scored it below the pick
+    (``ranked lower: cloud.same-ecosystem``); None where neither holds."""
+    against = decided_against(decision, c, book)
+    if against is not None:
+        return f"{against[0].replace('_', ' ')} is {against[1]}"
+    pick = decision.hardware.choice
+    if pick is None or c.score >= pick.score:
+        return None
+    mine = {r.rule for r in c.reasons}
+    theirs = {r.rule for r in pick.reasons}
+    deciding = [r for r in pick.reasons if r.effect == "prefer" and r.rule not in mine]
+    deciding += [r for r in c.reasons if r.effect == "avoid" and r.rule not in theirs]
+    if not deciding:
+        return None
+    return f"ranked lower: {max(deciding, key=lambda r: r.weight).rule}"
+
+
+def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
+    """The first decision the configuration goes against, with that decision's own
+    strongest reason and its rule."""
+    against = decided_against(decision, c, book)
+    if against is None:
+        return "not on the side the decisions point to."
+    rule, text = axis_reason(against[0], decision.decisions[against[0]])
+    return f"{text.rstrip('.')} [{rule}]."
 
 
 def row_label(c: Candidate) -> str:

@@ -74,7 +74,7 @@ def render_html(decision: Decision, book: Rulebook, platforms: Mapping[str, str]
     the what-if lines, where they were worked out)."""
     decision, platforms = printable_decision(decision, platforms)
     title = headline(decision)
-    parts = [f"<h1>{escape(title)}</h1>", _brief(decision)]
+    parts = [f"<h1>{escape(title)}</h1>", _brief(decision, book)]
     parts += _details(decision, platforms)
     parts += _decisions(decision)
     parts += _hardware(decision, book)
@@ -95,12 +95,12 @@ def render_html(decision: Decision, book: Rulebook, platforms: Mapping[str, str]
             f"{body}\n</main>\n</body>\n</html>\n")
 
 
-def _brief(decision: Decision) -> str:
+def _brief(decision: Decision, book: Rulebook) -> str:
     """The one-screen answer, whole sentences, the offer's page a link."""
     link = decision.hardware.choice.link if decision.hardware.choice else None
     out: list[str] = []
     listed: list[str] = []
-    for kind, text in brief_items(decision):
+    for kind, text in brief_items(decision, book=book):
         if kind in ("headline", "identity", "more"):
             continue  # the page below has everything --explain would add
         if kind in ("reason", "alternative"):

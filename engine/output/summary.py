@@ -623,8 +623,13 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
 
 
 def run_length(days: float) -> str:
-    """``2.8 days``, ``5 hours``, ``under an hour``."""
+    """``2.8 days``, ``14 hours``, ``1.6 hours``, ``25 min``: to a tenth of an hour below ten
+    hours, so that two short runs are told apart (1.4 and 1.6 hours are not 1 and 2)."""
     if days >= 1:
         return f"{days:,.1f} days"
     hours_ = days * 24
-    return "under an hour" if hours_ < 1 else f"{hours_:,.0f} hour{'s' if hours_ >= 1.5 else ''}"
+    if hours_ < 1:
+        return f"{max(1.0, hours_ * 60):.0f} min"
+    if hours_ < 9.95:
+        return f"{hours_:.1f} hour{'s' if round(hours_, 1) != 1 else ''}"
+    return f"{hours_:,.0f} hours"

@@ -74,15 +74,16 @@ def render_text(decision: Decision, book: Rulebook,
     return "\n".join(line.rstrip() for line in captured.get().splitlines()) + "\n"
 
 
-def render_brief(decision: Decision) -> str:
+def render_brief(decision: Decision, book: Rulebook | None = None) -> str:
     """The one-screen answer (:mod:`engine.output.brief`), its headline bold on a
-    terminal."""
+    terminal; ``book``, the rules it was made by, says which decision a cheaper
+    alternative goes against."""
     from rich.markup import escape
 
     from engine.output.brief import brief_lines
 
     decision, _ = printable_decision(decision, None)
-    lines = brief_lines(decision)
+    lines = brief_lines(decision, book)
     out = console()
     with out.capture() as captured:
         for i, line in enumerate(lines):
