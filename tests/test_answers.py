@@ -43,6 +43,11 @@ def test_yaml_file_with_defaults_filled(catalog: Catalog, tmp_path: Path) -> Non
     assert answers.planned_gpu is None
 
 
+def test_a_path_given_as_a_string_is_read_like_a_path(catalog: Catalog, tmp_path: Path) -> None:
+    path = write(tmp_path, "model: llama-2-13b\nhours_per_year: 3500\n")
+    assert load_answers(str(path), [], catalog) == load_answers(path, [], catalog)
+
+
 def test_json_file(catalog: Catalog, tmp_path: Path) -> None:
     data = {"workload": "pretrain", "model_params_b": 3, "data_residency": "region",
             "allowed_regions": ["eu", "uk", "eu"], "upfront_capex": True,

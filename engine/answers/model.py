@@ -286,14 +286,15 @@ def _text(annotation: Any) -> str:
 
 # -- loading and checking answers ------------------------------------------------------------
 def load_answers(
-    path: Path | None,
+    path: Path | str | None,
     overrides: Sequence[str],
     catalog: Catalog,
     *,
     model: str | None = None,
     fill_defaults: bool = True,
 ) -> Answers:
-    """Answers from a file (optional) with ``key=value`` overrides applied on top, and
+    """Answers from a file (optional; a path or its string) with ``key=value`` overrides
+    applied on top, and
     ``model`` (``--model``) naming the model in place of the file's.
 
     The file or the overrides must name the model (``model`` or ``model_params_b``): every
@@ -301,7 +302,8 @@ def load_answers(
     This is where answers come in: a model named by its config is read here, into
     ``model_shape``.
     """
-    merged, origin, set_keys = _merged(path, overrides, catalog, model)
+    merged, origin, set_keys = _merged(None if path is None else Path(path), overrides,
+                                       catalog, model)
     return validate_answers(merged, catalog, origin=origin, set_keys=set_keys,
                             fill_defaults=fill_defaults, require_model=True,
                             read_model_files=True)
