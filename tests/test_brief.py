@@ -76,10 +76,13 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
     text = " ".join(" ".join(lines).split())
     head = text[:text.index("Cost:")] if "Cost:" in text else text
     hw = decision.hardware
-    if hw.plan is not None and hw.choice is not None:
+    api = decision.decisions["approach"].choice == "use-api"
+    if hw.plan is not None and hw.choice is not None and not api:
         assert "Your plan" in head
-    if hw.close_calls:
+    if hw.close_calls and not api:
         assert f"A close call: {hw.close_calls[0].label} costs" in head
+    if api:  # the headline is the API: the hardware is for training anyway, further down
+        assert "A close call" not in head and "Your plan" not in head
     rows = [c for _, c in table_rows(decision)]
     above = rows[:rows.index(hw.choice)] if hw.choice else []
     others = [c for c in rows if c is not hw.choice]
@@ -92,6 +95,28 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
             assert f"(not taken: {why})" in " ".join(line.split())
         if c in above:  # ranked above the pick: it goes against a decision
             assert decided_against(decision, c, engine.rulebook) is not None
+
+
+def test_a_refusal_says_what_shut_out_the_configurations() -> None:
+    """No configuration holds the job: the brief says how many were excluded and by which
+    rule most, counting every rule that excluded each (a refusal keeps them all), and, where
+    the rules ruled out every deployment, why each was."""
+    engine = load_engine()
+    answers = validate_answers({"model": "qwen3-4b", "hours_per_year": 100,
+                                "data_residency": "on-premises", "upfront_capex": False},
+                               engine.catalog)
+    decision = engine.recommend(answers)
+    assert decision.hardware.choice is None
+    text = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    considered = decision.hardware.considered
+    assert f"{considered} of {considered} configurations excluded; " in text
+    local = {i for x in decision.hardware.excluded if x.rule == "tier.no-capex-candidates"
+             for i in x.ids}
+    cloud = {i for x in decision.hardware.excluded
+             if x.rule == "residency.on-premises-excludes-cloud-candidates" for i in x.ids}
+    assert local and cloud and len(local | cloud) == considered  # every exclusion is kept
+    assert "✗ local: You cannot spend capital up front" in text
+    assert "✗ cloud: Your data must stay on premises" in text
 
 
 @pytest.mark.parametrize(("days", "said"), [

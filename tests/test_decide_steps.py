@@ -518,9 +518,12 @@ def test_a_lean_decision_lists_each_excluded_configuration_under_its_first_rule(
     configuration; the traced groups give the same (first_exclusions, which
     Decision.untraced uses)."""
     steps = steps_of("16-eu-residency")
-    lean = hardware(None, steps.scored, steps.decisions, engine.rulebook, margin=0.1)
-    traced = hardware(None, steps.scored, steps.decisions, engine.rulebook, trace=True,
-                       margin=0.1)
+    chosen = steps.evaluation.decision.hardware.choice
+    assert chosen is not None
+    choice = next(s for s in steps.scored if s.id == chosen.id)
+    lean = hardware(choice, steps.scored, steps.decisions, engine.rulebook, margin=0.1)
+    traced = hardware(choice, steps.scored, steps.decisions, engine.rulebook, trace=True,
+                      margin=0.1)
     rows = [(i, g.rule) for g in lean.excluded for i in g.ids]
     by_id = {s.id: s for s in steps.scored}
     expected = set()
@@ -538,6 +541,8 @@ def test_a_lean_decision_lists_each_excluded_configuration_under_its_first_rule(
     assert first_exclusions(traced.excluded) == lean.excluded
     assert len({i for g in traced.excluded for i in g.ids}) == len(rows) < sum(
         len(g.ids) for g in traced.excluded)            # some configuration had two rules
+    refusal = hardware(None, steps.scored, steps.decisions, engine.rulebook, margin=0.1)
+    assert refusal.excluded == traced.excluded  # a refusal keeps every exclusion
 
 
 # -- the cloud side -------------------------------------------------------------------------

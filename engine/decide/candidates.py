@@ -954,17 +954,18 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
 
 
 def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
-    """For a configuration of several nodes, what the cheapest eligible single-node one on its
-    side costs more (a share; None where there is none, and on a single node): what keeping
-    to one machine would cost."""
-    cheapest: dict[str, float] = {}
+    """For a configuration of several nodes, what the cheapest eligible single-node one of the
+    same GPU vendor on its side costs more (a share; None where there is none, and on a
+    single node): what keeping to one machine would cost, on the same software stack."""
+    cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         c = cand.config
         if eligible.get(cand.id, False) and c.nodes == 1:
-            cheapest[c.where] = min(cheapest.get(c.where, math.inf), c.cost_usd_year)
+            slot = (c.where, c.vendor)
+            cheapest[slot] = min(cheapest.get(slot, math.inf), c.cost_usd_year)
     for cand in candidates:
         c = cand.config
-        base = cheapest.get(c.where)
+        base = cheapest.get((c.where, c.vendor))
         cand.facts["single_node_premium"] = (
             None if c.nodes <= 1 or base is None or not c.cost_usd_year
             else tidy(min(base / c.cost_usd_year - 1, MAX_RATIO), 3))

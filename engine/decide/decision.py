@@ -419,7 +419,7 @@ class Decision(BaseModel):
         lean = hw.model_copy(update={
             "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
             "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives],
-            "excluded": first_exclusions(hw.excluded)})
+            "excluded": first_exclusions(hw.excluded) if hw.choice else hw.excluded})
         traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
         return self.model_copy(update={
             "facts": {k: v for k, v in self.facts.items() if k in facts},

@@ -72,7 +72,9 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
                                             keep=[plan, _best_added(choice, scored),
                                                   *near])],
         considered=len(scored),
-        excluded=excluded(scored) if trace else first_exclusions(excluded(scored)),
+        # a refusal keeps every exclusion: what shut out each configuration is the answer
+        excluded=(excluded(scored) if trace or choice is None
+                  else first_exclusions(excluded(scored))),
         cheaper=cheaper(choice, scored, axes, book) if choice else None,
         plan=rival(choice, plan, axes, book) if choice and plan else None,
         close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],

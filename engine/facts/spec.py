@@ -464,8 +464,8 @@ RANKED: tuple[FactSpec, ...] = (
              "one of another GPU vendor on its side (what a switch of software stack saves)",
              origin="candidate", phase="summary"),
     FactSpec("single_node_premium", "number", "for a configuration of several nodes, what the "
-             "cheapest eligible single-node one on its side costs more, as a share (negative "
-             "where it costs less)", origin="candidate", phase="summary"),
+             "cheapest eligible single-node one of the same GPU vendor on its side costs more, "
+             "as a share (negative where it costs less)", origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 

@@ -14,7 +14,7 @@ import textwrap
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import table_rows, why_not_short
+from engine.output.hardware_rows import excluded_line, table_rows, why_not_short
 from engine.output.summary import (
     assumed_work_line,
     break_even_line,
@@ -70,9 +70,11 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
     items: list[Item] = [("headline", headline(decision))]
+    hardware = [] if api else [plan_line(decision), *close_call_lines(decision)[:1]]
+    if choice is None and not api:  # a refusal: what shut out the most configurations
+        hardware.append(excluded_line(decision))
     items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision),
-                                      peaks_notice(decision), plan_line(decision),
-                                      *close_call_lines(decision)[:1])
+                                      peaks_notice(decision), *hardware)
               if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
@@ -183,10 +185,13 @@ def _reasons(decision: Decision) -> list[str]:
             if len(picked) == 3:
                 break
             continue
-        for sign, text, _, _ in top_reasons(result, limit=1):
-            if sign == "+" and text not in picked:
-                picked.append(text)
-                break
+        # every option was ruled out by the rules (not for want of hardware): say why, each
+        ruled_out = result.choice is None and result.follows is None
+        for sign, text, _, _ in top_reasons(result, limit=1 if not ruled_out else 3):
+            if (sign == "+" or ruled_out) and text not in picked:
+                picked.append(f"✗ {text}" if ruled_out else text)
+                if not ruled_out or len(picked) == 3:
+                    break
         if len(picked) == 3:
             break
     return picked
@@ -196,13 +201,14 @@ def _why_lines(picked: list[str], most: int = _WHY_LINES) -> list[str]:
     """The reasons in ``most`` lines, each at least one."""
     lines: list[str] = []
     for i, text in enumerate(picked):
+        sign, text = ("✗", text[2:]) if text.startswith("✗ ") else ("+", text)
         room = most - len(lines) - (len(picked) - i - 1)
         wrapped = textwrap.wrap(text, WIDTH - 3, break_long_words=False,
                                 break_on_hyphens=False)
         kept = wrapped[:max(1, min(2, room))]
         if len(wrapped) > len(kept):
             kept[-1] = _cut(kept[-1] + " " + wrapped[len(kept)], WIDTH - 3)
-        lines += [f" + {kept[0]}", *(f"   {rest}" for rest in kept[1:])]
+        lines += [f" {sign} {kept[0]}", *(f"   {rest}" for rest in kept[1:])]
     return lines
 
 

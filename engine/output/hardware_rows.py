@@ -106,20 +106,20 @@ def row_label(c: Candidate) -> str:
 
 def excluded_line(decision: Decision) -> str | None:
     """How many configurations rules excluded, with the rule that excluded the most first and
-    one of its reasons: counted on each configuration's first rule, as a decision without
-    trace lists them, so a traced decision reads the same."""
+    one of its reasons (counted as :func:`_exclusions` counts)."""
     hw = decision.hardware
     if not hw.excluded:
         return None
     counts, reason = _exclusions(decision)
     rule = max(counts, key=lambda r: (counts[r], r))
-    return (f"{sum(counts.values())} of {hw.considered} configurations excluded; "
+    total = len({i for x in hw.excluded for i in x.ids})
+    return (f"{total} of {hw.considered} configurations excluded; "
             f"{counts[rule]} by {rule}, e.g.: {reason(rule)}")
 
 
 def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
     """Where no configuration is eligible: the rules that excluded them, most first, each
-    with its count and one of its reasons (counted as :func:`excluded_line` counts)."""
+    with its count and one of its reasons (counted as :func:`_exclusions` counts)."""
     counts, reason = _exclusions(decision)
     ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
     out = [f"All {decision.hardware.considered} configurations are excluded:"] if ranked else []
@@ -127,12 +127,17 @@ def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
 
 
 def _exclusions(decision: Decision) -> tuple[dict[str, int], Callable[[str], str]]:
-    """Configurations excluded per rule, each counted under its first excluding rule, and a
-    rule's example reason (that of its entry with the first id)."""
-    groups = first_exclusions(decision.hardware.excluded)
-    counts: dict[str, int] = {}
+    """Configurations excluded per rule and a rule's example reason (that of its entry with
+    the first id). Each configuration counts under its first excluding rule, as a decision
+    without trace lists them (so a traced decision reads the same), except in a refusal,
+    which keeps every exclusion: there each rule counts every configuration it excluded, so
+    the rule that shut out the most (the data's region, no capital) leads."""
+    hw = decision.hardware
+    groups = first_exclusions(hw.excluded) if hw.choice is not None else hw.excluded
+    ids: dict[str, set[str]] = {}
     for x in groups:
-        counts[x.rule] = counts.get(x.rule, 0) + len(x.ids)
+        ids.setdefault(x.rule, set()).update(x.ids)
+    counts = {rule: len(found) for rule, found in ids.items()}
 
     def reason(rule: str) -> str:
         return min((x for x in groups if x.rule == rule), key=lambda x: x.ids[0]).reason

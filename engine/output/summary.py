@@ -599,10 +599,11 @@ def _option(axis: AxisDecision, option: str) -> OptionScore | None:
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:
     """(sign, text, sources, rule) for the chosen option's reasons, strongest first; then why
     other options were ruled out (``✗ local: …``); and when the choice has no reason of its
-    own, what weighed the others down (``− hybrid: …``)."""
+    own, what weighed the others down (``− hybrid: …``). Where every option was ruled out,
+    what ruled out each."""
     chosen = _option(axis, axis.revised_from or axis.choice or "")
     if chosen is None:
-        return []
+        return _ruled_out(axis, limit)
     reasons = sorted(chosen.reasons, key=lambda r: -r.weight)
     out = []
     for r in reasons[:limit]:
@@ -620,6 +621,19 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
                     out.append(("✗" if effect == "exclude" else "−",
                                 f"{option.option}: {r.text}", r.sources, r.rule))
     return out
+
+
+def _ruled_out(axis: AxisDecision, limit: int) -> list[tuple[str, str, list[str], str]]:
+    """``✗ local: …`` for each excluded option, by the first rule that excluded it (each rule
+    once)."""
+    out: list[tuple[str, str, list[str], str]] = []
+    shown: set[str] = set()
+    for option in axis.ranking:
+        first = next((r for r in option.reasons if r.effect == "exclude"), None)
+        if option.excluded and first is not None and first.rule not in shown:
+            shown.add(first.rule)
+            out.append(("✗", f"{option.option}: {first.text}", first.sources, first.rule))
+    return out[:limit]
 
 
 def run_length(days: float) -> str:
