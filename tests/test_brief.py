@@ -16,7 +16,7 @@ from engine.cli import cli
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
-from engine.output.summary import run_length, usd
+from engine.output.summary import close_call_lines, run_length, usd
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +81,10 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
         assert "Your plan" in head
     if hw.close_calls and not api:
         assert f"A close call: {hw.close_calls[0].label} costs" in head
+    for near, line in zip(hw.close_calls, close_call_lines(decision), strict=False):
+        if near.reason:  # what the rules held against it is said, cheaper or dearer
+            said = "the pick won on: " if near.premium < 0 else "against it: "
+            assert said + near.reason.rstrip(".") in line
     if api:  # the headline is the API: the hardware is for training anyway, further down
         assert "A close call" not in head and "Your plan" not in head
     rows = [c for _, c in table_rows(decision)]

@@ -464,8 +464,9 @@ def close_call_lines(decision: Decision) -> list[str]:
         tips = _tips(choice, near.label, near.days_per_run, near.upfront_usd)
         if tips:
             text += f"; prefer it if {tips}"
-        if near.premium < 0 and near.reason:
-            text += f"; the pick won on: {near.reason.rstrip('.')}"
+        if near.reason:  # what the rules hold against it, cheaper or not
+            won = "the pick won on" if near.premium < 0 else "against it"
+            text += f"; {won}: {near.reason.rstrip('.')}"
         out.append(text + ".")
     be = decision.estimates.get("break_even") or {}
     years, write_off = be.get("payback_years"), be.get("write_off_years")
