@@ -55,3 +55,24 @@ def test_only_an_eligible_single_node_counts() -> None:
             _Candidate("one", _Config("local", 101, 1.0))]
     assert _ratios(rows, eligible={"two"})["two"]["single_node_premium"] is None
     assert _ratios(rows)["two"]["single_node_premium"] == pytest.approx(0.01)
+
+
+def test_a_cheaper_faster_rival_is_the_first_close_call() -> None:
+    """The startup example buys the guide's RTX 4090 (a mid-budget rule prefers it); an RTX
+    5090 does the work for less in 15-hour runs instead of 24: that is the close call said
+    first, with the rule the pick won on, before rivals nearer in cost but no better."""
+    from pathlib import Path
+
+    from engine.answers.model import load_answers
+    from engine.decide.engine import load_engine
+
+    engine = load_engine()
+    example = Path(__file__).resolve().parent.parent / "examples" / "startup-7b-continuous.yaml"
+    decision = engine.recommend(load_answers(example, [], engine.catalog))
+    pick = decision.hardware.choice
+    assert pick is not None and pick.gpu == "rtx-4090"
+    first = decision.hardware.close_calls[0]
+    assert first.id.startswith("local:rtx-5090x1")
+    assert first.premium < 0 and first.days_per_run is not None
+    assert pick.days_per_run is not None and first.days_per_run < pick.days_per_run * 0.9
+    assert first.reason and "RTX 4090" in first.reason

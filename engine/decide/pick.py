@@ -64,7 +64,7 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
     warnings and strategies, and every rule that excluded a configuration (else the first
     only)."""
     plan = plan_of(scored)
-    near = close_calls(choice, scored, margin) if choice else []
+    near = close_calls(choice, scored, margin, axes, book) if choice else []
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
@@ -108,15 +108,25 @@ def plan_of(scored: Sequence[Scored]) -> Scored | None:
 
 
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
+                axes: Mapping[str, AxisDecision], book: Rulebook,
                 limit: int = 2) -> list[Scored]:
     """Eligible configurations of another GPU or on the other side whose cost for the work is
-    within ``margin`` of the pick's, nearest first (at most ``limit``): what would tip the
-    decision is then said with them."""
-    cost = choice.config.cost_usd_year
+    within ``margin`` of the pick's (at most ``limit``): first those that cost no more,
+    finish a run more than ``margin`` sooner and go against none of the decided ``axes`` (the
+    pick won on a rule of its own, not on the work or a decision), then the nearest in cost.
+    What would tip the decision is then said with them."""
+    cost, days = choice.config.cost_usd_year, choice.config.days_per_run
+
+    def order(s: Scored) -> tuple[bool, float]:
+        c = s.config
+        better = (c.cost_usd_year <= cost and c.days_per_run < days * (1 - margin)
+                  and not any(goes_against(axis, book, axes, choice.facts, s.facts)
+                              for axis in constrained_axes(book)))
+        return not better, abs(c.cost_usd_year - cost)
+
     found: list[Scored] = []
     seen = {_group(choice)}
-    for entry in sorted((s for s in scored if not s.excluded and s is not choice),
-                        key=lambda s: abs(s.config.cost_usd_year - cost)):
+    for entry in sorted((s for s in scored if not s.excluded and s is not choice), key=order):
         other = entry.config.cost_usd_year
         if not cost or abs(other - cost) > margin * cost or _group(entry) in seen:
             continue
