@@ -234,6 +234,18 @@ def test_an_axis_decided_by_declared_order_only_says_so(capsys: pytest.CaptureFi
     assert NO_RULE == "No rule preferred an option; first declared option."
 
 
+def test_an_axis_the_pick_decides_never_claims_the_declared_order(tmp_path: Path) -> None:
+    """The method follows the pick; with no pick (a refusal) it was not chosen by declared
+    order either: no "No rule preferred" line in text, markdown or HTML."""
+    answers = scenario_answers(tmp_path, "48-country-no-offer-serves")
+    for fmt in ("text", "markdown", "html"):
+        out = run(answers, "--format", fmt).replace("Chosen", "chosen")
+        assert "No configuration in the catalog can do this job" in out
+        start = out.index("chosen with the hardware: no configuration holds the job")
+        method = out[start:out.index("Deployment", start)]   # the method's block only
+        assert NO_RULE not in method, fmt
+
+
 # --- what buying costs -------------------------------------------------------------------------
 
 def test_the_purchase_is_cards_plus_platform() -> None:

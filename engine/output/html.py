@@ -27,9 +27,9 @@ from engine.output.hardware_rows import (
     with_days,
 )
 from engine.output.summary import (
-    NO_RULE,
     SCORE_LEGEND,
     against_break_even_line,
+    bare_note,
     break_even_line,
     close_call_lines,
     headline,
@@ -141,9 +141,11 @@ def _decisions(decision: Decision) -> list[str]:
             items.append(f'<li><span class="sign">{escape(sign)}</span>{escape(text)} '
                          f'<span class="src">[{escape(rule)}; {escape(", ".join(sources))}]'
                          "</span></li>")
-        if not items:
-            items.append(f"<li>{escape(NO_RULE)}</li>")
-        out.append("<ul>" + "".join(items) + "</ul>")
+        bare = None if items else bare_note(result)
+        if bare:
+            items.append(f"<li>{escape(bare)}</li>")
+        if items:
+            out.append("<ul>" + "".join(items) + "</ul>")
     return out
 
 

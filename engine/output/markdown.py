@@ -18,10 +18,10 @@ from engine.output.hardware_rows import (
     with_days,
 )
 from engine.output.summary import (
-    NO_RULE,
     SCORE_LEGEND,
     against_break_even_line,
     assumed_work_line,
+    bare_note,
     break_even_line,
     close_call_lines,
     headline,
@@ -77,8 +77,9 @@ def render_markdown(decision: Decision, book: Rulebook,
         for sign, text, sources, rule in reasons:
             lines.append(f"- ({_SIGN_WORD[sign]}) {_text(text)} "
                          f"*\\[{rule}; {', '.join(sources)}\\]*")
-        if not reasons and not revised:
-            lines.append(f"- {NO_RULE}")
+        bare = None if reasons or revised else bare_note(result)
+        if bare:
+            lines.append(f"- {bare}")
         lines.append("")
     lines += _hardware(decision, book)
     if decision.warnings:

@@ -19,6 +19,16 @@ KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hypers
 SCORE_LEGEND = ("Each choice is the option with the highest score: the weights of the rules "
                 "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
 NO_RULE = "No rule preferred an option; first declared option."
+FROM_PICK = "Taken from the picked configuration; no rule weighed the options on it."
+"""What an axis the pick decides (``chosen_by: pick``) says when no rule gave it a reason."""
+
+
+def bare_note(axis: AxisDecision) -> str | None:
+    """The line for an axis without reasons: the declared order decided it, or it is the
+    pick's (nothing where there is no pick: its heading says so)."""
+    if axis.follows is None:
+        return NO_RULE
+    return FROM_PICK if axis.choice is not None else None
 
 
 def printable_decision(decision: Decision, platforms: Mapping[str, str] | None = None

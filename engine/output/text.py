@@ -24,10 +24,10 @@ from engine.output.hardware_rows import (
     with_days,
 )
 from engine.output.summary import (
-    NO_RULE,
     SCORE_LEGEND,
     against_break_even_line,
     assumed_work_line,
+    bare_note,
     break_even_line,
     close_call_lines,
     headline,
@@ -139,8 +139,9 @@ def _decisions(out: Any, decision: Decision) -> None:
         for sign, text, sources, rule in reasons:
             grid.add_row(f" {sign}", f"{escape(prefix + text)} [dim]\\[{rule}; "
                                      f"{escape(', '.join(sources))}][/dim]")
-        if not reasons and not revised:
-            grid.add_row(" ·", NO_RULE)
+        bare = None if reasons or revised else bare_note(result)
+        if bare:
+            grid.add_row(" ·", bare)
         out.print(grid)
 
 
