@@ -262,7 +262,6 @@ def owned_capacity_hours(policy: Policy) -> float:
     return policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
 
 
-
 def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
            *, plan: bool = False, owned: bool = False,
            added: bool = False) -> PricedCandidate | None:

@@ -286,6 +286,13 @@ def first_exclusions(groups: Sequence[Excluded]) -> list[Excluded]:
     return out
 
 
+def lean_exclusions(groups: Sequence[Excluded], *, refusal: bool) -> list[Excluded]:
+    """The exclusions a decision made without trace keeps: :func:`first_exclusions`, except
+    in a refusal (no configuration eligible), which keeps every one: what shut out each
+    configuration is the answer there."""
+    return list(groups) if refusal else first_exclusions(groups)
+
+
 def request_firings(fired: Mapping[str, list[str]]) -> dict[str, list[str]]:
     """``fired`` without candidate facts, as a decision made without trace holds it (a rule
     that fired on candidates alone maps to an empty list)."""
@@ -419,7 +426,7 @@ class Decision(BaseModel):
         lean = hw.model_copy(update={
             "choice": hw.choice and hw.choice.model_copy(update={"warnings": None}),
             "alternatives": [c.model_copy(update={"warnings": None}) for c in hw.alternatives],
-            "excluded": first_exclusions(hw.excluded) if hw.choice else hw.excluded})
+            "excluded": lean_exclusions(hw.excluded, refusal=hw.choice is None)})
         traces = {k: v for k, v in self.estimates["traces"].items() if k in SHOWN_TRACES}
         return self.model_copy(update={
             "facts": {k: v for k, v in self.facts.items() if k in facts},

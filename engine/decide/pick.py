@@ -23,7 +23,7 @@ from engine.decide.decision import (
     Pool,
     Reason,
     Rival,
-    first_exclusions,
+    lean_exclusions,
     note,
     reason,
     text_of,
@@ -72,9 +72,8 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
                                             keep=[plan, _best_added(choice, scored),
                                                   *near])],
         considered=len(scored),
-        # a refusal keeps every exclusion: what shut out each configuration is the answer
-        excluded=(excluded(scored) if trace or choice is None
-                  else first_exclusions(excluded(scored))),
+        excluded=(excluded(scored) if trace
+                  else lean_exclusions(excluded(scored), refusal=choice is None)),
         cheaper=cheaper(choice, scored, axes, book) if choice else None,
         plan=rival(choice, plan, axes, book) if choice and plan else None,
         close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],
@@ -120,8 +119,7 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     def order(s: Scored) -> tuple[bool, float]:
         c = s.config
         better = (c.cost_usd_year <= cost and c.days_per_run < days * (1 - margin)
-                  and not any(goes_against(axis, book, axes, choice.facts, s.facts)
-                              for axis in constrained_axes(book)))
+                  and axis_against(book, axes, choice.facts, s.facts) is None)
         return not better, abs(c.cost_usd_year - cost)
 
     found: list[Scored] = []
@@ -262,6 +260,14 @@ def constrained_axes(book: Rulebook) -> list[str]:
     """The axes a configuration can go against, in declared order: those that constrain a
     configuration fact, but for those the pick chooses (``chosen_by: pick``)."""
     return [axis for axis in book.fields if axis not in book.picked]
+
+
+def axis_against(book: Rulebook, axes: Mapping[str, AxisDecision],
+                 pick: Mapping[str, Any] | None, rival: Mapping[str, Any]) -> str | None:
+    """The first axis, in declared order, whose decision a configuration (``rival``, by its
+    facts) goes against (:func:`goes_against`), or None."""
+    return next((axis for axis in constrained_axes(book)
+                 if goes_against(axis, book, axes, pick, rival)), None)
 
 
 def goes_against(axis: str, book: Rulebook, axes: Mapping[str, AxisDecision],

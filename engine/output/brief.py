@@ -22,6 +22,7 @@ from engine.output.summary import (
     headline,
     peaks_notice,
     peaks_pick,
+    peaks_total,
     plan_line,
     price_lines,
     programme_line,
@@ -139,9 +140,9 @@ def _cost(decision: Decision, choice: Candidate) -> str:
     text = f"Cost: ~{usd(cost.per_year_usd)} a year{spread}"
     _, peaks = peaks_pick(decision)
     if peaks is not None:
-        own = own_usd_per_year(peaks)
-        text = (f"Cost: ~{usd(own + cost.per_year_usd)} a year: {usd(own)} power and upkeep "
-                f"of your GPUs + ~{usd(cost.per_year_usd)} a year of rent{spread}")
+        text = (f"Cost: ~{usd(peaks_total(decision, peaks))} a year: "
+                f"{usd(own_usd_per_year(peaks))} power and upkeep of your GPUs + "
+                f"~{usd(cost.per_year_usd)} a year of rent{spread}")
     if cost.upfront_usd:
         text = f"Cost: {usd(cost.upfront_usd)} up front, then ~{usd(cost.per_year_usd)} a " \
                f"year{spread}"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from engine.decide.decision import Candidate, first_exclusions
+from engine.decide.decision import Candidate, lean_exclusions
 from engine.decide.engine import Decision
-from engine.decide.pick import axis_reason, constrained_axes, goes_against
+from engine.decide.pick import axis_against, axis_reason
 from engine.output.summary import config_name, hours, usd
 from engine.rules.load import Rulebook
 
@@ -63,11 +63,8 @@ def decided_against(decision: Decision, c: Candidate, book: Rulebook
     """The first decision the configuration goes against, in declared order (deployment,
     cloud kind, pricing): (axis, its choice), or None."""
     pick = decision.hardware.choice
-    axes = decision.decisions
-    for axis in constrained_axes(book):
-        if goes_against(axis, book, axes, dict(pick) if pick else None, dict(c)):
-            return axis, axes[axis].choice
-    return None
+    axis = axis_against(book, decision.decisions, dict(pick) if pick else None, dict(c))
+    return None if axis is None else (axis, decision.decisions[axis].choice)
 
 
 def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | None:
@@ -133,7 +130,7 @@ def _exclusions(decision: Decision) -> tuple[dict[str, int], Callable[[str], str
     which keeps every exclusion: there each rule counts every configuration it excluded, so
     the rule that shut out the most (the data's region, no capital) leads."""
     hw = decision.hardware
-    groups = first_exclusions(hw.excluded) if hw.choice is not None else hw.excluded
+    groups = lean_exclusions(hw.excluded, refusal=hw.choice is None)
     ids: dict[str, set[str]] = {}
     for x in groups:
         ids.setdefault(x.rule, set()).update(x.ids)
