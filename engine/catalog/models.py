@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -146,9 +147,9 @@ class Gpu(Strict):
         """Memory in bytes, the vendor's unit honoured."""
         return self.vram_gb * (2**30 if self.vram_unit == "GiB" else 1e9)
 
-    @property
+    @cached_property
     def vram_gib(self) -> float:
-        """Memory in GiB, the unit every output uses."""
+        """Memory in GiB, the unit every output uses (kept: read on every trial)."""
         return self.vram_bytes / 2**30
 
     @model_validator(mode="after")

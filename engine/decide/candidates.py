@@ -593,26 +593,9 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
     facts = {
         **_config_facts(catalog, gpu, t.count, offer),
         "candidate_id": f"cloud:{offer.id}:{price.key}x{t.count}:{t.job.method}{plan_suffix}",
-        "nodes": r.instances,
-        "provider": provider.id,
-        "provider_name": provider.name,
-        "provider_label": provider.short_name or provider.id,
-        "provider_kind": provider.kind,
-        "provider_ecosystem": provider.ecosystem or "none",
-        "pricing": price.pricing,
-        "condition": "rented",
-        "reserved_months": price.months or 0,
-        "reserved_days": price.days or 0,
-        **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
-        "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
-        "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
-        "market_allowed": offer.market is None or (allowed is not None
-                                                   and offer.market in allowed),
-        **_access(catalog, offer, provider, t.count, r.instances),
-        "upfront_usd": 0.0,
-        "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, t.count, vm,
-                                                         r.instances), 4),
-        "per_hour_usd": tidy(hourly, 4),
+        **catalog.per_job(("offer_facts", offer.id, price.key, t.count, r.instances, allowed,
+                           sizing.gpu_vendors), _offer_facts, catalog, offer, provider, gpu,
+                          price, t.count, r.instances, allowed, sizing.gpu_vendors),
         "fixed_usd_year": tidy(r.cost, 2)
         if (price.pricing == "reserved" and price.days is None) or pool is not None else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
@@ -639,6 +622,36 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
     return PricedCandidate(facts, cost, t.speed, start_up=r.start_up, make_spot=spot,
                            hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}",
                            low_cost=low, high_cost=high)
+
+
+def _offer_facts(catalog: Catalog, offer: Offer, provider: Provider, gpu: Gpu, price: _Price,
+                 count: int, instances: int, allowed: frozenset[str] | None,
+                 vendors: frozenset[str] | None) -> dict[str, Any]:
+    """What renting ``count`` GPUs of ``offer`` at ``price`` is, whatever the work: who sells
+    it, where, how, and at what rate (remembered per job memo: the team's regions and vendors
+    are part of the key). Callers must not mutate it."""
+    vm = offer.vm_usd_per_instance_hour or 0.0
+    return {
+        "nodes": instances,
+        "provider": provider.id,
+        "provider_name": provider.name,
+        "provider_label": provider.short_name or provider.id,
+        "provider_kind": provider.kind,
+        "provider_ecosystem": provider.ecosystem or "none",
+        "pricing": price.pricing,
+        "condition": "rented",
+        "reserved_months": price.months or 0,
+        "reserved_days": price.days or 0,
+        **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
+        "vendor_allowed": vendors is None or gpu.vendor in vendors,
+        "vendor_chosen": vendors is not None and gpu.vendor in vendors,
+        "market_allowed": offer.market is None or (allowed is not None
+                                                   and offer.market in allowed),
+        **_access(catalog, offer, provider, count, instances),
+        "upfront_usd": 0.0,
+        "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, count, vm, instances), 4),
+        "per_hour_usd": tidy(hourly_rent_usd(price.rate, count, vm, instances), 4),
+    }
 
 
 # -- pools ------------------------------------------------------------------------------

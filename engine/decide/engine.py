@@ -372,8 +372,19 @@ class Engine:
         for ruleset in self.compiled.stratum(kind, phase, stratum):
             # durable_fact() already made every value a representable scalar
             found = self.evaluator.run(ruleset, facts, checked=True)
-            # one order however the firings were found (a session, or verdicts reused)
-            fired.extend(sorted(found, key=lambda p: (precedence[p[0]], p[1])))
+            # one order however the firings were found (a session, or verdicts reused): by
+            # rule precedence (a position, one per rule), then fact id
+            on: dict[str, list[str]] = {}
+            for rule_id, fact_id in found:
+                ids = on.get(rule_id)
+                if ids is None:
+                    on[rule_id] = [fact_id]
+                else:
+                    ids.append(fact_id)
+            for rule_id in sorted(on, key=precedence.__getitem__):
+                ids = on[rule_id]
+                ids.sort()
+                fired.extend((rule_id, fact_id) for fact_id in ids)
         return fired
 
 

@@ -76,12 +76,18 @@ def durable_fact(values: Mapping[str, Any],
                  names: Iterable[str] | None = None) -> dict[str, Any]:
     """The scalar, non-null facts durable_rules sees (lists and unknowns left out)."""
     keys = values if names is None else names
+    get = values.get
     out: dict[str, Any] = {}
     for key in keys:
-        value = values.get(key)
-        if value is None or isinstance(value, (list, tuple, dict)):
-            continue
-        out[key] = _plain(value) if type(value) is float else value
+        value: Any = get(key)
+        kind = value.__class__
+        if kind is str or kind is bool or kind is int:  # the usual case, kept as is
+            out[key] = value
+        elif kind is float:  # plain already unless tiny, huge or not finite
+            out[key] = value if (PLAIN_MIN <= value < PLAIN_LIMIT or value == 0
+                                 or -PLAIN_LIMIT < value <= -PLAIN_MIN) else _plain(value)
+        elif value is not None and not isinstance(value, (list, tuple, dict)):
+            out[key] = value
     return out
 
 
