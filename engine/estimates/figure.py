@@ -41,9 +41,7 @@ def figure(
 
 def tidy(value: float, digits: int = 4) -> float:
     """Round to ``digits`` significant decimals after the point; tiny values become 0."""
-    if abs(value) < 1e-4:
-        return 0.0
-    return round(value, digits)
+    return 0.0 if -1e-4 < value < 1e-4 else round(value, digits)
 
 
 GIB = 2**30

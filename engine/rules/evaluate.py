@@ -94,18 +94,20 @@ class Evaluator:
         if not checked:
             for fact in facts:
                 _check_fact(fact)
+        rules = self._rule_verdicts.get(ruleset.name)
         memo = self._verdicts[ruleset.name]
         sign = ruleset.signer.sign
         keys = [sign(fact) for fact in facts]
-        # read the memo once per key: another thread may evict entries meanwhile
+        # read each memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
-        rules = self._rule_verdicts.get(ruleset.name)
         for key, fact in zip(keys, facts, strict=True):
             if key in verdicts or key in new:
                 continue
-            found = memo.get(key)
-            if found is None and rules is not None:
+            found: tuple[str, ...] | None = None
+            if rules is None:
+                found = memo.get(key)
+            else:
                 # each rule's verdict from the classes of its own fields (exact: a rule
                 # cannot tell apart facts equal on those)
                 held: list[str] = []
@@ -116,15 +118,17 @@ class Evaluator:
                     if holds:
                         held.append(rule_id)
                 else:
-                    found = memo.put(key, tuple(held))
+                    found = tuple(held)
             if found is None:
                 new[key] = fact
             else:
                 verdicts[key] = found
         if new:
             for key, verdict in self._decide(ruleset, new).items():
-                verdicts[key] = memo.put(key, verdict)
-                if rules is not None:
+                verdicts[key] = verdict
+                if rules is None:
+                    memo.put(key, verdict)
+                else:
                     for rule_id, project, seen in rules:
                         seen.put(project(key), rule_id in verdict)
         return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
