@@ -369,6 +369,52 @@ def test_equal_signatures_get_equal_verdicts_from_durable_rules(
     assert verdicts[0] == verdicts[1] == holds(cond, values), (compile_rule(rule), values, moved)
 
 
+ODD_VALUES = [None, True, False, *STRS, "3", *NUMS, 0.0, -0.0, 0.5, 3.0000001, 1e-5, -1e-5,
+              1e15, 2e16, -3e17, float("inf"), float("-inf"), float("nan"), 2**53 + 1,
+              -(2**60), [1, 2], (), {"a": 1}]
+RAW_VALUES = st.sampled_from(ODD_VALUES)
+"""What a configuration's own facts may hold before ``durable_fact`` converts them."""
+FIELD_NAMES = (*NUM_FACTS, *BOOL_FACTS, *STR_FACTS)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cond=TREES, common=st.dictionaries(st.sampled_from(FIELD_NAMES), RAW_VALUES),
+       raw=st.fixed_dictionaries({name: RAW_VALUES for name in FIELD_NAMES}),
+       own=st.sets(st.sampled_from(FIELD_NAMES)))
+def test_a_bound_signer_signs_raw_facts_as_the_facts_they_make(
+        cond: Condition, common: dict[str, Any], raw: dict[str, Any], own: set[str]) -> None:
+    """``Signer.bind(common, own)(raw)`` is the signature of ``{**common,
+    **durable_fact(raw, own)}``: the fields of ``own`` converted from ``raw`` (None, lists
+    and mappings left out, floats made plain), the others ``common``'s, however odd."""
+    from engine.rules.limits import durable_fact
+    from engine.rules.signature import signer_for
+
+    signer = signer_for([cond])
+    shared = {**durable_fact(common), "kind": "candidate"}
+    made = {**shared, **durable_fact(raw, own), "fact_id": "f"}
+    assert signer.bind(shared, own)(raw) == signer.sign(made), (made, raw)
+
+
+def test_a_bound_signer_converts_every_odd_value_as_durable_fact_does() -> None:
+    """Each odd value in each kind of field (cut, literal, presence, either side of a pair),
+    read from the raw facts or left to the common ones."""
+    from engine.rules.limits import durable_fact
+    from engine.rules.signature import signer_for
+
+    signer = signer_for([All((Leaf("n1", "gt", 0), Leaf("s1", "in", ("a", "b")),
+                              Leaf("b1", "exists", True), Leaf("n2", "lte", FactRef("n1")),
+                              Leaf("s2", "eq", FactRef("s1"))))])
+    for name in FIELD_NAMES:
+        for value in ODD_VALUES:
+            for common in ({}, {name: 1}, {name: "a"}):
+                shared = {**durable_fact(common), "kind": "candidate"}
+                for own in ({name}, set(FIELD_NAMES) - {name}):
+                    raw = {name: value, "n1": 2, "s1": "a"}
+                    made = {**shared, **durable_fact(raw, own), "fact_id": "f"}
+                    assert signer.bind(shared, own)(raw) == signer.sign(made), (name, value,
+                                                                                common, own)
+
+
 def test_signature_tells_apart_what_the_rules_tell_apart() -> None:
     from engine.rules.signature import signer_for
 

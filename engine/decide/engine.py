@@ -53,7 +53,7 @@ from engine.facts.build import Facts, Sizing, build_facts, methods_allowed, shar
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
-from engine.rules.evaluate import Evaluator
+from engine.rules.evaluate import Evaluator, SharedFacts
 from engine.rules.limits import durable_fact
 from engine.rules.load import Rule, Rulebook, load_rulebook
 from engine.rules.trial import verified
@@ -345,33 +345,31 @@ class Engine:
         shared = {name: values.get(name) for name in self.compiled.candidate_copies}
         shared.update(choices)
         reads = self.compiled.reads["candidate"]
-        # what every candidate fact shares, converted once per request
+        # what every candidate fact shares, converted once per request; each candidate's own
+        # fields are read from its facts where a ruleset signs them (ratios in round 2)
         common = {**durable_fact(shared, [n for n in reads if n in shared]),
                   "kind": "candidate"}
-        own = [n for n in reads if n not in shared]
-        facts = []
         for cand in candidates:
             cand.facts.update({k: v for k, v in shared.items() if k not in cand.facts})
-            facts.append({**common, **durable_fact(cand.facts, own), "fact_id": cand.id})
+        facts = SharedFacts(common, tuple(n for n in reads if n not in shared),
+                            [cand.facts for cand in candidates], [cand.id for cand in candidates])
         fired = self._run("candidate", 1, 0, facts)
         scored = score_candidates(self.rulebook, fired, candidates)
         with_ratios(candidates, {s.id: not s.excluded for s in scored})
-        ratios = [spec.name for spec in RANKED if spec.name in reads]
-        for fact, cand in zip(facts, candidates, strict=True):
-            fact.update(durable_fact(cand.facts, ratios))
         fired += self._run("candidate", 2, 0, facts)
         run.fired.extend(fired)
         return score_candidates(self.rulebook, fired, candidates)
 
     def _run(self, kind: str, phase: int, stratum: int,
-             facts: list[dict[str, Any]]) -> list[tuple[str, str]]:
+             facts: list[dict[str, Any]] | SharedFacts) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
-        if not facts:
+        if not (facts.ids if isinstance(facts, SharedFacts) else facts):
             return fired
         precedence = self.rulebook.precedence
         for ruleset in self.compiled.stratum(kind, phase, stratum):
-            # durable_fact() already made every value a representable scalar
-            found = self.evaluator.run(ruleset, facts, checked=True)
+            # durable_fact() already made (or makes) every value a representable scalar
+            found = (self.evaluator.run_shared(ruleset, facts) if isinstance(facts, SharedFacts)
+                     else self.evaluator.run(ruleset, facts, checked=True))
             # one order however the firings were found (a session, or verdicts reused): by
             # rule precedence (a position, one per rule), then fact id
             on: dict[str, list[str]] = {}

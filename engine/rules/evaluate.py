@@ -21,7 +21,8 @@ import contextlib
 import math
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
 
@@ -32,11 +33,28 @@ from engine.memo import Memo
 from engine.rules.compile import Compiled, CompiledRuleset
 from engine.rules.fact_ids import fact_ids
 from engine.rules.host import QuietHost, describe_error, host_definitions
-from engine.rules.limits import MAX_PROPERTIES
+from engine.rules.limits import MAX_PROPERTIES, durable_fact
 from engine.rules.trial import verified
 
 Firing = tuple[str, str]
 """(rule id, id of the fact it fired on)."""
+
+
+@dataclass(frozen=True)
+class SharedFacts:
+    """Facts that share most of their values: the i-th is ``common`` (durable values, the
+    fact kind included) with the durable values of the fields ``own`` of ``raws[i]``
+    (``durable_fact``) and the fact id ``ids[i]``."""
+
+    common: Mapping[str, Any]
+    own: tuple[str, ...]
+    raws: Sequence[Mapping[str, Any]]
+    ids: Sequence[str]
+
+    def fact(self, index: int) -> dict[str, Any]:
+        """The ``index``-th fact, as durable_rules sees it."""
+        return {**self.common, **durable_fact(self.raws[index], self.own),
+                "fact_id": self.ids[index]}
 
 
 class Evaluator:
@@ -94,14 +112,31 @@ class Evaluator:
         if not checked:
             for fact in facts:
                 _check_fact(fact)
+        sign = ruleset.signer.sign
+        return self._reuse(ruleset, [sign(fact) for fact in facts], facts.__getitem__,
+                           [fact["fact_id"] for fact in facts])
+
+    def run_shared(self, ruleset: CompiledRuleset, facts: SharedFacts) -> list[Firing]:
+        """:meth:`run` on the facts ``facts`` stands for, each built only where durable_rules
+        must see it (a signature no verdict is remembered for)."""
+        if not self._memo or ruleset.signer is None:
+            return self.run_session(ruleset, [facts.fact(i) for i in range(len(facts.ids))],
+                                    checked=True)
+        sign = ruleset.signer.bind(facts.common, facts.own)
+        return self._reuse(ruleset, [sign(raw) for raw in facts.raws], facts.fact, facts.ids)
+
+    def _reuse(self, ruleset: CompiledRuleset, keys: list[tuple[Any, ...]],
+               fact_at: Callable[[int], Mapping[str, Any]],
+               ids: Sequence[str]) -> list[Firing]:
+        """The firings on the facts signed ``keys`` (``fact_at(i)`` the i-th, ``ids[i]`` its
+        id): remembered verdicts where every rule's is known, durable_rules' for the rest."""
+        assert ruleset.signer is not None
         rules = self._rule_verdicts.get(ruleset.name)
         memo = self._verdicts[ruleset.name]
-        sign = ruleset.signer.sign
-        keys = [sign(fact) for fact in facts]
         # read each memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        new: dict[tuple[Any, ...], Mapping[str, Any]] = {}
-        for key, fact in zip(keys, facts, strict=True):
+        new: dict[tuple[Any, ...], int] = {}
+        for index, key in enumerate(keys):
             if key in verdicts or key in new:
                 continue
             found: tuple[str, ...] | None = None
@@ -120,18 +155,19 @@ class Evaluator:
                 else:
                     found = tuple(held)
             if found is None:
-                new[key] = fact
+                new[key] = index
             else:
                 verdicts[key] = found
         if new:
-            for key, verdict in self._decide(ruleset, new).items():
+            decided = self._decide(ruleset, {key: fact_at(index) for key, index in new.items()})
+            for key, verdict in decided.items():
                 verdicts[key] = verdict
                 if rules is None:
                     memo.put(key, verdict)
                 else:
                     for rule_id, project, seen in rules:
                         seen.put(project(key), rule_id in verdict)
-        return [(rule_id, fact["fact_id"]) for key, fact in zip(keys, facts, strict=True)
+        return [(rule_id, ids[index]) for index, key in enumerate(keys)
                 for rule_id in verdicts[key]]
 
     def _decide(self, ruleset: CompiledRuleset, new: Mapping[tuple[Any, ...], Mapping[str, Any]]

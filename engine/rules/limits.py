@@ -91,6 +91,14 @@ def durable_fact(values: Mapping[str, Any],
     return out
 
 
+def durable_value(value: Any) -> Any:
+    """The value durable_rules sees for ``value`` in a fact (``durable_fact``), or None where
+    it sees none (None, lists, mappings)."""
+    if value is None or isinstance(value, (list, tuple, dict)):
+        return None
+    return _plain(value) if type(value) is float else value
+
+
 def _plain(value: float) -> float:
     """A finite float durable_rules can parse: never in exponent form.
 

@@ -21,11 +21,12 @@ first time it is seen (``engine.rules.evaluate``); the signature never evaluates
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from engine.rules.conditions import Condition, FactRef, leaves
+from engine.rules.limits import PLAIN_LIMIT, PLAIN_MIN, durable_value
 from engine.rules.operators import REGISTRY
 
 _MISSING = ("missing",)
@@ -46,6 +47,20 @@ def _is_number(value: Any) -> bool:
 def _typed(value: Any) -> tuple[type, Any]:
     """A value with its type, so that ``True`` and ``1`` stay apart."""
     return (value.__class__, value)
+
+
+def _pair_class(a: Any, b: Any, ordered: bool) -> Any:
+    """The class of a ``{fact: other}`` pair: which side is missing, the sign of the
+    comparison (numbers), equality (other values), or both exact values."""
+    if a is _MISSING or b is _MISSING:
+        return (a is _MISSING, b is _MISSING)
+    if not ordered and a.__class__ is str and b.__class__ is str:  # the usual case
+        return a == b
+    if _is_number(a) and _is_number(b) and abs(a) <= _EXACT_INT and abs(b) <= _EXACT_INT:
+        return (a > b) - (a < b)
+    if not ordered and not (_is_number(a) and _is_number(b)):
+        return a == b
+    return (_typed(a), _typed(b))  # strings ordered, or integers beyond doubles
 
 
 @dataclass(frozen=True)
@@ -93,19 +108,92 @@ class Signer:
         for name in self.presence:
             append(name in fact)
         for left, right, ordered in self.pairs:
-            a, b = get(left, _MISSING), get(right, _MISSING)
-            if a is _MISSING or b is _MISSING:
-                append((a is _MISSING, b is _MISSING))
-            elif not ordered and a.__class__ is str and b.__class__ is str:  # the usual case
-                append(a == b)
-            elif (_is_number(a) and _is_number(b) and abs(a) <= _EXACT_INT
-                  and abs(b) <= _EXACT_INT):
-                append((a > b) - (a < b))
-            elif not ordered and not (_is_number(a) and _is_number(b)):
-                append(a == b)
-            else:  # strings ordered, or integers beyond doubles: both exact values
-                append((_typed(a), _typed(b)))
+            append(_pair_class(get(left, _MISSING), get(right, _MISSING), ordered))
         return tuple(key)
+
+    def bind(self, common: Mapping[str, Any],
+             own: Iterable[str]) -> Callable[[Mapping[str, Any]], tuple[Any, ...]]:
+        """A signer of the facts ``{**common, **durable_fact(raw, own)}`` that reads ``raw``
+        itself: the classes of ``common`` (durable values already) are found once, and only
+        the fields named ``own`` are read from each ``raw`` and converted as
+        ``engine.rules.limits.durable_fact`` would (None, lists and mappings left out, floats
+        made plain). Same signatures as :meth:`sign` on those facts, without building them."""
+        mine = frozenset(own)
+        template = list(self.sign(common))
+        position = 1
+        cuts = []
+        for name, c in self.cuts:
+            if name in mine:
+                cuts.append((position, name, c, len(c)))
+            position += 1
+        literals = []
+        for name, classes in self.literals:
+            if name in mine:
+                literals.append((position, name, classes, classes[_TYPES]))
+            position += 1
+        exact = []
+        for name in self.exact:
+            if name in mine:
+                exact.append((position, name))
+            position += 1
+        presence = []
+        for name in self.presence:
+            if name in mine:
+                presence.append((position, name))
+            position += 1
+        pairs = []
+        for left, right, ordered in self.pairs:
+            if left in mine or right in mine:
+                pairs.append((position, left, right, ordered))
+            position += 1
+        kind_is_own = "kind" in mine
+
+        def value_of(raw: Mapping[str, Any], name: str) -> Any:
+            value = durable_value(raw.get(name)) if name in mine else None
+            return common.get(name, _MISSING) if value is None else value
+
+        def sign(raw: Mapping[str, Any]) -> tuple[Any, ...]:
+            key = template.copy()
+            get = raw.get
+            if kind_is_own:
+                key[0] = value_of(raw, "kind")
+            for i, name, c, size in cuts:
+                value: Any = get(name)
+                kind = value.__class__
+                if kind is float:
+                    if not (PLAIN_MIN <= value < PLAIN_LIMIT or value == 0
+                            or -PLAIN_LIMIT < value <= -PLAIN_MIN):
+                        value = durable_value(value)
+                elif kind is not int or not -_EXACT_INT <= value <= _EXACT_INT:
+                    if durable_value(value) is not None:  # else the common class stays
+                        key[i] = (kind, value)
+                    continue
+                at = bisect_left(c, value)
+                key[i] = 2 * at + (at < size and c[at] == value)
+            for i, name, classes, types in literals:
+                value = get(name)
+                kind = value.__class__
+                if kind is str:  # the usual case: a durable value already
+                    cls = classes.get(value)
+                else:
+                    value = durable_value(value)
+                    if value is None:
+                        continue  # the common class stays
+                    kind = value.__class__
+                    cls = classes.get(value if kind is str else (kind, value))
+                key[i] = cls if cls is not None else _OTHER if kind in types else _typed(value)
+            for i, name in exact:
+                value = durable_value(get(name))
+                if value is not None:
+                    key[i] = _typed(value)
+            for i, name in presence:
+                if durable_value(get(name)) is not None:
+                    key[i] = True
+            for i, left, right, ordered in pairs:
+                key[i] = _pair_class(value_of(raw, left), value_of(raw, right), ordered)
+            return tuple(key)
+
+        return sign
 
     def positions(self, names: Iterable[str]) -> tuple[int, ...]:
         """The positions of a signature that classes of the fields ``names`` fill (the fact
