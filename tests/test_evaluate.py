@@ -330,6 +330,28 @@ def test_a_seen_fact_class_needs_no_session(engine: Engine) -> None:
     assert 0 < sum(sessions) <= asserted
 
 
+def test_durable_rules_sees_only_the_facts_that_hold_a_class_no_fact_before_holds() -> None:
+    """Four facts, four signatures, but each rule tells apart only two classes: durable_rules
+    decides the first two facts, and the other two follow rule by rule, as it would say."""
+    rules = [("t.x-big", Leaf("x", "gt", 5)), ("t.y-big", Leaf("y", "gt", 5))]
+    ruleset, ev = signed("test_cover", [make_rule(i, c) for i, c in rules])
+    asserted: list[str] = []
+    session = ev.run_session
+
+    def counting(rs: CompiledRuleset, facts: Any, **kwargs: Any) -> list[Firing]:
+        facts = list(facts)
+        asserted.extend(str((f["x"], f["y"])) for f in facts)
+        return session(rs, facts, **kwargs)
+
+    ev.run_session = counting  # type: ignore[method-assign]
+    facts = [fact("a", x=1, y=1), fact("b", x=9, y=9), fact("c", x=1, y=9),
+             fact("d", x=9, y=1), fact("e", x=2, y=3)]
+    got = sorted(ev.run(ruleset, facts))
+    assert asserted == ["(1, 1)", "(9, 9)"]
+    assert got == sorted(session(ruleset, facts)) == [
+        ("t.x-big", "b"), ("t.x-big", "d"), ("t.y-big", "b"), ("t.y-big", "c")]
+
+
 def test_remembered_verdicts_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
     import engine.memo
 

@@ -129,31 +129,73 @@ class Evaluator:
                fact_at: Callable[[int], Mapping[str, Any]],
                ids: Sequence[str]) -> list[Firing]:
         """The firings on the facts signed ``keys`` (``fact_at(i)`` the i-th, ``ids[i]`` its
-        id): remembered verdicts where every rule's is known, durable_rules' for the rest."""
+        id): remembered verdicts where every rule's is known. durable_rules decides the facts
+        that hold a class of some rule no fact before them holds, and the others follow from
+        theirs, rule by rule."""
         assert ruleset.signer is not None
         rules = self._rule_verdicts.get(ruleset.name)
+        if rules is None:
+            return self._reuse_signatures(ruleset, keys, fact_at, ids)
+        # each rule's verdict from the classes of its own fields (exact: a rule cannot tell
+        # apart facts equal on those), read once per class: another thread may evict entries
+        known: list[dict[Any, bool]] = [{} for _ in rules]
+        asked: list[set[Any]] = [set() for _ in rules]  # classes the facts sent will decide
+        verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
+        new: dict[tuple[Any, ...], int] = {}
+        waiting: dict[tuple[Any, ...], None] = {}
+        for index, key in enumerate(keys):
+            if key in verdicts or key in new or key in waiting:
+                continue
+            held: list[str] = []
+            for rule_id, project, seen in rules:  # the usual case: every verdict remembered
+                holds = seen.get(project(key))
+                if holds is None:
+                    break
+                if holds:
+                    held.append(rule_id)
+            else:
+                verdicts[key] = tuple(held)
+                continue
+            unknown: list[tuple[int, Any]] = []
+            for position, (_, project, seen) in enumerate(rules):
+                cls = project(key)
+                if cls not in known[position]:
+                    holds = seen.get(cls)
+                    if holds is None:
+                        unknown.append((position, cls))
+                    else:
+                        known[position][cls] = holds
+            if all(cls in asked[position] for position, cls in unknown):
+                waiting[key] = None  # decided through the facts sent before it
+            else:  # durable_rules sees this fact
+                new[key] = index
+                for position, cls in unknown:
+                    asked[position].add(cls)
+        if new:
+            decided = self._decide(ruleset, {key: fact_at(index) for key, index in new.items()})
+            for key, verdict in decided.items():
+                verdicts[key] = verdict
+                for position, (rule_id, project, seen) in enumerate(rules):
+                    cls = project(key)
+                    known[position][cls] = seen.put(cls, rule_id in verdict)
+        for key in waiting:
+            verdicts[key] = tuple(rule_id for position, (rule_id, project, _)
+                                  in enumerate(rules) if known[position][project(key)])
+        return [(rule_id, ids[index]) for index, key in enumerate(keys)
+                for rule_id in verdicts[key]]
+
+    def _reuse_signatures(self, ruleset: CompiledRuleset, keys: list[tuple[Any, ...]],
+                          fact_at: Callable[[int], Mapping[str, Any]],
+                          ids: Sequence[str]) -> list[Firing]:
+        """:meth:`_reuse` for a ruleset without rule positions: verdicts remembered by the
+        whole signature."""
         memo = self._verdicts[ruleset.name]
-        # read each memo once per key: another thread may evict entries meanwhile
         verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
         new: dict[tuple[Any, ...], int] = {}
         for index, key in enumerate(keys):
             if key in verdicts or key in new:
                 continue
-            found: tuple[str, ...] | None = None
-            if rules is None:
-                found = memo.get(key)
-            else:
-                # each rule's verdict from the classes of its own fields (exact: a rule
-                # cannot tell apart facts equal on those)
-                held: list[str] = []
-                for rule_id, project, seen in rules:
-                    holds = seen.get(project(key))
-                    if holds is None:
-                        break
-                    if holds:
-                        held.append(rule_id)
-                else:
-                    found = tuple(held)
+            found = memo.get(key)  # read once per key: another thread may evict it
             if found is None:
                 new[key] = index
             else:
@@ -161,12 +203,7 @@ class Evaluator:
         if new:
             decided = self._decide(ruleset, {key: fact_at(index) for key, index in new.items()})
             for key, verdict in decided.items():
-                verdicts[key] = verdict
-                if rules is None:
-                    memo.put(key, verdict)
-                else:
-                    for rule_id, project, seen in rules:
-                        seen.put(project(key), rule_id in verdict)
+                verdicts[key] = memo.put(key, verdict)
         return [(rule_id, ids[index]) for index, key in enumerate(keys)
                 for rule_id in verdicts[key]]
 
