@@ -42,16 +42,24 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
                      candidates: Sequence[PricedCandidate]) -> list[Scored]:
     """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
     scored = {c.id: Scored(c) for c in candidates}
-    precedence = book.precedence
-    for rule_id, cid in sorted(set(firings), key=lambda p: (precedence[p[0]], p[1])):
-        entry = scored[cid]
+    on: dict[str, set[str]] = {}
+    for rule_id, cid in firings:
+        found = on.get(rule_id)
+        if found is None:
+            on[rule_id] = {cid}
+        else:
+            found.add(cid)
+    # each candidate's rules in precedence order (candidates are apart: their order is not)
+    for rule_id in sorted(on, key=book.precedence.__getitem__):
         rule = book.rule(rule_id)
-        entry.rules.append(rule)
         excludes, deltas = rule.scoring
-        if excludes:
-            entry.excluded = True
-        for delta in deltas:  # one by one, in effect order: the same float sums every time
-            entry.score += delta
+        for cid in on[rule_id]:
+            entry = scored[cid]
+            entry.rules.append(rule)
+            if excludes:
+                entry.excluded = True
+            for delta in deltas:  # one by one, in effect order: the same float sums every time
+                entry.score += delta
     return list(scored.values())
 
 
