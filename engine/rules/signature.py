@@ -173,8 +173,10 @@ class Signer:
             for i, name, classes, types in literals:
                 value = get(name)
                 kind = value.__class__
-                if kind is str:  # the usual case: a durable value already
+                if kind is str:  # the usual cases: a durable value already
                     cls = classes.get(value)
+                elif kind is bool:
+                    cls = classes.get((kind, value))
                 else:
                     value = durable_value(value)
                     if value is None:
@@ -187,8 +189,9 @@ class Signer:
                 if value is not None:
                     key[i] = _typed(value)
             for i, name in presence:
-                if durable_value(get(name)) is not None:
-                    key[i] = True
+                value = get(name)
+                if value is not None and not isinstance(value, (list, tuple, dict)):
+                    key[i] = True  # durable_rules sees it (else the common class stays)
             for i, left, right, ordered in pairs:
                 key[i] = _pair_class(value_of(raw, left), value_of(raw, right), ordered)
             return tuple(key)
