@@ -118,10 +118,10 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
     for gpu in catalog.gpus.values():
         if gpu.buyable:
             below: int | None = None
+            every = (*local_counts(catalog, gpu), *_pool_boxes(catalog, sizing, gpu))
             for job, dominated in _jobs(catalog, sizing):
-                counts = [c for c in (*local_counts(catalog, gpu),
-                                      *_pool_boxes(catalog, sizing, gpu))
-                          if not dominated or below is None or c < below]
+                counts = ([c for c in every if c < below]
+                          if dominated and below is not None else list(every))
                 found = _local(catalog, sizing, job, gpu, counts) if counts else None
                 if found is not None:
                     local.append(found)

@@ -382,7 +382,7 @@ class Engine:
             for rule_id in sorted(on, key=precedence.__getitem__):
                 ids = on[rule_id]
                 ids.sort()
-                fired.extend((rule_id, fact_id) for fact_id in ids)
+                fired += [(rule_id, fact_id) for fact_id in ids]
         return fired
 
 
