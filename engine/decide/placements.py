@@ -10,7 +10,7 @@ year and per run. Which count a configuration gets is the caller's choice (cost 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, MethodGroup, Network, Offer, Platform, Policy
@@ -21,12 +21,12 @@ from engine.estimates.throughput import effective_tflops, hours_for
 from engine.facts.build import Job
 
 
-@dataclass(frozen=True)
-class Trial:
-    """One count of one placement for one job."""
+class Trial(NamedTuple):
+    """One count of one placement for one job (a tuple: made ~800 times a request, three
+    times faster than a frozen dataclass)."""
 
     job: Job
-    count: int
+    count: int  # type: ignore[assignment]  # the field, not tuple.count (never called)
     nodes: int
     peak: float
     """Per-GPU peak (GiB) with checkpointing as set."""
