@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Location, Network, Offer, Policy, Provider
@@ -382,26 +382,27 @@ def _owning_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Own
 
 
 # -- cloud ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Price:
+class _Price(NamedTuple):
     """One way an offer is paid: a pricing, its committed months or the days of the block
-    bought for each run (and the shortest block), its $/GPU-hour."""
+    bought for each run (and the shortest block), its $/GPU-hour; ``key`` names it among the
+    offer's (:func:`_price`)."""
 
     pricing: str
     months: int | None
     rate: float
-    days: int | None = None
-    shortest_days: int | None = None
-
-    @property
-    def key(self) -> str:
-        if self.days is not None:
-            return f"reserved-{self.days}d"
-        return self.pricing if self.months is None else f"reserved-{self.months}m"
+    days: int | None
+    shortest_days: int | None
+    key: str
 
 
-@dataclass
-class _Rented:
+def _price(pricing: str, months: int | None, rate: float, days: int | None = None,
+           shortest_days: int | None = None) -> _Price:
+    key = (f"reserved-{days}d" if days is not None
+           else pricing if months is None else f"reserved-{months}m")
+    return _Price(pricing, months, rate, days, shortest_days, key)
+
+
+class _Rented(NamedTuple):
     """What one trial of an offer costs at one price (numbers; the figures behind them are
     made for the configuration chosen, :func:`_priced`)."""
 
@@ -420,14 +421,20 @@ class _Rented:
     """Hours a year it can be busy: the year's, or the busy target of a committed term."""
 
 
-def _prices(offer: Offer) -> list[_Price]:
+def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
+    """Every way ``offer`` is paid (remembered per catalog)."""
+    found: tuple[_Price, ...] = catalog.derived(("prices", offer.id), _make_prices, offer)
+    return found
+
+
+def _make_prices(offer: Offer) -> tuple[_Price, ...]:
     prices = ([] if offer.on_demand_usd_per_gpu_hour is None
-              else [_Price("on-demand", None, offer.on_demand_usd_per_gpu_hour)])
+              else [_price("on-demand", None, offer.on_demand_usd_per_gpu_hour)])
     if offer.spot_usd_per_gpu_hour is not None:
-        prices.append(_Price("spot", None, offer.spot_usd_per_gpu_hour))
-    prices += [_Price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
+        prices.append(_price("spot", None, offer.spot_usd_per_gpu_hour))
+    prices += [_price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
                       t.shortest_days) for t in offer.reserved_terms]
-    return prices
+    return tuple(prices)
 
 
 def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t: Trial,
@@ -508,7 +515,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     gpu = catalog.gpus[offer.gpu]
     provider = catalog.providers[offer.provider]
     shapes = dict(cloud_counts(catalog, offer) if counts is None else counts)
-    prices = _prices(offer)
+    prices = _prices(catalog, offer)
     rented: dict[tuple[int, str], _Rented] = {}
     pool = _pool(catalog, sizing, job, gpu, offer.network,
                  (c for c, n in shapes.items() if n == 1))
