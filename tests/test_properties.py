@@ -63,6 +63,18 @@ def test_reused_verdicts_decide_like_durable_rules_on_every_fact(
 @pytest.mark.slow
 @SETTINGS
 @given(raw=raw_answers())
+def test_the_lean_decision_is_the_traced_one_untraced(raw: dict[str, Any]) -> None:
+    """Made lean (each excluded configuration under its first rule only, the reasons it
+    drops never rendered) or traced and then made lean: byte for byte the same."""
+    answers = answers_of(raw)
+    lean = ENGINE.recommend(answers, decision_id="same")
+    traced = ENGINE.recommend(answers, decision_id="same", trace=True)
+    assert ENGINE.untraced(traced).to_json() == lean.to_json()
+
+
+@pytest.mark.slow
+@SETTINGS
+@given(raw=raw_answers())
 def test_valid_answers_never_crash_and_are_deterministic(raw: dict[str, Any]) -> None:
     first = ENGINE.recommend(answers_of(raw), decision_id="a").to_json()
     second = ENGINE.recommend(answers_of(raw), decision_id="b").to_json()

@@ -23,7 +23,6 @@ from engine.decide.decision import (
     Pool,
     Reason,
     Rival,
-    lean_exclusions,
     note,
     reason,
     text_of,
@@ -80,8 +79,8 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
                                             keep=[plan, _best_added(choice, scored),
                                                   *near])],
         considered=len(scored),
-        excluded=(excluded(scored) if trace
-                  else lean_exclusions(excluded(scored), refusal=choice is None)),
+        excluded=(excluded(scored) if trace or choice is None  # a refusal keeps every one
+                  else first_excluded(scored)),
         cheaper=cheaper(choice, scored, axes, book) if choice else None,
         plan=rival(choice, plan, axes, book) if choice and plan else None,
         close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],
@@ -214,6 +213,23 @@ def excluded(scored: Sequence[Scored]) -> list[Excluded]:
                 groups.setdefault(key, (rule.order, []))[1].append(entry.id)
     ordered = sorted(groups.items(), key=lambda g: (g[1][0], g[1][1][0]))
     return [Excluded(rule=rule, reason=reason, ids=ids) for (rule, reason), (_, ids) in ordered]
+
+
+def first_excluded(scored: Sequence[Scored]) -> list[Excluded]:
+    """``first_exclusions(excluded(scored))``, rendering only the reasons it keeps: each
+    configuration under the first rule (in file order) that excluded it, one entry per rule
+    with the reason of its first configuration by id."""
+    firsts: dict[str, tuple[Rule, list[Scored]]] = {}
+    for entry in scored:
+        if entry.excluded:
+            rule = min((r for r in entry.rules if r.scoring[0]), key=lambda r: r.order)
+            firsts.setdefault(rule.id, (rule, []))[1].append(entry)
+    out = []
+    for rule, entries in sorted(firsts.values(), key=lambda found: found[0].order):
+        entries.sort(key=lambda s: s.id)
+        out.append(Excluded(rule=rule.id, reason=text_of(rule, entries[0].facts),
+                            ids=[e.id for e in entries]))
+    return out
 
 
 def label(entry: Scored) -> str:
