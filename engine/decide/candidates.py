@@ -438,13 +438,13 @@ def _make_prices(offer: Offer) -> tuple[_Price, ...]:
 
 
 def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t: Trial,
-          instances: int, price: _Price, pool: Layout | None = None) -> _Rented:
-    """``t`` rented at ``price``: the year's billed hours, cost and whether it meets every
-    requirement. A ``pool`` is rented for every hour of the year; each of its jobs runs on
-    its share."""
+          instances: int, start: Figure, price: _Price,
+          pool: Layout | None = None) -> _Rented:
+    """``t`` rented at ``price`` on ``instances`` instances that take ``start`` to start and
+    finish a run: the year's billed hours, cost and whether it meets every requirement. A
+    ``pool`` is rented for every hour of the year; each of its jobs runs on its share."""
     policy = catalog.policy
     job = t.job
-    start = _start_up(catalog, sizing, job, provider, instances)
     spot = interruptions = 0.0
     if price.pricing == "spot" and pool is None:
         spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
@@ -522,8 +522,10 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
 
     def judge(t: Trial) -> Verdicts:
         out = {}
+        instances = shapes[t.count]
+        start = _start_up(catalog, sizing, t.job, provider, instances)
         for price in prices:
-            r = _rent(catalog, sizing, offer, provider, t, shapes[t.count], price, pool)
+            r = _rent(catalog, sizing, offer, provider, t, instances, start, price, pool)
             rented[(t.count, price.key)] = r
             out[price.key] = (r.ok, r.cost)
         return out
