@@ -72,8 +72,12 @@ class AdvisorGroup(click.Group):
         target = COMMANDS.get(cmd_name)
         if target is None or not self._available(cmd_name):
             return None
+        from engine.gc_pause import collector_paused
+
         module_name, attribute = target.split(":")
-        command: click.Command = getattr(importlib.import_module(module_name), attribute)
+        with collector_paused():  # importing makes classes, not garbage (engine.gc_pause)
+            module = importlib.import_module(module_name)
+        command: click.Command = getattr(module, attribute)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:

@@ -51,6 +51,7 @@ from engine.estimates.programme import programme, storage_price
 from engine.estimates.workload import Workload
 from engine.facts.build import Facts, Sizing, build_facts, methods_allowed, shared_of, size
 from engine.facts.spec import CANDIDATE, RANKED
+from engine.gc_pause import collector_paused
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
 from engine.rules.evaluate import Evaluator, SharedFacts
@@ -167,7 +168,13 @@ class Engine:
         """The decision plus the facts it was made on (request and candidates), for tracing.
 
         The axes are decided as :meth:`choices` describes; the pick follows the decisions.
+        The cyclic garbage collector is paused meanwhile (``engine.gc_pause``).
         """
+        with collector_paused():
+            return self._evaluate(answers, decision_id, trace)
+
+    def _evaluate(self, answers: Answers | Mapping[str, Any], decision_id: str | None,
+                  trace: bool) -> Evaluation:
         answers = self._answers(answers)
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
@@ -662,7 +669,7 @@ def load_engine(rules: Path | None = None, catalog: Path | None = None,
         prices = read_prices(prices)
     key = content_key(rules_dir, catalog_dir) + (
         f":prices:{content_hash(prices.texts())}" if prices is not None else "")
-    with _ENGINES_LOCK:
+    with _ENGINES_LOCK, collector_paused():  # a policy is made of long-lived objects
         if key not in _ENGINES:
             def build() -> tuple[Catalog, Rulebook, Compiled]:
                 cat = load_catalog(catalog, prices=prices)
