@@ -144,19 +144,17 @@ class Signer:
         pairs = []
         for left, right, ordered in self.pairs:
             if left in mine or right in mine:
-                pairs.append((position, left, right, ordered))
+                pairs.append((position, left, right, ordered, left in mine, right in mine,
+                              common.get(left, _MISSING), common.get(right, _MISSING)))
             position += 1
         kind_is_own = "kind" in mine
-
-        def value_of(raw: Mapping[str, Any], name: str) -> Any:
-            value = durable_value(raw.get(name)) if name in mine else None
-            return common.get(name, _MISSING) if value is None else value
 
         def sign(raw: Mapping[str, Any]) -> tuple[Any, ...]:
             key = template.copy()
             get = raw.get
             if kind_is_own:
-                key[0] = value_of(raw, "kind")
+                kind = durable_value(get("kind"))
+                key[0] = common.get("kind") if kind is None else kind
             for i, name, c, size in cuts:
                 value: Any = get(name)
                 kind = value.__class__
@@ -192,8 +190,11 @@ class Signer:
                 value = get(name)
                 if value is not None and not isinstance(value, (list, tuple, dict)):
                     key[i] = True  # durable_rules sees it (else the common class stays)
-            for i, left, right, ordered in pairs:
-                key[i] = _pair_class(value_of(raw, left), value_of(raw, right), ordered)
+            for i, left, right, ordered, left_own, right_own, left_common, right_common in pairs:
+                a = durable_value(get(left)) if left_own else None
+                b = durable_value(get(right)) if right_own else None
+                key[i] = _pair_class(left_common if a is None else a,
+                                     right_common if b is None else b, ordered)
             return tuple(key)
 
         return sign
