@@ -123,7 +123,8 @@ def trial(catalog: Catalog, job: Job, gpu: Gpu, count: int, nodes: int,
           network: Network | None) -> Trial:
     """``count`` × ``gpu`` in ``nodes`` nodes doing ``job``."""
     peak, without, ckpt, speed = catalog.per_job(
-        ("placement", job.request, job.method, job.precision, gpu.id, count, nodes, network),
+        ("placement", job.request.token, job.method, job.precision, gpu.id, count, nodes,
+         network),
         _placement, catalog, job, gpu, count, nodes, network)
     work = job.work
     return Trial(job=job, count=count, nodes=nodes, peak=peak,

@@ -76,6 +76,12 @@ class MemoryRequest:
     def _hash(self) -> int:
         return hash(self._key)
 
+    @cached_property
+    def token(self) -> str:
+        """Its identifying numbers as one string (exact: the repr of scalars), for memo keys
+        looked up hundreds of times a request: hashed once, compared in C."""
+        return repr(self._key)
+
     def __hash__(self) -> int:
         return self._hash
 

@@ -152,8 +152,8 @@ def _memory_trace(estimate: MemoryEstimate) -> Figure:
 
 def needed_on(catalog: Catalog, req: MemoryRequest, gpu: Gpu) -> int | None:
     """:func:`gpus_needed` with the catalog's policy, remembered per catalog."""
-    return catalog.per_job(("gpus_needed", req, gpu.id), memory_model(catalog).gpus_needed, req,
-                           gpu)
+    return catalog.per_job(("gpus_needed", req.token, gpu.id),
+                           memory_model(catalog).gpus_needed, req, gpu)
 
 
 def memory_of(catalog: Catalog, req: MemoryRequest) -> MemoryEstimate:
