@@ -128,9 +128,10 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
                 below = found.config.count if found is not None and found.ok else None
     for offer in catalog.offers:
         below = None
+        offered = cloud_counts(catalog, offer)
         for job, dominated in _jobs(catalog, sizing):
-            shapes = [(c, n) for c, n in cloud_counts(catalog, offer)
-                      if not dominated or below is None or c < below]
+            shapes = ([(c, n) for c, n in offered if c < below]
+                      if dominated and below is not None else offered)
             found_cloud = _cloud(catalog, sizing, job, offer, shapes) if shapes else []
             cloud.extend(found_cloud)
             ok = [c.config.count for c in found_cloud if c.ok]
