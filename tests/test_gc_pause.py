@@ -88,3 +88,15 @@ def test_a_recommendation_pauses_the_collector_and_resumes_it(
     engine.recommend(answers, decision_id="x")
     assert states == [False]
     assert gc.isenabled()
+
+
+def test_one_shot_commands_run_with_the_collector_paused_and_long_ones_without() -> None:
+    from engine.cli import ONE_SHOT, _paused_for
+
+    assert {"recommend", "whatif"} <= ONE_SHOT and not {"batch", "audit", "rules"} & ONE_SHOT
+    gc.enable()
+    for command, paused in (("recommend", True), ("batch", False), ("audit", False),
+                            (None, False)):
+        with _paused_for(command):
+            assert gc.isenabled() is not paused, command
+        assert gc.isenabled()

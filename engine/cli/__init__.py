@@ -190,13 +190,31 @@ def cli() -> None:
     """
 
 
+ONE_SHOT = frozenset({"recommend", "whatif", "estimate", "catalog", "import", "paths"})
+"""Commands that do bounded work once, in a process that ends with them: the cyclic garbage
+collector stays paused throughout (``engine.gc_pause``); reference counting frees what they
+drop, and the process's end the rest. Batch, audit, rules and the questionnaire keep it."""
+
+
 def main() -> None:
     """Console-script entry point."""
+    command = next((arg for arg in sys.argv[1:] if not arg.startswith("-")), None)
     try:
-        cli.main(prog_name="gpu-advisor")
+        with _paused_for(command):
+            try:
+                cli.main(prog_name="gpu-advisor")
+            finally:
+                # The process ends here: what it built (catalog, rulesets, decisions) need
+                # not be walked by the collector once more on the way out (~40 ms of a
+                # one-shot command), nor when a pause ends.
+                gc.freeze()
     except KeyboardInterrupt:  # pragma: no cover - click turns it into Abort first
         sys.exit(130)
-    finally:
-        # The process ends here: what it built (catalog, rulesets, decisions) need not be
-        # walked by the collector once more on the way out (~40 ms of a one-shot command).
-        gc.freeze()
+
+
+def _paused_for(command: str | None) -> contextlib.AbstractContextManager[None]:
+    if command not in ONE_SHOT:
+        return contextlib.nullcontext()
+    from engine.gc_pause import collector_paused
+
+    return collector_paused()
