@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -37,12 +37,14 @@ from engine.catalog.models import (
     SourceFile,
 )
 from engine.catalog.prices import PriceChange, PriceInput, read_prices
-from engine.catalog.skypilot import Imported, limits_of
 from engine.errors import CatalogError, InputError
 from engine.files.validation import build, did_you_mean
 from engine.files.yamlio import line_of, parse_yaml, read_text
 from engine.memo import Memo
 from engine.resources import bundled_dir
+
+if TYPE_CHECKING:
+    from engine.catalog.skypilot import Imported
 
 CATALOG_FILES = ("sources", "gpus", "platforms", "clouds", "regions", "models", "policy",
                  "questions")
@@ -340,7 +342,7 @@ def _read_csv(prices: PriceInput, clouds: CloudFile, gpus: GpuFile,
               policy: Policy) -> Imported:
     """What a price CSV (SkyPilot's or gpuhunt's layout) imports."""
     from engine.catalog.gpuhunt import gpuhunt_rows
-    from engine.catalog.skypilot import read_skypilot
+    from engine.catalog.skypilot import limits_of, read_skypilot
 
     known = {p.id: p for p in clouds.providers}
     provider_id = str(prices.provider)
