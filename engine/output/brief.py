@@ -84,7 +84,7 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
             items.append(("programme", programme))
     reasons = _reasons(decision)
     if reasons:
-        items += [("why", "Why:"), *(("reason", r) for r in reasons)]
+        items += [("why", "Why:"), *((_REASON_KINDS[sign], text) for sign, text in reasons)]
     if choice is not None:
         items.append(("next", _api_step(choice) if api else _next_step(decision, choice)))
     alternatives = _alternatives(decision, rows, book)
@@ -101,10 +101,10 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
 def _lines(items: list[Item], why_lines: int, work_most: int) -> list[str]:
     most = {"headline": 3, "notice": 2, "cost": 3, "work": work_most, "programme": work_most,
             "next": 3, "change": 2, "more": 2}
-    reasons = [text for kind, text in items if kind == "reason"]
+    reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
-        if kind == "reason":
+        if kind in _REASON_SIGNS:
             continue
         if kind == "why":
             lines += ["Why:", *_why_lines(reasons, why_lines)]
@@ -169,9 +169,16 @@ def budget_clause(decision: Decision, choice: Candidate) -> str:
     return f"; year one with evaluation and failed runs: {usd(first)} {of}{over}"
 
 
-def _reasons(decision: Decision) -> list[str]:
-    """Up to three reasons: the strongest of the axes the headline rests on."""
-    picked: list[str] = []
+_REASON_KINDS = {"+": "reason", "✗": "ruled-out"}
+"""The item kind of a reason for the headline, and of one that ruled an option out."""
+_REASON_SIGNS = {kind: sign for sign, kind in _REASON_KINDS.items()}
+
+
+def _reasons(decision: Decision) -> list[tuple[str, str]]:
+    """Up to three reasons (sign, text): the strongest of the axes the headline rests on
+    (``+``), or why each option of an axis was ruled out (``✗``)."""
+    picked: list[tuple[str, str]] = []
+    said: set[str] = set()
     approach = decision.decisions["approach"].choice
     axes = ("approach", *_WHY_AXES[:-1]) if approach != "fine-tune" else _WHY_AXES
     for axis in axes:
@@ -181,16 +188,18 @@ def _reasons(decision: Decision) -> list[str]:
         if result.revision and result.revised_from:  # the decided option's reasons no longer
             text = (f"{axis.replace('_', ' ').capitalize()}: {result.choice}, not "  # hold
                     f"{result.revised_from}: {result.revision}.")
-            if text not in picked:
-                picked.append(text)
+            if text not in said:
+                said.add(text)
+                picked.append(("+", text))
             if len(picked) == 3:
                 break
             continue
         # every option was ruled out by the rules (not for want of hardware): say why, each
         ruled_out = result.choice is None and result.follows is None
         for sign, text, _, _ in top_reasons(result, limit=1 if not ruled_out else 3):
-            if (sign == "+" or ruled_out) and text not in picked:
-                picked.append(f"✗ {text}" if ruled_out else text)
+            if (sign == "+" or ruled_out) and text not in said:
+                said.add(text)
+                picked.append(("✗" if ruled_out else "+", text))
                 if not ruled_out or len(picked) == 3:
                     break
         if len(picked) == 3:
@@ -198,11 +207,10 @@ def _reasons(decision: Decision) -> list[str]:
     return picked
 
 
-def _why_lines(picked: list[str], most: int = _WHY_LINES) -> list[str]:
-    """The reasons in ``most`` lines, each at least one."""
+def _why_lines(picked: list[tuple[str, str]], most: int = _WHY_LINES) -> list[str]:
+    """The reasons (sign, text) in ``most`` lines, each at least one."""
     lines: list[str] = []
-    for i, text in enumerate(picked):
-        sign, text = ("✗", text[2:]) if text.startswith("✗ ") else ("+", text)
+    for i, (sign, text) in enumerate(picked):
         room = most - len(lines) - (len(picked) - i - 1)
         wrapped = textwrap.wrap(text, WIDTH - 3, break_long_words=False,
                                 break_on_hyphens=False)

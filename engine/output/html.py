@@ -103,8 +103,9 @@ def _brief(decision: Decision, book: Rulebook) -> str:
     for kind, text in brief_items(decision, book=book):
         if kind in ("headline", "identity", "more"):
             continue  # the page below has everything --explain would add
-        if kind in ("reason", "alternative"):
-            listed.append(f"<li>{escape(text)}</li>")
+        if kind in ("reason", "ruled-out", "alternative"):
+            sign = "✗ " if kind == "ruled-out" else ""
+            listed.append(f"<li>{escape(sign + text)}</li>")
             continue
         if listed:
             out.append("<ul>" + "".join(listed) + "</ul>")
