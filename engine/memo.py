@@ -26,7 +26,8 @@ from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-_MISSING: Any = object()
+MISSING: Any = object()
+"""What :attr:`Memo.lookup` gives for a key it does not hold (None is a result a memo keeps)."""
 
 LIMIT = 20_000
 """Entries per memo (a few hundred bytes to a few KB each)."""
@@ -41,7 +42,7 @@ class Memo(Generic[K, V]):
     race at worst redoes a result.
     """
 
-    __slots__ = ("_entries", "_lock", "get", "limit")
+    __slots__ = ("_entries", "_lock", "get", "limit", "lookup")
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = LIMIT if limit is None else limit
@@ -49,6 +50,9 @@ class Memo(Generic[K, V]):
         self._lock = threading.Lock()
         self.get: Callable[[K], V | None] = self._entries.get
         """The remembered result for a key, or None (bound ``dict.get``: a hit is one call)."""
+        self.lookup: Callable[[K, Any], Any] = self._entries.get
+        """``lookup(key, MISSING)``: the remembered result, or :data:`MISSING` (the same bound
+        ``dict.get``), for callers on the hottest paths that inline :meth:`remember`."""
 
     def put(self, key: K, value: V) -> V:
         """Remember ``value`` under ``key`` (forgetting everything first when full)."""
@@ -62,8 +66,8 @@ class Memo(Generic[K, V]):
     def remember(self, key: K, compute: Callable[..., V], *args: Any) -> V:
         """The result remembered under ``key`` (None included), or ``compute(*args)``,
         remembered."""
-        found: V = self._entries.get(key, _MISSING)
-        if found is _MISSING:
+        found: V = self._entries.get(key, MISSING)
+        if found is MISSING:
             return self.put(key, compute(*args))
         return found
 
@@ -75,4 +79,4 @@ class Memo(Generic[K, V]):
         return type(self), (self.limit,)
 
 
-__all__ = ["LIMIT", "Memo"]
+__all__ = ["LIMIT", "MISSING", "Memo"]

@@ -49,6 +49,34 @@ def test_remembers_computes_once_and_keeps_none() -> None:
     assert memo.get(1) == 2 and memo.get(5) is None
 
 
+def test_the_catalog_memos_compute_once_keep_none_and_stay_bounded(
+        catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Catalog.derived`` and ``per_job`` inline ``Memo.remember`` (``lookup`` with the
+    ``MISSING`` sentinel): the same results, None kept, the bound held."""
+    import dataclasses
+
+    import engine.memo
+
+    monkeypatch.setattr(engine.memo, "LIMIT", 3)
+    monkeypatch.setattr("engine.catalog.load.PER_JOB_LIMIT", 3)
+    fresh = dataclasses.replace(catalog)  # its own (empty) memos
+    calls: list[tuple[str, int]] = []
+
+    def compute(kind: str, x: int) -> int | None:
+        calls.append((kind, x))
+        return None if x < 0 else x * 2
+
+    for remember, kind in ((fresh.derived, "derived"), (fresh.per_job, "per_job")):
+        assert [remember((kind, x), compute, kind, x) for x in (1, 1, -1, -1)] == [
+            2, 2, None, None]
+        for x in range(10):
+            remember((kind, "many", x), compute, kind, x)
+    assert calls[:2] == [("derived", 1), ("derived", -1)]
+    assert calls[12:14] == [("per_job", 1), ("per_job", -1)]
+    assert len(fresh._derived) <= 3 and len(fresh._per_job) <= 3
+    assert engine.memo.MISSING is not None
+
+
 def test_forgets_everything_when_full_and_never_exceeds_the_limit() -> None:
     memo: Memo[int, int] = Memo(3)
     for x in range(10):

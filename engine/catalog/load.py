@@ -40,7 +40,7 @@ from engine.catalog.prices import PriceChange, PriceInput, read_prices
 from engine.errors import CatalogError, InputError
 from engine.files.validation import build, did_you_mean
 from engine.files.yamlio import line_of, parse_yaml, read_text
-from engine.memo import Memo
+from engine.memo import MISSING, Memo
 from engine.resources import bundled_dir
 
 if TYPE_CHECKING:
@@ -100,8 +100,12 @@ class Catalog:
         job, a configuration's purchase price), which every request would otherwise redo.
         Callers must not mutate what they get.
         """
-        found: T = self._derived.remember(key, compute, *args)
-        return found
+        memo = self._derived  # Memo.remember inlined: a few thousand lookups a request
+        found = memo.lookup(key, MISSING)
+        if found is MISSING:
+            found = memo.put(key, compute(*args))
+        result: T = found
+        return result
 
     @cached_property
     def _per_job(self) -> Memo[Hashable, Any]:
@@ -112,8 +116,12 @@ class Catalog:
         batch geometry) as well as the catalog: shared by the configurations of a request and
         by requests that ask the same, and kept apart from :meth:`derived`, so that many
         distinct requests never push the catalog's own figures out (bounded alike)."""
-        found: T = self._per_job.remember(key, compute, *args)
-        return found
+        memo = self._per_job  # Memo.remember inlined, as in derived
+        found = memo.lookup(key, MISSING)
+        if found is MISSING:
+            found = memo.put(key, compute(*args))
+        result: T = found
+        return result
 
     @cached_property
     def newest_price_date(self) -> dt.date:
