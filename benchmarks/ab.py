@@ -289,7 +289,6 @@ def memos_of(engine: Any) -> list[Memo[Any, Any]]:
     from engine.estimates.memory import memory_model
 
     return [engine.catalog._derived, memory_model(engine.catalog)._memo,
-            *engine.evaluator._verdicts.values(),
             *(seen for rules in engine.evaluator._rule_verdicts.values() for _, _, seen in rules)]
 
 

@@ -6,9 +6,10 @@ evaluation, ``delete_state`` afterwards (1,024-session cap), a catch-all rule so
 exception turned into an error instead of vanishing.
 
 Verdicts are reused: each ruleset's :class:`~engine.rules.signature.Signer` classes a fact by what
-its rules can tell apart, and durable_rules decides a class the first time one of its facts
-is seen. Later facts of that class get the same rules, without a session. The memo is
-per Evaluator (one compiled policy) and ruleset, bounded like every memo (``engine.memo``).
+its rules can tell apart, each rule's verdict is remembered by the classes of the fields it
+reads, and durable_rules decides only facts holding a class some rule has not seen. Later
+facts of known classes get the same rules, without a session. The memos are per Evaluator
+(one compiled policy) and rule, bounded like every memo (``engine.memo``).
 
 durable_rules' C core cannot be interrupted (it holds the GIL and ignores SIGINT), so a
 policy is first built in a child process under a time bound (``engine.rules.trial``); only a
@@ -63,15 +64,12 @@ class Evaluator:
     def __init__(self, compiled: Compiled, *, memo: bool = True) -> None:
         self._compiled = compiled
         self._memo = memo
-        self._verdicts: dict[str, Memo[tuple[Any, ...], tuple[str, ...]]] = {
-            ruleset.name: Memo() for ruleset in compiled.rulesets}
-        # per rule, its verdict by the classes of the fields it reads (see ``run``)
+        # per rule, its verdict by the classes of the fields it reads (see ``_reuse``)
         self._rule_verdicts: dict[str, list[tuple[str, Callable[[Any], Any],
                                                   Memo[Any, bool]]]] = {
             ruleset.name: [(rule_id, itemgetter(*positions), Memo())
-                           for rule_id, positions in ruleset.rule_positions]
-            for ruleset in compiled.rulesets
-            if len(ruleset.rule_positions) == len(ruleset.rule_ids)}
+                           for rule_id, positions in _rule_positions(ruleset)]
+            for ruleset in compiled.rulesets if ruleset.signer is not None}
         self._fired: dict[str, list[Firing]] = {}
         self._lock = threading.Lock()
         if not compiled.built:
@@ -132,10 +130,7 @@ class Evaluator:
         id): remembered verdicts where every rule's is known. durable_rules decides the facts
         that hold a class of some rule no fact before them holds, and the others follow from
         theirs, rule by rule."""
-        assert ruleset.signer is not None
-        rules = self._rule_verdicts.get(ruleset.name)
-        if rules is None:
-            return self._reuse_signatures(ruleset, keys, fact_at, ids)
+        rules = self._rule_verdicts[ruleset.name]
         # each rule's verdict from the classes of its own fields (exact: a rule cannot tell
         # apart facts equal on those), read once per class: another thread may evict entries
         known: list[dict[Any, bool]] = [{} for _ in rules]
@@ -181,29 +176,6 @@ class Evaluator:
         for key in waiting:
             verdicts[key] = tuple(rule_id for position, (rule_id, project, _)
                                   in enumerate(rules) if known[position][project(key)])
-        return [(rule_id, ids[index]) for index, key in enumerate(keys)
-                for rule_id in verdicts[key]]
-
-    def _reuse_signatures(self, ruleset: CompiledRuleset, keys: list[tuple[Any, ...]],
-                          fact_at: Callable[[int], Mapping[str, Any]],
-                          ids: Sequence[str]) -> list[Firing]:
-        """:meth:`_reuse` for a ruleset without rule positions: verdicts remembered by the
-        whole signature."""
-        memo = self._verdicts[ruleset.name]
-        verdicts: dict[tuple[Any, ...], tuple[str, ...]] = {}
-        new: dict[tuple[Any, ...], int] = {}
-        for index, key in enumerate(keys):
-            if key in verdicts or key in new:
-                continue
-            found = memo.get(key)  # read once per key: another thread may evict it
-            if found is None:
-                new[key] = index
-            else:
-                verdicts[key] = found
-        if new:
-            decided = self._decide(ruleset, {key: fact_at(index) for key, index in new.items()})
-            for key, verdict in decided.items():
-                verdicts[key] = memo.put(key, verdict)
         return [(rule_id, ids[index]) for index, key in enumerate(keys)
                 for rule_id in verdicts[key]]
 
@@ -259,6 +231,16 @@ class Evaluator:
                 self._fired.pop(sid, None)
                 with contextlib.suppress(Exception):
                     self._host.delete_state(ruleset.name, sid)
+
+
+def _rule_positions(ruleset: CompiledRuleset) -> tuple[tuple[str, tuple[int, ...]], ...]:
+    """Per rule, the signature positions its verdict depends on: as compiled, or every
+    position for a ruleset made without them (the whole signature: still exact)."""
+    if len(ruleset.rule_positions) == len(ruleset.rule_ids):
+        return ruleset.rule_positions
+    assert ruleset.signer is not None
+    every = tuple(range(ruleset.signer.width))
+    return tuple((rule_id, every) for rule_id in ruleset.rule_ids)
 
 
 def _failed(ruleset: CompiledRuleset, exc: BaseException) -> EvaluationError:

@@ -199,6 +199,12 @@ class Signer:
 
         return sign
 
+    @property
+    def width(self) -> int:
+        """Positions of a signature: the fact kind, then one per field class."""
+        return 1 + len(self.cuts) + len(self.literals) + len(self.exact) + len(
+            self.presence) + len(self.pairs)
+
     def positions(self, names: Iterable[str]) -> tuple[int, ...]:
         """The positions of a signature that classes of the fields ``names`` fill (the fact
         kind's first): all a rule reading only these fields can tell apart."""
