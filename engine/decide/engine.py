@@ -331,9 +331,9 @@ class Engine:
         layers before it set."""
         precedence = self.rulebook.precedence
         for stratum in range(self.rulebook.strata(phase)):
-            fact = {**durable_fact(run.values, self.compiled.reads["request"]),
-                    "kind": "request", "fact_id": "request"}
-            fired = self._run("request", phase, stratum, [fact])
+            fact = SharedFacts({**durable_fact(run.values, self.compiled.reads["request"]),
+                                "kind": "request"}, (), [{}], ["request"])
+            fired = self._run("request", phase, stratum, fact)
             run.fired.extend(fired)
             for rule_id, _ in sorted(set(fired), key=lambda p: precedence[p[0]]):
                 for effect in self.rulebook.rule(rule_id).model.then:
@@ -368,15 +368,14 @@ class Engine:
         return score_candidates(self.rulebook, fired, candidates)
 
     def _run(self, kind: str, phase: int, stratum: int,
-             facts: list[dict[str, Any]] | SharedFacts) -> list[tuple[str, str]]:
+             facts: SharedFacts) -> list[tuple[str, str]]:
         fired: list[tuple[str, str]] = []
-        if not (facts.ids if isinstance(facts, SharedFacts) else facts):
+        if not facts.ids:
             return fired
         precedence = self.rulebook.precedence
         for ruleset in self.compiled.stratum(kind, phase, stratum):
-            # durable_fact() already made (or makes) every value a representable scalar
-            found = (self.evaluator.run_shared(ruleset, facts) if isinstance(facts, SharedFacts)
-                     else self.evaluator.run(ruleset, facts, checked=True))
+            # durable_fact() makes every value a representable scalar
+            found = self.evaluator.run_shared(ruleset, facts)
             # one order however the firings were found (a session, or verdicts reused): by
             # rule precedence (a position, one per rule), then fact id
             on: dict[str, list[str]] = {}
