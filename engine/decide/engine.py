@@ -378,13 +378,7 @@ class Engine:
             found = self.evaluator.run_shared(ruleset, facts)
             # one order however the firings were found (a session, or verdicts reused): by
             # rule precedence (a position, one per rule), then fact id
-            on: dict[str, list[str]] = {}
-            for rule_id, fact_id in found:
-                ids = on.get(rule_id)
-                if ids is None:
-                    on[rule_id] = [fact_id]
-                else:
-                    ids.append(fact_id)
+            on = fired_by_rule(found)
             for rule_id in sorted(on, key=precedence.__getitem__):
                 ids = on[rule_id]
                 ids.sort()

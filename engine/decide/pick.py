@@ -23,6 +23,7 @@ from engine.decide.decision import (
     Pool,
     Reason,
     Rival,
+    fired_by_rule,
     note,
     reason,
     text_of,
@@ -41,13 +42,7 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
                      candidates: Sequence[PricedCandidate]) -> list[Scored]:
     """Sum candidate-rule weights per candidate (texts are rendered later, only if shown)."""
     scored = {c.id: Scored(c) for c in candidates}
-    on: dict[str, set[str]] = {}
-    for rule_id, cid in firings:
-        found = on.get(rule_id)
-        if found is None:
-            on[rule_id] = {cid}
-        else:
-            found.add(cid)
+    on = fired_by_rule(firings)
     # each candidate's rules in precedence order (candidates are apart: their order is not)
     for rule_id in sorted(on, key=book.precedence.__getitem__):
         rule = book.rule(rule_id)
