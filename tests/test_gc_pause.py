@@ -47,24 +47,30 @@ def test_overlapping_pauses_in_threads_resume_once_the_last_ends() -> None:
     first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
     seen: list[bool] = []
 
-    def first() -> None:
-        with collector_paused():
+    def first() -> None:  # no timeouts: the order is by events, however slow the machine
+        try:
+            with collector_paused():
+                first_in.set()
+                second_in.wait()
+        finally:
             first_in.set()
-            second_in.wait(10)
-        first_out.set()
+            first_out.set()
 
     def second() -> None:
-        first_in.wait(10)
-        with collector_paused():
+        first_in.wait()
+        try:
+            with collector_paused():
+                second_in.set()
+                first_out.wait()
+                seen.append(gc.isenabled())  # the first pause ended, this one holds
+        finally:
             second_in.set()
-            first_out.wait(10)
-            seen.append(gc.isenabled())  # the first pause ended, this one holds
 
     threads = [threading.Thread(target=first), threading.Thread(target=second)]
     for t in threads:
         t.start()
     for t in threads:
-        t.join(30)
+        t.join()
     assert seen == [False]
     assert gc.isenabled()
 
