@@ -15,7 +15,8 @@ import pytest
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 LAYERS: list[set[str]] = [
-    {"errors", "resources", "memo", "gc_pause", "files", "version"},  # parsing, messages, files
+    {"errors", "resources", "memo", "gc_pause", "plugin_scan", "files",
+     "version"},                            # parsing, messages, files; the process
     {"catalog"},                            # GPUs, offers, models, policy, questions
     {"answers", "estimates"},               # the team's answers; memory, compute, cost
     {"facts"},                              # what the rules read

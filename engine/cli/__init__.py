@@ -18,7 +18,11 @@ import click
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
 from engine.errors import EngineError
+from engine.plugin_scan import skip_plugin_loader
 from engine.version import __version__
+
+# ...and the loader would still import importlib.metadata (~15 ms) to not use it
+skip_plugin_loader()
 
 # Subcommands are imported only when used, so that `gpu-advisor recommend` never pays for
 # the questionnaire, plotting or audit modules, and `gpu-advisor --help` imports none of them:
