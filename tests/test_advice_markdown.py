@@ -93,7 +93,7 @@ def test_the_headline_lines_are_paragraphs_of_their_own() -> None:
     """Each line under the title is a paragraph of its own: rendered, the work, the memory
     and the break-even do not run together."""
     tokens = parse(run(EXAMPLES / "startup-7b-continuous.yaml", "markdown"))
-    assert tokens[0].tag == "h1" and tokens[1].content.startswith("Buy: 1× RTX 4090")
+    assert tokens[0].tag == "h1" and tokens[1].content.startswith("Buy: 1× RTX 5090")
     paragraphs = []
     i = 3
     while tokens[i].type in ("paragraph_open", "bullet_list_open"):
@@ -103,9 +103,9 @@ def test_the_headline_lines_are_paragraphs_of_their_own() -> None:
             continue
         paragraphs.append(tokens[i + 1].content)
         i += 3
-    assert [p.split(" ", 1)[0] for p in paragraphs] == ["$4,480", "$2,035", "Work:", "Your",
+    assert [p.split(" ", 1)[0] for p in paragraphs] == ["$5,280", "$2,005", "Work:", "Your",
                                                         "Model", "Owning", "A", "A"]
-    assert paragraphs[0] == ("$4,480 up front = 1× RTX 4090 $2,500 + desktop for 1-2 GeForce "
+    assert paragraphs[0] == ("$5,280 up front = 1× RTX 5090 $3,300 + desktop for 1-2 GeForce "
                              "cards $1,980.")
     assert all("\n" not in p for p in paragraphs)
     assert tokens[i].type == "heading_open"

@@ -27,7 +27,7 @@ from engine.output.text import render_text
 REPO = Path(__file__).parent.parent
 EXAMPLES = REPO / "examples"
 SCENARIOS = REPO / "tests" / "scenarios"
-LOCAL = EXAMPLES / "startup-7b-continuous.yaml"       # buys one RTX 4090
+LOCAL = EXAMPLES / "startup-7b-continuous.yaml"       # buys one RTX 5090
 CLOUD = EXAMPLES / "research-70b-intermittent.yaml"   # rents, work in runs
 AWS = EXAMPLES / "enterprise-aws.json"                # a cheaper row beaten
 AXIS_HEAD = re.compile(r"^(Approach|Method|Deployment|Cloud kind|Pricing|Sharing): (\S+)  \(")
@@ -85,8 +85,8 @@ def test_work_in_hours_comes_in_runs_with_their_length() -> None:
     shows how long one run takes, as for work in tokens."""
     out = run(LOCAL)
     assert "days" in out[out.index("Hardware (→ the pick"):].splitlines()[1]
-    assert table(out)[0] == ("→  1× RTX 4090       to buy               on site    0.12    1.0"
-                             "  $4,480  $2,035")
+    assert table(out)[0] == ("→  1× RTX 5090       to buy               on site    0.14    0.6"
+                             "  $5,280  $2,005")
     assert "in runs of 24 hours (assumed)" in " ".join(out.split())
 
 
@@ -253,11 +253,11 @@ def test_the_purchase_is_cards_plus_platform() -> None:
     i = decision["estimates"]["traces"]["pick_purchase_usd"]["inputs"]
     assert (i["cards"], i["platform"]) == (1, "consumer-box-2")
     lines = run(LOCAL).splitlines()
-    assert lines[1] == (f"${i['cards_usd'] + i['platform_usd']:,.0f} up front = 1× RTX 4090 "
+    assert lines[1] == (f"${i['cards_usd'] + i['platform_usd']:,.0f} up front = 1× RTX 5090 "
                         f"${i['cards_usd']:,.0f} + desktop for 1-2 GeForce cards "
                         f"${i['platform_usd']:,.0f}.")
     assert " ".join(" ".join(lines[2:4]).split()).startswith(
-        "$2,035 a year = $1,301 write-off (less resale) and upkeep + $734 power for 6,000 busy "
+        "$2,005 a year = $1,474 write-off (less resale) and upkeep + $531 power for 3,785 busy "
         "hours.")
 
 

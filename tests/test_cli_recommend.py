@@ -32,8 +32,8 @@ def test_text_has_headline(runner: CliRunner) -> None:
     result = invoke(runner)
     assert result.exit_code == 0, result.stderr
     headline = result.stdout.splitlines()[0]
-    assert headline.startswith("Buy: 1× ") and "RTX 4090" in headline, headline
-    assert "Why:" in result.stdout and "Next step: get quotes for 1× RTX 4090" in result.stdout
+    assert headline.startswith("Buy: 1× ") and "RTX 5090" in headline, headline
+    assert "Why:" in result.stdout and "Next step: get quotes for 1× RTX 5090" in result.stdout
     # the first run into the test's new store says where it created it; nothing else
     assert not [line for line in result.stderr.splitlines()
                 if not line.startswith("note: created the audit store ")]
@@ -51,7 +51,7 @@ def test_markdown_starts_with_heading(runner: CliRunner) -> None:
     result = invoke(runner, "--format", "markdown")
     assert result.exit_code == 0, result.stderr
     assert result.stdout.startswith("# ")
-    assert "RTX 4090" in result.stdout.splitlines()[0]
+    assert "RTX 5090" in result.stdout.splitlines()[0]
 
 
 def test_set_overrides_file_and_flips_deployment(runner: CliRunner) -> None:
@@ -130,4 +130,4 @@ def test_subprocess_json() -> None:
     assert result.stderr == ""
     data = json.loads(result.stdout)
     assert data["decisions"]["deployment"]["choice"] == "local"
-    assert data["hardware"]["choice"]["gpu"] == "rtx-4090"
+    assert data["hardware"]["choice"]["gpu"] == "rtx-5090"

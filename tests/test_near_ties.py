@@ -58,8 +58,8 @@ def test_only_an_eligible_single_node_counts() -> None:
 
 
 def test_a_cheaper_faster_rival_is_the_first_close_call() -> None:
-    """The startup example buys the guide's RTX 4090 (a mid-budget rule prefers it); an RTX
-    5090 does the work for less in 15-hour runs instead of 24: that is the close call said
+    """The research example rents a GH200 for 2.6-day runs; 8 MI300X do the work for 5 % less
+    in 8.5-hour runs but on ROCm, which the policy weighs against: that is the close call said
     first, with the rule the pick won on, before rivals nearer in cost but no better."""
     from pathlib import Path
 
@@ -67,12 +67,53 @@ def test_a_cheaper_faster_rival_is_the_first_close_call() -> None:
     from engine.decide.engine import load_engine
 
     engine = load_engine()
-    example = Path(__file__).resolve().parent.parent / "examples" / "startup-7b-continuous.yaml"
+    example = (Path(__file__).resolve().parent.parent / "examples"
+               / "research-70b-intermittent.yaml")
     decision = engine.recommend(load_answers(example, [], engine.catalog))
     pick = decision.hardware.choice
-    assert pick is not None and pick.gpu == "rtx-4090"
+    assert pick is not None and pick.gpu == "gh200"
     first = decision.hardware.close_calls[0]
-    assert first.id.startswith("local:rtx-5090x1")
+    assert first.id.startswith("cloud:vultr-mi300x:")
     assert first.premium < 0 and first.days_per_run is not None
     assert pick.days_per_run is not None and first.days_per_run < pick.days_per_run * 0.9
-    assert first.reason and "RTX 4090" in first.reason
+    assert first.reason and "ROCm" in first.reason
+
+
+def test_a_tier_preference_never_keeps_a_configuration_beaten_on_cost_and_time() -> None:
+    """The startup example's mid budget names the RTX 4090 (the guide's tier); an RTX 5090
+    does the work for less in 15-hour runs instead of 24, so it is the pick and the tier rule
+    does not fire on the 4090."""
+    from pathlib import Path
+
+    from engine.answers.model import load_answers
+    from engine.decide.engine import load_engine
+
+    engine = load_engine()
+    example = Path(__file__).resolve().parent.parent / "examples" / "startup-7b-continuous.yaml"
+    decision = engine.recommend(load_answers(example, [], engine.catalog), trace=True)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.gpu == "rtx-5090"
+    fired = decision.fired.get("tier.mid-4090-systems", [])
+    assert not any("rtx-4090x1" in target for target in fired)
+
+
+def test_dominated_means_cheaper_and_faster_on_the_same_side() -> None:
+    facts = _ratios([
+        _Candidate("guide", _Config("local", 2035, 1.0)),
+        _Candidate("newer", _Config("local", 2005, 0.62)),     # cheaper and faster
+        _Candidate("slow", _Config("local", 2008, 0.96)),      # dearer than newer, slower
+        _Candidate("rent", _Config("cloud", 1000, 0.1)),       # the other side: not counted
+        _Candidate("tie", _Config("local", 2005, 0.62)),       # equal on both: not beaten
+    ])
+    assert facts["guide"]["dominated_same_side"] is True
+    assert facts["slow"]["dominated_same_side"] is True
+    assert facts["newer"]["dominated_same_side"] is False
+    assert facts["tie"]["dominated_same_side"] is False
+    assert facts["rent"]["dominated_same_side"] is False
+
+
+def test_only_an_eligible_rival_dominates() -> None:
+    rows = [_Candidate("guide", _Config("local", 2035, 1.0)),
+            _Candidate("newer", _Config("local", 2005, 0.62))]
+    assert _ratios(rows, eligible={"guide"})["guide"]["dominated_same_side"] is False
+    assert _ratios(rows)["guide"]["dominated_same_side"] is True

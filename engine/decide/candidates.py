@@ -18,6 +18,7 @@ no cheaper than a better one on the same hardware is dropped, and the rules weig
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -33,6 +34,7 @@ from engine.decide.placements import (
     local_counts,
     nodes_of,
     pool_box_counts,
+    pool_instance_counts,
     trial,
 )
 from engine.decide.pools import Layout, layout
@@ -128,7 +130,7 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
                 below = found.config.count if found is not None and found.ok else None
     for offer in catalog.offers:
         below = None
-        offered = cloud_counts(catalog, offer)
+        offered = cloud_counts(catalog, offer) + _pool_instances(catalog, sizing, offer)
         for job, dominated in _jobs(catalog, sizing):
             shapes = ([(c, n) for c, n in offered if c < below]
                       if dominated and below is not None else offered)
@@ -145,6 +147,14 @@ def _pool_boxes(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> tuple[int, ...]:
     if sizing.concurrent_jobs <= 1:
         return ()
     return pool_box_counts(catalog, gpu, sizing.concurrent_jobs)
+
+
+def _pool_instances(catalog: Catalog, sizing: Sizing,
+                    offer: Offer) -> tuple[tuple[int, int], ...]:
+    """For a pool, whole instances of an offer that does not span nodes, side by side."""
+    if sizing.concurrent_jobs <= 1:
+        return ()
+    return pool_instance_counts(catalog, offer, sizing.concurrent_jobs)
 
 
 def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
@@ -973,6 +983,34 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
     _against_other_vendors(candidates, eligible)
     _against_one_node(candidates, eligible)
+    _dominance(candidates, eligible)
+
+
+def _dominance(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """Whether an eligible configuration on the same side (owned or rented) costs no more
+    for the work and finishes a run sooner: a configuration so beaten on both counts gets no
+    preference of a guide's tier (``dominated_same_side``)."""
+    sides: dict[str, list[tuple[float, float]]] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False):
+            sides.setdefault(c.where, []).append((c.cost_usd_year, c.days_per_run))
+    # per side, by cost: the shortest run among those costing up to each cost
+    envelope: dict[str, tuple[list[float], list[float]]] = {}
+    for where, rows in sides.items():
+        rows.sort()
+        costs, fastest, best = [], [], math.inf
+        for cost, days in rows:
+            best = min(best, days)
+            costs.append(cost)
+            fastest.append(best)
+        envelope[where] = (costs, fastest)
+    for cand in candidates:
+        c = cand.config
+        found = envelope.get(c.where)
+        at = bisect_right(found[0], c.cost_usd_year) if found else 0
+        cand.facts["dominated_same_side"] = bool(at) and found is not None and (
+            found[1][at - 1] < c.days_per_run)
 
 
 def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:

@@ -428,7 +428,8 @@ class _Priced:
         self.local = best(self.scored, where="local")
         assert run.facts.work is not None
         policy = self.engine.catalog.policy
-        facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy)
+        owned = [s for s in self.scored if not s.excluded and s.config.where == "local"]
+        facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned)
         run.facts.values.update(facts)
         run.facts.values.update(peaks_facts(self.scored, self.cloud, policy))
         if line is not None:

@@ -82,6 +82,18 @@ def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
     return tuple(range(2 * box, most + 1, box))
 
 
+def pool_instance_counts(catalog: Catalog, offer: Offer,
+                         jobs: int) -> tuple[tuple[int, int], ...]:
+    """(GPUs, instances) beyond one instance for a pool of ``jobs`` at once on an offer that
+    does not span nodes: whole instances of its largest shape side by side (each job on one
+    of them), up to one GPU a job."""
+    if offer.multi_node or not offer.shapes:
+        return ()
+    box = offer.shapes[-1]
+    most = min(-(-jobs // box) * box, int(catalog.policy.max_gpus_considered.value))
+    return tuple((count, count // box) for count in range(2 * box, most + 1, box))
+
+
 def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
     """(GPUs, instances) an offer can be rented at: each shape, then whole multi-node sets
     (remembered per catalog)."""

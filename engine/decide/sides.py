@@ -193,9 +193,13 @@ def _revisions(kinds: tuple[str, str], pricings: tuple[str, str], scored: Sequen
 
 
 def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
-                     policy: Policy) -> tuple[dict[str, Any], Figure | None]:
+                     policy: Policy, owned: Sequence[Scored] = ()
+                     ) -> tuple[dict[str, Any], Figure | None]:
     """What the deployment rules compare: owning the best local configuration against renting
-    the resolved cloud one for the same work, and the work at which they cost the same."""
+    the resolved cloud one for the same work, and the work at which owning costs the same:
+    the least over the best local one and the other eligible ``owned`` ones (less work may
+    make a smaller purchase the best local one, which then decides where owning stops
+    paying)."""
     out: dict[str, Any] = {}
     if local is not None:
         c = local.config
@@ -222,13 +226,37 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
         return out, None
     own, rent = local.config.cost_usd_year, cloud.config.cost_usd_year
     out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
-    line = break_even_line(local, cloud, work, policy)
+    line = _lowest_break_even(local, owned, cloud, work, policy)
     if line is not None:
         out["break_even_work"] = tidy(line.value, 2)
         years = _payback_years(local, cloud)
         if years is not None:
             out["payback_years"] = tidy(years, 2)
     return out, line
+
+
+def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, work: Workload,
+                       policy: Policy) -> Figure | None:
+    """The least work above which owning one of ``local`` and ``owned`` costs less than
+    renting ``cloud`` (``local``'s own on a tie)."""
+    found = break_even_line(local, cloud, work, policy)
+    lowest = local
+    for other in owned:
+        if other is local:
+            continue
+        line = break_even_line(other, cloud, work, policy)
+        if line is not None and (found is None or line.value < found.value):
+            found, lowest = line, other
+    if found is None or lowest is local:
+        return found
+    # owning is the cheaper of the two purchases at each level of work (the chart draws it)
+    pick, smaller = local.config, lowest.config
+    line = _line(pick, work.units)
+    return found.model_copy(update={"inputs": {
+        **found.inputs,
+        "own": f"{pick.count:,}× {pick.gpu_label} ({smaller.count:,}× {smaller.gpu_label} "
+               "with less work)",
+        "pick_fixed_usd": line.fixed_usd, "pick_usd_per_unit": line.usd_per_unit}})
 
 
 def break_even_line(local: Scored, cloud: Scored, work: Workload,

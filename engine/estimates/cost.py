@@ -286,6 +286,15 @@ def break_even_lines(inputs: Mapping[str, Any]) -> tuple[CostLine, CostLine]:
             CostLine(float(inputs["rent_fixed_usd"]), float(inputs["rent_usd_per_unit"])))
 
 
+def owning_lines(inputs: Mapping[str, Any]) -> tuple[CostLine, ...]:
+    """Owning's lines in a :func:`break_even` figure's inputs: the purchase that crosses
+    renting and, where the pick is another purchase (``pick_fixed_usd``), the pick's."""
+    own = break_even_lines(inputs)[0]
+    if "pick_fixed_usd" not in inputs:
+        return (own,)
+    return (own, CostLine(float(inputs["pick_fixed_usd"]), float(inputs["pick_usd_per_unit"])))
+
+
 def payback_years(upfront_usd: float, own_running_usd_year: float,
                   rent_usd_year: float) -> float | None:
     """Years until a purchase is paid back by the rent it saves, less what running the

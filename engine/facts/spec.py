@@ -247,7 +247,8 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
            "cloud one, or where that is a committed term the best hourly one of its kind"),
         _d("peaks_rented_label", "string", "it, in words (``8× L40S (AWS, on-demand)``)"),
         replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
-                   "owning the local configuration costs less than renting the cloud one"),
+                   "owning costs less than renting the cloud one: the local configuration, or "
+                   "an eligible smaller purchase where its break-even is lower"),
                 work_level=True),
         _d("payback_years", "number", "years for the purchase to pay for itself in saved rent",
            "years"),
@@ -463,6 +464,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
              "one of another GPU vendor on its side (what a switch of software stack saves)",
              origin="candidate", phase="summary"),
+    FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
+             "rented) costs no more for the work and finishes a run sooner", origin="candidate",
+             phase="summary"),
     FactSpec("single_node_premium", "number", "for a configuration of several nodes, what the "
              "cheapest eligible single-node one of the same GPU vendor on its side costs more, "
              "as a share (negative where it costs less)", origin="candidate", phase="summary"),

@@ -17,7 +17,7 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from engine.errors import InputError
-from engine.estimates.cost import CostLine, break_even_lines
+from engine.estimates.cost import CostLine, break_even_lines, owning_lines
 from engine.files.safe_write import Target, check_target, write_checked
 
 CHART_SUFFIXES = (".svg", ".png")
@@ -27,7 +27,9 @@ CHART_SUFFIXES = (".svg", ".png")
 class CostCurves:
     """Owning's and renting's cost a year by the year's work, as the decision holds them."""
 
-    own_line: CostLine
+    own_lines: tuple[CostLine, ...]
+    """Owning's lines: one purchase, or the pick and a smaller one that crosses renting
+    first (owning costs the cheaper of them)."""
     rent_line: CostLine
     break_even: float
     planned: float
@@ -37,7 +39,7 @@ class CostCurves:
 
     def own(self, x: float) -> float:
         """Owning's cost a year at ``x`` units of work."""
-        return self.own_line.at(x)
+        return min(line.at(x) for line in self.own_lines)
 
     def rent(self, x: float) -> float:
         """Renting's cost a year for the same work."""
@@ -55,9 +57,8 @@ def curves_from(estimates: Mapping[str, Any]) -> CostCurves | None:
     if not trace:
         return None
     i = trace["inputs"]
-    own, rent = break_even_lines(i)
     return CostCurves(
-        own_line=own, rent_line=rent, break_even=trace["value"],
+        own_lines=owning_lines(i), rent_line=break_even_lines(i)[1], break_even=trace["value"],
         planned=float(estimates["work"]["units"]),
         unit=trace["unit"], own_label=f"own {i['own']}", rent_label=f"rent {i['rent']}",
     )
