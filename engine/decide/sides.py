@@ -19,7 +19,7 @@ from typing import Any
 from engine.catalog.models import Policy
 from engine.decide.candidates import PricedCandidate
 from engine.decide.configuration import Configuration
-from engine.estimates.cost import CostLine, break_even, payback_years
+from engine.estimates.cost import CostLine, break_even, crossing, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
 from engine.facts.spec import OPTION_SUMMARY_AXES, option_key
@@ -239,14 +239,15 @@ def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, wo
                        policy: Policy) -> Figure | None:
     """The least work above which owning one of ``local`` and ``owned`` costs less than
     renting ``cloud`` (``local``'s own on a tie)."""
-    found = break_even_line(local, cloud, work, policy)
-    lowest = local
+    if work.units <= 0:
+        return None
+    rent = _line(cloud.config, work.units)
+    lowest, least = local, crossing(_line(local.config, work.units), rent)
     for other in owned:
-        if other is local:
-            continue
-        line = break_even_line(other, cloud, work, policy)
-        if line is not None and (found is None or line.value < found.value):
-            found, lowest = line, other
+        at = crossing(_line(other.config, work.units), rent)
+        if at is not None and (least is None or at < least):
+            lowest, least = other, at
+    found = break_even_line(lowest, cloud, work, policy)
     if found is None or lowest is local:
         return found
     # owning is the cheaper of the two purchases at each level of work (the chart draws it)

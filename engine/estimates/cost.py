@@ -259,15 +259,21 @@ def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, 
                   block_days=block_days, **parts)
 
 
-def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],
-               own_label: str, rent_label: str) -> Figure | None:
-    """The work (in ``unit``) above which owning costs less than renting, both as lines in
-    the work. None when owning never catches up."""
+def crossing(own: CostLine, rent: CostLine) -> float | None:
+    """The work above which ``own`` costs less than ``rent`` (None: never, or always)."""
     saving = rent.usd_per_unit - own.usd_per_unit
     if saving <= 0:
         return None
     value = (own.fixed_usd - rent.fixed_usd) / saving
-    if value <= 0:
+    return value if value > 0 else None
+
+
+def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],
+               own_label: str, rent_label: str) -> Figure | None:
+    """The work (in ``unit``) above which owning costs less than renting, both as lines in
+    the work. None when owning never catches up."""
+    value = crossing(own, rent)
+    if value is None:
         return None
     return figure(
         value, unit,
