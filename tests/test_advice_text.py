@@ -70,7 +70,9 @@ def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() ->
     assert head[2].split() == ["configuration", "offer", "region", "GPU-h", "a", "run",
                                "front", "a", "year"]
     rows = table(out)
-    assert rows[0] == ("→  1× GH200         Lambda on-demand     us         2.29    2.6"
+    assert rows[0] == ("   8× H100 SXM      Vast.ai on-demand    us,eu +1   2.40    0.3"
+                       "       $0    $864")  # ranked higher, on another cloud kind
+    assert rows[1] == ("→  1× GH200         Lambda on-demand     us         2.29    2.6"
                        "       $0    $968")
     assert rows[-1] == ("   2× RTX PRO 6000  to buy               on site    0.12    2.5"
                         "  $25,586  $7,024")

@@ -238,15 +238,21 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
 def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, work: Workload,
                        policy: Policy) -> Figure | None:
     """The least work above which owning one of ``local`` and ``owned`` costs less than
-    renting ``cloud`` (``local``'s own on a tie)."""
-    if work.units <= 0:
+    renting ``cloud`` (``local``'s own on a tie); None where none ever does, or one does at
+    any work (the team's own GPUs, paid for already). Another purchase counts only where it
+    crosses below the team's work: eligible now, it is eligible with less work, not
+    necessarily with more (a year holds only so many hours)."""
+    units = work.units
+    if units <= 0:
         return None
-    rent = _line(cloud.config, work.units)
-    lowest, least = local, crossing(_line(local.config, work.units), rent)
+    rent = _line(cloud.config, units)
+    lowest, least = local, crossing(_line(local.config, units), rent)
     for other in owned:
-        at = crossing(_line(other.config, work.units), rent)
-        if at is not None and (least is None or at < least):
+        at = crossing(_line(other.config, units), rent)
+        if at is not None and at < units and (least is None or at < least):
             lowest, least = other, at
+    if least is None or least <= 0:
+        return None
     found = break_even_line(lowest, cloud, work, policy)
     if found is None or lowest is local:
         return found

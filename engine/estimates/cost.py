@@ -260,12 +260,12 @@ def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, 
 
 
 def crossing(own: CostLine, rent: CostLine) -> float | None:
-    """The work above which ``own`` costs less than ``rent`` (None: never, or always)."""
+    """The work above which ``own`` costs less than ``rent``: None where it never does; zero
+    or below where it does at any work."""
     saving = rent.usd_per_unit - own.usd_per_unit
     if saving <= 0:
         return None
-    value = (own.fixed_usd - rent.fixed_usd) / saving
-    return value if value > 0 else None
+    return (own.fixed_usd - rent.fixed_usd) / saving
 
 
 def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[str],
@@ -273,7 +273,7 @@ def break_even(own: CostLine, rent: CostLine, *, unit: str, sources: Sequence[st
     """The work (in ``unit``) above which owning costs less than renting, both as lines in
     the work. None when owning never catches up."""
     value = crossing(own, rent)
-    if value is None:
+    if value is None or value <= 0:
         return None
     return figure(
         value, unit,
