@@ -286,11 +286,19 @@ def first_exclusions(groups: Sequence[Excluded]) -> list[Excluded]:
     return out
 
 
+def keeps_every_exclusion(*, traced: bool, refusal: bool) -> bool:
+    """Whether a decision lists every rule that excluded each configuration (traced, or a
+    refusal, where no configuration is eligible and what shut out each one is the answer)
+    or only each configuration's first."""
+    return traced or refusal
+
+
 def lean_exclusions(groups: Sequence[Excluded], *, refusal: bool) -> list[Excluded]:
-    """The exclusions a decision made without trace keeps: :func:`first_exclusions`, except
-    in a refusal (no configuration eligible), which keeps every one: what shut out each
-    configuration is the answer there."""
-    return list(groups) if refusal else first_exclusions(groups)
+    """The exclusions a decision made without trace keeps (see
+    :func:`keeps_every_exclusion`)."""
+    if keeps_every_exclusion(traced=False, refusal=refusal):
+        return list(groups)
+    return first_exclusions(groups)
 
 
 def request_firings(fired: Mapping[str, list[str]]) -> dict[str, list[str]]:

@@ -24,6 +24,7 @@ from engine.decide.decision import (
     Reason,
     Rival,
     fired_by_rule,
+    keeps_every_exclusion,
     note,
     reason,
     text_of,
@@ -74,7 +75,8 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
                                             keep=[plan, _best_added(choice, scored),
                                                   *near])],
         considered=len(scored),
-        excluded=(excluded(scored) if trace or choice is None  # a refusal keeps every one
+        excluded=(excluded(scored) if keeps_every_exclusion(traced=trace,
+                                                            refusal=choice is None)
                   else first_excluded(scored)),
         cheaper=cheaper(choice, scored, axes, book) if choice else None,
         plan=rival(choice, plan, axes, book) if choice and plan else None,
