@@ -646,6 +646,7 @@ class Policy(Strict):
     access_budget_usd_min: dict[Access, Constant]
     contract_cluster_gpus: Constant
     default_hours_per_run: Constant
+    default_pretrain_runs_per_year: Constant
     # what only the rules read ({policy: NAME}); a rule author adds one here, no Python
     budget_tiers: BudgetTiers
     thresholds: dict[Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")], Constant] = Field(

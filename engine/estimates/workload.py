@@ -121,6 +121,8 @@ def workload(*, shape: Shape, method: MethodGroup, policy: Policy, hours_gpu: Gp
         runs, runs_assumed = hours / hours_per_run, False
     elif runs_per_year is not None:
         runs, runs_assumed = runs_per_year, False
+    elif method == "pretrain":
+        runs, runs_assumed = policy.default_pretrain_runs_per_year.value, True
     else:
         runs, runs_assumed = hours / policy.default_hours_per_run.value, True
     runs = max(runs, 1e-6)

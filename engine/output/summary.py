@@ -335,7 +335,8 @@ def work_line(decision: Decision) -> str:
         said = "assumed, see above" if work["hours_assumed"] else "as given"
         text = f"Work: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
         if work.get("runs_assumed"):
-            text += f", in runs of {_run_default(work)} (assumed)"
+            text += (", in one run (assumed)" if float(str(work["runs_per_year"])) == 1
+                     else f", in runs of {_run_default(work)} (assumed)")
     else:
         source = ("Chinchilla default: 20 tokens per parameter" if work["tokens_from"]
                   == "chinchilla" else "as given")
