@@ -590,9 +590,21 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
             assert (revised[axis].before, revised[axis].after) == (wanted[0], got)
     if "cloud_kind" in revised:  # no decided pricing of the decided kind holds the job
         assert not any(open_(kinds[0], p) for p in pricings)
-    if "pricing" in revised:  # the kind taken lists no better-ranked pricing
+    if "pricing" in revised and revised["pricing"].text.startswith("reserving on"):
+        # a reservation that costs more than on demand on the kind taken gives way to it
+        reserved = best(scored, where="cloud", provider_kind=f["provider_kind"],
+                        pricing="reserved")
+        assert f["pricing"] == "on-demand" and "reserved" in pricings
+        assert reserved is not None and reserved.config.cost_usd_year > f["cost_usd_year"]
+        better = pricings[:pricings.index(f["pricing"])]
+        assert not any(open_(f["provider_kind"], p) for p in better if p != "reserved")
+    elif "pricing" in revised:  # the kind taken lists no better-ranked pricing
         better = pricings[:pricings.index(f["pricing"])]
         assert not any(open_(f["provider_kind"], p) for p in better)
+    if f["pricing"] == "on-demand" and "reserved" in pricings[:pricings.index("on-demand")]:
+        reserved = best(scored, where="cloud", provider_kind=f["provider_kind"],
+                        pricing="reserved")
+        assert reserved is None or reserved.config.cost_usd_year > f["cost_usd_year"]
 
 
 def test_the_decided_kind_and_pricing_are_taken_when_offered() -> None:
@@ -613,6 +625,24 @@ def test_a_pricing_no_offer_lists_becomes_the_next_ranked_and_says_so() -> None:
     assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
         ("pricing", "spot", "on-demand",
          "no offer on a marketplace cloud that holds this job lists a spot price: on-demand")]
+
+
+def test_a_reservation_dearer_than_on_demand_on_its_kind_gives_way_and_says_so() -> None:
+    """The rules may rank reserved first on a reservation of another kind that pays; on the
+    kind taken the best reservation costs more than paying on demand there: on demand."""
+    steps = steps_of("36-continuous-team-with-a-plan")
+    kind = "specialised"
+    reserved = best(steps.scored, where="cloud", provider_kind=kind, pricing="reserved")
+    on_demand = best(steps.scored, where="cloud", provider_kind=kind, pricing="on-demand")
+    assert reserved is not None and on_demand is not None
+    assert reserved.config.cost_usd_year > on_demand.config.cost_usd_year
+    found, revisions = resolve_cloud(steps.scored, [kind], ["reserved", "on-demand"], FIELDS)
+    assert found is on_demand
+    assert [(r.axis, r.before, r.after) for r in revisions] == [
+        ("pricing", "reserved", "on-demand")]
+    assert revisions[0].text.startswith(f"reserving on a {kind} cloud would cost ")
+    # without on demand among the options the rules ranked, the reservation stands
+    assert resolve_cloud(steps.scored, [kind], ["reserved"], FIELDS) == (reserved, [])
 
 
 def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:

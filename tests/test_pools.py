@@ -91,3 +91,24 @@ def test_one_job_never_spans_boxes_without_a_fabric(tmp_path: Path) -> None:
     for c in [found["hardware"]["choice"], *found["hardware"]["alternatives"]]:
         if c and c["where"] == "local" and c["platform"].startswith("consumer-"):
             assert c["nodes"] == 1, c["id"]
+
+
+RENTED_POOL = {"model": "llama-3.1-8b", "method": "lora", "concurrent_jobs": 16,
+               "usage_pattern": "continuous", "hours_per_year": 30000, "hours_per_run": 8,
+               "budget_usd": 200000, "upfront_capex": False}
+
+
+def test_a_rented_pool_takes_whole_instances_side_by_side_and_no_dearer_reservation(
+        tmp_path: Path) -> None:
+    """Without capital, 16 jobs at once rent a single-GPU offer as several instances; the
+    reservation the rules ranked first (a 16-GPU H100 block, ~$1M a year) costs more than
+    paying on demand on the same kind of cloud, so the pricing is revised and says why."""
+    decision = decide(tmp_path, RENTED_POOL)
+    pick = decision["hardware"]["choice"]
+    assert pick["where"] == "cloud" and pick["pricing"] == "on-demand"
+    assert pick["pool"]["jobs_at_once"] >= 16
+    assert pick["nodes"] > 1 and pick["count"] == pick["nodes"]  # 1-GPU instances
+    assert pick["cost"]["per_year_usd"] < RENTED_POOL["budget_usd"]
+    pricing = decision["decisions"]["pricing"]
+    assert pricing["choice"] == "on-demand" and pricing["revised_from"] == "reserved"
+    assert pricing["revision"].startswith("reserving on a specialised cloud would cost ")

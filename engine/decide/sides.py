@@ -107,15 +107,23 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
-    """The best reservation against the same offer paid on demand for the same work — or,
-    for an offer sold only reserved (an AWS Capacity Block, a Lambda 1-Click Cluster), the
-    best configuration paid on demand: below 1 the reservation pays."""
+    """The best reservation against paying on demand for the same work: the same offer on
+    demand, or the best on-demand configuration of its kind of cloud (for a hyperscaler, its
+    provider) where that costs less; for an offer sold only reserved (an AWS Capacity Block,
+    a Lambda 1-Click Cluster) with nothing on demand of its kind, the best configuration paid
+    on demand. Below 1 the reservation pays."""
     reserved = best(scored, where="cloud", pricing="reserved")
     if reserved is None:
         return {}
-    offer = reserved.config.offer
-    same = [s for s in scored if s.config.offer == offer and s.config.pricing == "on-demand"]
-    other = same[0] if same else best(scored, where="cloud", pricing="on-demand")
+    c = reserved.config
+    like = {"provider_kind": c.provider_kind,
+            **({"provider": c.provider} if c.provider_kind == "hyperscaler" else {})}
+    same = [s for s in scored if s.config.offer == c.offer and s.config.pricing == "on-demand"]
+    found = [s for s in (same[0] if same else None,
+                         best(scored, where="cloud", pricing="on-demand", **like))
+             if s is not None]
+    other = (min(found, key=lambda s: s.config.cost_usd_year) if found
+             else best(scored, where="cloud", pricing="on-demand"))
     if other is None or not other.config.cost_usd_year:
         return {}
     ratio = reserved.config.cost_usd_year / other.config.cost_usd_year
@@ -157,20 +165,39 @@ class Revision:
     text: str
 
 
+RESERVED = "reserved"
+ON_DEMAND = "on-demand"
+"""The pricing options a reservation is weighed between when the cloud side is resolved."""
+
+
 def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequence[str],
                   fields: Mapping[str, str]) -> tuple[Scored | None, list[Revision]]:
     """The best cloud candidate of the decided kind and pricing (the values of the facts
     ``fields`` says the two axes constrain); where none exists, the next pricing in the
-    decision's ranking, then the next kind, each change said."""
+    decision's ranking, then the next kind, each change said. A reservation is taken only
+    where it costs less for the work than the best configuration paid on demand on the same
+    kind of cloud (the rules weighed reservations against on demand on any kind)."""
     if not kinds or not pricings:
         return None, []
     kind_of, pricing_of = fields["cloud_kind"], fields["pricing"]
     for kind in kinds:
         for pricing in pricings:
             found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
-            if found is not None:
-                return found, _revisions((kinds[0], kind), (pricings[0], pricing), scored,
-                                         kind_of)
+            if found is None:
+                continue
+            revisions = _revisions((kinds[0], kind), (pricings[0], pricing), scored, kind_of)
+            if pricing == RESERVED and ON_DEMAND in pricings:
+                on_demand = best(scored, where="cloud", **{kind_of: kind, pricing_of: ON_DEMAND})
+                if on_demand is not None and (on_demand.config.cost_usd_year
+                                              < found.config.cost_usd_year):
+                    ratio = found.config.cost_usd_year / on_demand.config.cost_usd_year
+                    return on_demand, [*(r for r in revisions if r.axis != "pricing"), Revision(
+                        "pricing", pricings[0], ON_DEMAND,
+                        f"reserving on a {kind} cloud would cost {ratio:,.1f}× paying on "
+                        f"demand there for your work ({found.config.count:,}× "
+                        f"{found.config.gpu_label} against {on_demand.config.count:,}× "
+                        f"{on_demand.config.gpu_label}): {ON_DEMAND}")]
+            return found, revisions
     return None, []
 
 

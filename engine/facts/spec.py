@@ -205,8 +205,9 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("spot_saving", "number", "what the best spot configuration saves against the best "
        "on-demand one for the work, rework and start-ups included (a share)"),
     _d("reserved_to_on_demand_cost_ratio", "number",
-       "the best reservation ÷ the same offer paid on demand (an offer sold only reserved: "
-       "÷ the best on-demand configuration), for the work"),
+       "the best reservation ÷ paying on demand for the work: the same offer, or the best "
+       "on-demand configuration of its kind of cloud (a hyperscaler: its provider) where that "
+       "costs less"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
 ))
