@@ -645,6 +645,19 @@ def test_a_reservation_dearer_than_on_demand_on_its_kind_gives_way_and_says_so()
     assert resolve_cloud(steps.scored, [kind], ["reserved"], FIELDS) == (reserved, [])
 
 
+def test_no_work_pays_nothing_on_demand_and_a_reservation_gives_way() -> None:
+    """With no work on demand costs nothing: a reservation ranked first gives way to it, and
+    the revision says both costs (no ratio to divide by zero)."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model_params_b": 7, "method": "qlora",
+                          "hours_per_year": 0, "usage_pattern": "continuous",
+                          "budget_usd": 500, "upfront_capex": True, "cloud_ecosystem": "gcp"})
+    pricing = decision.decisions["pricing"]
+    assert (pricing.revised_from, pricing.choice) == ("reserved", "on-demand")
+    assert pricing.revision is not None and "paying on demand there $0 " in pricing.revision
+
+
 def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:
     steps = steps_of("03-intermittent-70b")
     specialised = {s.id for s in steps.scored if s.facts["provider_kind"] == "specialised"}
