@@ -190,13 +190,13 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
                 on_demand = best(scored, where="cloud", **{kind_of: kind, pricing_of: ON_DEMAND})
                 if on_demand is not None and (on_demand.config.cost_usd_year
                                               < found.config.cost_usd_year):
-                    r, o = found.config, on_demand.config
+                    held, paid = found.config, on_demand.config
                     return on_demand, [*(r for r in revisions if r.axis != "pricing"), Revision(
                         "pricing", pricings[0], ON_DEMAND,
-                        f"reserving on a {kind} cloud would cost ${r.cost_usd_year:,.0f} a "
-                        f"year for your work ({r.count:,}× {r.gpu_label}), paying on demand "
-                        f"there ${o.cost_usd_year:,.0f} ({o.count:,}× {o.gpu_label}): "
-                        f"{ON_DEMAND}")]
+                        f"reserving on a {kind} cloud would cost ${held.cost_usd_year:,.0f} a "
+                        f"year for your work ({held.count:,}× {held.gpu_label}), paying on "
+                        f"demand there ${paid.cost_usd_year:,.0f} ({paid.count:,}× "
+                        f"{paid.gpu_label}): {ON_DEMAND}")]
             return found, revisions
     return None, []
 
