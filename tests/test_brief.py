@@ -169,3 +169,16 @@ def test_a_terminal_pages_long_output_and_a_pipe_never_does(tmp_path: Path) -> N
     short.expect("Next step:")
     short.expect(pexpect.EOF)
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("premium,said", [(0.8, "80% more than the pick"),
+                                          (-0.03, "3% less than the pick"),
+                                          (0.004, "under 1% more than the pick"),
+                                          (8.9, "890% more than the pick"),
+                                          (9.0, "10× the pick's cost"),
+                                          (1991.3, "1,992× the pick's cost")])
+def test_a_plan_far_dearer_than_the_pick_is_said_as_a_multiple(premium: float,
+                                                               said: str) -> None:
+    from engine.output.summary import _against_the_pick
+
+    assert _against_the_pick(premium) == said

@@ -451,8 +451,8 @@ def plan_line(decision: Decision) -> str | None:
         return f"Your plan ({plan.label}) is the pick."
     days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
     text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year "
-            f"({_percent(plan.premium)} {'more' if plan.premium >= 0 else 'less'} than the "
-            f"pick), busy {plan.busy_share:.0%} of the year{days}")
+            f"({_against_the_pick(plan.premium)}), busy {_percent(plan.busy_share)} of the "
+            f"year{days}")
     if plan.premium > 0:
         text += f"; the pick saves {usd(plan.per_year_usd - choice.cost.per_year_usd)} a year"
     if plan.reason:
@@ -542,6 +542,14 @@ def _share(share: float) -> str:
     if share >= 0.1:
         return f"{share:.0%}"
     return f"{share:.1%}" if share >= 0.001 else "under 0.1%"
+
+
+def _against_the_pick(premium: float) -> str:
+    """``80% more than the pick``, ``3% less than the pick``; ten times or more as a
+    multiple (``1,992× the pick's cost``)."""
+    if premium >= 9:
+        return f"{premium + 1:,.0f}× the pick's cost"
+    return f"{_percent(premium)} {'more' if premium >= 0 else 'less'} than the pick"
 
 
 def _percent(share: float) -> str:
