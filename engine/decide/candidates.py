@@ -965,8 +965,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     groups: dict[str, Callable[[Configuration], str]] = {
         "cost_vs_cheapest": lambda c: "all",
         "cost_vs_cheapest_same_side": lambda c: c.where,
-        "cost_vs_cheapest_like": lambda c: f"{c.where}/{c.provider_kind}/{c.pricing}"
-        + (f"/{c.provider}" if c.provider_kind == "hyperscaler" else ""),
+        "cost_vs_cheapest_like": lambda c: "/".join((c.where, c.pricing, *market(c).values())),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
@@ -984,6 +983,14 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_other_vendors(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
+
+
+def market(c: Configuration) -> dict[str, str]:
+    """The facts that say which configurations ``c`` competes with on its side: its kind of
+    provider and, among hyperscalers, the provider itself (a team works in one ecosystem)."""
+    if c.provider_kind == "hyperscaler":
+        return {"provider_kind": c.provider_kind, "provider": c.provider}
+    return {"provider_kind": c.provider_kind}
 
 
 def _dominance(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
@@ -1007,10 +1014,12 @@ def _dominance(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) 
         envelope[where] = (costs, fastest)
     for cand in candidates:
         c = cand.config
-        found = envelope.get(c.where)
-        at = bisect_right(found[0], c.cost_usd_year) if found else 0
-        cand.facts["dominated_same_side"] = bool(at) and found is not None and (
-            found[1][at - 1] < c.days_per_run)
+        dominated = False
+        if c.where in envelope:
+            costs, fastest = envelope[c.where]
+            at = bisect_right(costs, c.cost_usd_year)  # those costing no more
+            dominated = at > 0 and fastest[at - 1] < c.days_per_run
+        cand.facts["dominated_same_side"] = dominated
 
 
 def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:

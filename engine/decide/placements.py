@@ -77,9 +77,7 @@ def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
     if not single or any(p.multi_node for p in catalog.platforms
                          if gpu.form in p.forms and p.socket == gpu.socket):
         return ()
-    box = max(single)
-    most = min(-(-jobs // box) * box, int(catalog.policy.max_gpus_considered.value))
-    return tuple(range(2 * box, most + 1, box))
+    return tuple(side_by_side(max(single), jobs, catalog.policy))
 
 
 def pool_instance_counts(catalog: Catalog, offer: Offer,
@@ -90,8 +88,14 @@ def pool_instance_counts(catalog: Catalog, offer: Offer,
     if offer.multi_node or not offer.shapes:
         return ()
     box = offer.shapes[-1]
-    most = min(-(-jobs // box) * box, int(catalog.policy.max_gpus_considered.value))
-    return tuple((count, count // box) for count in range(2 * box, most + 1, box))
+    return tuple((count, count // box) for count in side_by_side(box, jobs, catalog.policy))
+
+
+def side_by_side(box: int, jobs: int, policy: Policy) -> range:
+    """GPU counts of two or more ``box``-GPU machines side by side for ``jobs`` at once, up to
+    one GPU a job (rounded up to whole machines) and the policy's largest count."""
+    most = min(-(-jobs // box) * box, int(policy.max_gpus_considered.value))
+    return range(2 * box, most + 1, box)
 
 
 def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:

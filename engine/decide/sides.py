@@ -17,7 +17,7 @@ from operator import itemgetter
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import PricedCandidate
+from engine.decide.candidates import PricedCandidate, market
 from engine.decide.configuration import Configuration
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
 from engine.estimates.figure import Figure, tidy
@@ -116,11 +116,9 @@ def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:
     if reserved is None:
         return {}
     c = reserved.config
-    like = {"provider_kind": c.provider_kind,
-            **({"provider": c.provider} if c.provider_kind == "hyperscaler" else {})}
     same = [s for s in scored if s.config.offer == c.offer and s.config.pricing == "on-demand"]
     found = [s for s in (same[0] if same else None,
-                         best(scored, where="cloud", pricing="on-demand", **like))
+                         best(scored, where="cloud", pricing="on-demand", **market(c)))
              if s is not None]
     other = (min(found, key=lambda s: s.config.cost_usd_year) if found
              else best(scored, where="cloud", pricing="on-demand"))
@@ -272,8 +270,8 @@ def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, wo
     units = work.units
     if units <= 0:
         return None
-    rent = _line(cloud.config, units)
-    lowest, least = local, crossing(_line(local.config, units), rent)
+    rent, own = _line(cloud.config, units), _line(local.config, units)
+    lowest, least = local, crossing(own, rent)
     for other in owned:
         at = crossing(_line(other.config, units), rent)
         if at is not None and at < units and (least is None or at < least):
@@ -285,12 +283,11 @@ def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, wo
         return found
     # owning is the cheaper of the two purchases at each level of work (the chart draws it)
     pick, smaller = local.config, lowest.config
-    line = _line(pick, work.units)
     return found.model_copy(update={"inputs": {
         **found.inputs,
         "own": f"{pick.count:,}× {pick.gpu_label} ({smaller.count:,}× {smaller.gpu_label} "
                "with less work)",
-        "pick_fixed_usd": line.fixed_usd, "pick_usd_per_unit": line.usd_per_unit}})
+        "pick_fixed_usd": own.fixed_usd, "pick_usd_per_unit": own.usd_per_unit}})
 
 
 def break_even_line(local: Scored, cloud: Scored, work: Workload,

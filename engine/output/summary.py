@@ -469,8 +469,7 @@ def close_call_lines(decision: Decision) -> list[str]:
         return []
     out = []
     for near in decision.hardware.close_calls:
-        more = "more" if near.premium >= 0 else "less"
-        text = (f"A close call: {near.label} costs {_percent(near.premium)} {more} "
+        text = (f"A close call: {near.label} costs {_more_or_less(near.premium)} "
                 f"({usd(near.per_year_usd)} a year)")
         tips = _tips(choice, near.label, near.days_per_run, near.upfront_usd)
         if tips:
@@ -549,7 +548,12 @@ def _against_the_pick(premium: float) -> str:
     multiple (``1,992× the pick's cost``)."""
     if premium >= 9:
         return f"{premium + 1:,.0f}× the pick's cost"
-    return f"{_percent(premium)} {'more' if premium >= 0 else 'less'} than the pick"
+    return f"{_more_or_less(premium)} than the pick"
+
+
+def _more_or_less(premium: float) -> str:
+    """``80% more``, ``3% less``, ``under 1% more``."""
+    return f"{_percent(premium)} {'more' if premium >= 0 else 'less'}"
 
 
 def _percent(share: float) -> str:
