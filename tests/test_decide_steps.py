@@ -652,10 +652,48 @@ def test_no_work_pays_nothing_on_demand_and_a_reservation_gives_way() -> None:
 
     decision = recommend({"workload": "fine-tune", "model_params_b": 7, "method": "qlora",
                           "hours_per_year": 0, "usage_pattern": "continuous",
-                          "budget_usd": 500, "upfront_capex": True, "cloud_ecosystem": "gcp"})
+                          "budget_usd": 500, "upfront_capex": True, "cloud_ecosystem": "aws"})
     pricing = decision.decisions["pricing"]
     assert (pricing.revised_from, pricing.choice) == ("reserved", "on-demand")
     assert pricing.revision is not None and "paying on demand there $0 " in pricing.revision
+
+
+def test_a_team_on_a_hyperscaler_weighs_its_pricings_there() -> None:
+    """Azure sells no spot capacity that holds a 70B QLoRA: the cheap spot node of another
+    hyperscaler does not decide the pricing (before: 8x B200 on Google Cloud spot for an Azure
+    shop); on demand on Azure does, and says why."""
+    from engine.answers.model import load_answers
+    from engine.decide.engine import recommend
+
+    path = Path(__file__).parent / "teams" / "azure-70b-qlora.yaml"
+    engine = load_engine()
+    decision = engine.recommend(load_answers(path, (), engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and (choice.provider, choice.pricing) == ("azure", "on-demand")
+    reasons = {r.rule for o in decision.decisions["pricing"].ranking for r in o.reasons}
+    assert "pricing.no-spot-in-your-cloud" in reasons
+    assert decision.facts["pricing_in_own_cloud"] is True
+    # a team on no cloud still weighs spot on every cloud
+    free = recommend({**load_answers(path, (), engine.catalog).model_dump(exclude_none=True),
+                      "cloud_ecosystem": "none"})
+    assert free.facts["pricing_in_own_cloud"] is False
+
+
+def test_a_steady_team_is_not_told_to_reserve_where_no_reservation_holds_its_job() -> None:
+    """Google Cloud sells no reservation of the L4 the weekly 8B LoRA takes: on demand, with
+    the steady-work reason, not a reservation revised away (before: "revised from
+    reserved")."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model": "qwen3-8b", "method": "lora",
+                          "training_tokens_b": 0.05, "runs_per_year": 52,
+                          "usage_pattern": "continuous", "budget_usd": 20000,
+                          "upfront_capex": False, "cloud_ecosystem": "gcp"})
+    pricing = decision.decisions["pricing"]
+    assert decision.facts["reserved_available"] is False
+    assert (pricing.choice, pricing.revised_from) == ("on-demand", None)
+    assert "pricing.on-demand-for-steady-work" in {
+        r.rule for o in pricing.ranking for r in o.reasons}
 
 
 def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:

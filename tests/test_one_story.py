@@ -10,7 +10,8 @@ And the operators' model (issue 25): checkpointing is on only where the pick doe
 without it; no 8-GPU (or larger) node for a run under an hour that fewer GPUs hold, and no
 spot across nodes or beyond the policy's run length unless the team checkpoints often; the
 run limit holds in every unit of work, start-up included; the method is the pick's; a close
-call within the policy's margin is said; the team's plan, when given, is priced.
+call within the policy's margin is said; the team's plan, when given, is priced; a team on a
+hyperscaler that holds its job is not sent to another for a pricing its own does not sell.
 """
 
 from __future__ import annotations
@@ -105,7 +106,8 @@ def _operators(decision: Decision) -> list[str]:
             c.vram_without_checkpointing_gib > per_gpu + 1e-6):
         bad.append(f"checkpointing is {c.gradient_checkpointing} though the job needs "
                    f"{c.vram_without_checkpointing_gib} GiB without it of {per_gpu:.1f}")
-    if c.where == "cloud" and c.count >= POLICY.thresholds["big_node_gpus"].value and (
+    if c.where == "cloud" and c.pool is None and c.count >= POLICY.thresholds[
+            "big_node_gpus"].value and (
             c.run_hours < POLICY.thresholds["big_node_min_run_hours"].value
             and c.vram_needed_gib * c.count < c.vram_total_gib / 2):
         bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
@@ -113,6 +115,12 @@ def _operators(decision: Decision) -> list[str]:
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
             c.nodes > 1 or c.run_hours > POLICY.thresholds["spot_max_run_hours"].value):
         bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
+    ecosystem = decision.answers.get("cloud_ecosystem")
+    if (c.provider_kind == "hyperscaler" and decision.facts.get("pricing_in_own_cloud")
+            and CATALOG.providers[str(c.provider)].ecosystem != ecosystem
+            and not decision.facts.get(f"{c.pricing.replace('-', '_')}_available")):
+        bad.append(f"a team on {ecosystem} is sent to {c.provider_name} for {c.pricing}, "
+                   f"which {ecosystem} does not sell for the job")
     deadline = decision.facts.get("max_days_per_run_effective")
     if deadline is None or c.days_per_run is None:
         bad.append("a run's length or its limit is unknown: the limit must hold in every unit")

@@ -69,10 +69,17 @@ def best(scored: Iterable[Scored], **wanted: str | None) -> Scored | None:
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
-def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
+HYPERSCALER_ECOSYSTEMS = frozenset({"aws", "azure", "gcp"})
+"""The ``cloud_ecosystem`` answers that name a hyperscaler a team already runs on."""
+
+
+def summary_facts(scored: Sequence[Scored], book: Rulebook,
+                  ecosystem: str | None = None) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
     side, per declared cloud kind and pricing (an offer of one has it as the value of the
-    configuration fact the axis constrains), and how they relate."""
+    configuration fact the axis constrains), and how they relate. A team that runs on a
+    hyperscaler (``ecosystem``) that holds the job weighs its pricings there: its spot against
+    its on-demand, not another cloud's."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.config.where == "local"),
@@ -92,18 +99,32 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
     sides = [s for s in (local, cloud) if s is not None]
     overall = min(sides, key=lambda s: s.sort_key) if sides else None
     out["best_slices_per_gpu"] = overall.config.slices_per_gpu if overall is not None else 0
+    own = _own_cloud(scored, ecosystem)
+    out["pricing_in_own_cloud"] = bool(own)
+    out["own_cloud_name"] = own[0].config.provider_name if own else ""
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
+        among = own if own and axis == "pricing" else scored
         for option in book.decisions.get(axis, ()):
-            found = best(scored, where="cloud", **{book.fields[axis]: option})
+            found = best(among, where="cloud", **{book.fields[axis]: option})
             key = option_key(option)
             out[f"{key}_available"] = found is not None
             if found is not None:
                 costs[key] = found.config.cost_usd_year
                 out[f"best_{key}_cost_usd_year"] = costs[key]
     out.update(_ratios(costs))
-    out.update(_reservation(scored))
+    out.update(_reservation(own or scored))
     return out
+
+
+def _own_cloud(scored: Sequence[Scored], ecosystem: str | None) -> list[Scored]:
+    """The configurations of the hyperscaler the team runs on, where one of them holds the
+    job (else none: the pricings are weighed on every cloud)."""
+    if ecosystem not in HYPERSCALER_ECOSYSTEMS:
+        return []
+    own = [s for s in scored if s.config.where == "cloud"
+           and s.facts.get("provider_ecosystem") == ecosystem]
+    return own if any(not s.excluded for s in own) else []
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:

@@ -515,6 +515,7 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     _plan_fit_facts(facts, answers, catalog, lightest.request)
     deadline = run_limit_days(answers, lightest.work, policy)
     facts.put("max_days_per_run_effective", deadline)
+    facts.put("max_days_per_run_default", _default_run_limit(lightest.work, policy))
     allowed = (frozenset(answers.allowed_regions) if answers.data_residency == "region"
                else None)
     plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
@@ -536,13 +537,16 @@ def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
     capacity is sized to be busy."""
     if answers.max_days_per_run is not None:
         return answers.max_days_per_run
-    default = policy.max_days_per_run[
-        "pretrain" if work.method == "pretrain" else "fine-tune"].value
+    default = _default_run_limit(work, policy)
     if answers.usage_pattern != "continuous" or work.runs_per_year <= 0:
         return default
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
     return tidy(max(default, min(fill, year_days)), 2)
+
+
+def _default_run_limit(work: Workload, policy: Policy) -> float:
+    return policy.max_days_per_run["pretrain" if work.method == "pretrain" else "fine-tune"].value
 
 
 def _job(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,

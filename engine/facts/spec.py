@@ -179,6 +179,8 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
        choices=("answer", "chinchilla")),
     _d("runs_per_year_effective", "number", "training runs a year", "runs/year"),
     _d("max_days_per_run_effective", "number", "the longest acceptable run", "days"),
+    _d("max_days_per_run_default", "number", "the policy's longest run for the workload, "
+       "before steady work stretches it to fill the year", "days"),
     _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
     _d("planned_fits", "bool", "the job fits the planned GPUs"),
     _d("planned_gpus_needed", "number", "planned GPUs the job needs", "GPUs"),
@@ -201,6 +203,10 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
         _d(f"best_{side}_busy_hours_per_year", "number", "hours a year it is busy",
            "hours/year"),
     )),
+    _d("pricing_in_own_cloud", "bool", "the pricing facts weigh only the configurations of "
+       "the hyperscaler the team runs on (one of them holds the job)"),
+    _d("own_cloud_name", "string", "that hyperscaler's name (empty where the pricings are "
+       "weighed on every cloud)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
     _d("spot_saving", "number", "what the best spot configuration saves against the best "
        "on-demand one for the work, rework and start-ups included (a share)"),
