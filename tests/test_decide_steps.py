@@ -696,6 +696,23 @@ def test_a_steady_team_is_not_told_to_reserve_where_no_reservation_holds_its_job
         r.rule for o in pricing.ranking for r in o.reasons}
 
 
+def test_the_method_says_why_a_better_one_is_not_on_the_picked_hardware() -> None:
+    """The startup example buys one RTX 5090, which holds LoRA but not a full fine-tune: the
+    method (chosen with the hardware) says so, with the memory each needs (before: "no rule
+    weighed the options on it")."""
+    from engine.answers.model import load_answers
+
+    engine = load_engine()
+    path = Path(__file__).parent.parent / "examples" / "startup-7b-continuous.yaml"
+    decision = engine.recommend(load_answers(path, (), engine.catalog))
+    method = decision.decisions["method"]
+    assert method.choice == "lora"
+    texts = [r.text for r in method.ranking[0].reasons
+             if r.rule == "method.better-does-not-fit-here"]
+    assert texts and texts[0].startswith("full needs ")
+    assert texts[0].endswith("lora fits this hardware.")
+
+
 def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:
     steps = steps_of("03-intermittent-70b")
     specialised = {s.id for s in steps.scored if s.facts["provider_kind"] == "specialised"}

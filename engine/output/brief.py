@@ -48,9 +48,9 @@ _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
 
 def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
-    over 23 lines (the reasons to one line each, fewer alternatives, the programme to one
-    line, then the work, the next step to three), never the decision, its cost, the next step or
-    where the rest is."""
+    over 23 lines (the reasons, the strongest first, to one line each, fewer alternatives,
+    the programme to one line, then the work, the next step to three), never the decision,
+    its cost, the next step or where the rest is."""
     for why_lines, rows, work_most, programme_most, next_most in _SHORTER:
         lines = _lines(brief_items(decision, rows, book), why_lines,
                        {"work": work_most, "programme": programme_most, "next": next_most})
@@ -100,8 +100,8 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
 
 
-_SHORTER = ((_WHY_LINES, 3, 2, 2, 4), (3, 3, 2, 2, 4), (3, 2, 2, 2, 4), (3, 2, 2, 1, 4),
-            (3, 2, 1, 1, 4), (3, 2, 1, 1, 3), (3, 1, 1, 1, 3))
+_SHORTER = ((_WHY_LINES, 3, 2, 2, 4), (5, 3, 2, 2, 4), (4, 3, 2, 2, 4), (3, 3, 2, 2, 4),
+            (3, 2, 2, 2, 4), (3, 2, 2, 1, 4), (3, 2, 1, 1, 4), (3, 2, 1, 1, 3), (3, 1, 1, 1, 3))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
 of the programme, of the next step)."""
 
