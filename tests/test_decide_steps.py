@@ -713,6 +713,41 @@ def test_the_method_says_why_a_better_one_is_not_on_the_picked_hardware() -> Non
     assert texts[0].endswith("lora fits this hardware.")
 
 
+def test_amd_is_not_taken_for_a_saving_too_small_to_pay_for_the_port() -> None:
+    """A $5k team's 70B full fine-tune: 8x MI300X on demand saved $86 a year against 8x B200;
+    moving a CUDA stack to ROCm costs more than that (before: TensorWave MI300X, 5.7-hour
+    runs; now Lambda B200, 2-hour runs, self-serve)."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model": "llama-3.1-70b", "method": "full",
+                          "training_tokens_b": 0.1, "runs_per_year": 2,
+                          "usage_pattern": "intermittent", "budget_usd": 5000,
+                          "upfront_capex": False})
+    choice = decision.hardware.choice
+    assert choice is not None and load_engine().catalog.gpus[choice.gpu].vendor == "nvidia"
+    assert "hardware.rocm-saving-too-small" in decision.fired
+
+
+def test_a_pricing_is_not_taken_onto_a_stack_the_team_did_not_choose() -> None:
+    """A 405B LoRA team ($200k, intermittent): spot ranks first, and the only spot offer on a
+    specialised cloud is an AMD node the ROCm rules weigh against; on demand there has an
+    NVIDIA one: the pricing is revised to it, saying why (before the ROCm saving rule, the
+    pick went to that AMD spot node)."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model": "llama-3.1-405b", "method": "lora",
+                          "training_tokens_b": 0.02, "runs_per_year": 6,
+                          "usage_pattern": "intermittent", "budget_usd": 200000,
+                          "upfront_capex": False})
+    choice = decision.hardware.choice
+    pricing = decision.decisions["pricing"]
+    assert choice is not None and choice.pricing == "on-demand"
+    assert load_engine().catalog.gpus[choice.gpu].vendor == "nvidia"
+    assert pricing.revised_from == "spot"
+    assert pricing.revision is not None and "hardware.rocm-only-where-it-saves" in (
+        pricing.revision)
+
+
 def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> None:
     steps = steps_of("03-intermittent-70b")
     specialised = {s.id for s in steps.scored if s.facts["provider_kind"] == "specialised"}

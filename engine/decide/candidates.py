@@ -1043,7 +1043,8 @@ def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, 
 def _against_other_vendors(candidates: list[PricedCandidate],
                            eligible: Mapping[str, bool]) -> None:
     """Each candidate's cost ÷ the cheapest eligible one of another GPU vendor on its side
-    (None where there is none): what switching software stacks would save."""
+    (None where there is none), and that saving a year: what switching software stacks would
+    save."""
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
         if eligible.get(cand.id, False):
@@ -1055,3 +1056,5 @@ def _against_other_vendors(candidates: list[PricedCandidate],
         base = min(others, default=0.0)
         cand.facts["cost_vs_other_vendor"] = None if not base else tidy(
             min(cand.config.cost_usd_year / base, MAX_RATIO), 3)
+        cand.facts["saving_vs_other_vendor_usd"] = None if not base else tidy(
+            base - cand.config.cost_usd_year, 2)

@@ -204,6 +204,11 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
             found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
             if found is None:
                 continue
+            weighed = _less_weighed(scored, found, kind, pricings, kind_of, pricing_of)
+            if weighed is not None:
+                return weighed, [*(r for r in _revisions(
+                    (kinds[0], kind), (pricings[0], pricing), scored, kind_of)
+                    if r.axis != "pricing"), _weighed_down(found, weighed, kind, pricings[0])]
             revisions = _revisions((kinds[0], kind), (pricings[0], pricing), scored, kind_of)
             if pricing == RESERVED and ON_DEMAND in pricings:
                 on_demand = best(scored, where="cloud", **{kind_of: kind, pricing_of: ON_DEMAND})
@@ -218,6 +223,41 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
                         f"{paid.gpu_label}): {ON_DEMAND}")]
             return found, revisions
     return None, []
+
+
+def _less_weighed(scored: Sequence[Scored], found: Scored, kind: str, pricings: Sequence[str],
+                  kind_of: str, pricing_of: str) -> Scored | None:
+    """Where ``found``, the best of its kind and pricing, runs on a stack the team did not
+    choose and the rules weigh it down for that, the best configuration of the same kind at
+    another pricing the rules ranked that they weigh less against, else None."""
+    if not _weighed_against(found):
+        return None
+    others = [b for p in pricings if p != found.facts[pricing_of]
+              for b in (best(scored, where="cloud", **{kind_of: kind, pricing_of: p}),)
+              if b is not None and b.score > found.score]
+    return min(others, key=lambda s: s.sort_key) if others else None
+
+
+SWITCH_FACT = "vendor_chosen"
+"""What the rules that weigh against a GPU vendor the team did not choose read."""
+
+
+def _weighed_against(s: Scored) -> list[Rule]:
+    """The candidate rules that weigh against ``s`` for a software stack the team did not
+    choose (an avoid weight on a rule reading ``vendor_chosen``): an offer the team would have
+    to port to, which a pricing must not force on it."""
+    return [r for r in s.rules if SWITCH_FACT in r.reads and any(d < 0 for d in r.scoring[1])]
+
+
+def _weighed_down(held: Scored, taken: Scored, kind: str, decided: str) -> Revision:
+    """The pricing revised because its best configuration is one the rules weigh against."""
+    h, t = held.config, taken.config
+    against = ", ".join(r.id for r in _weighed_against(held))
+    return Revision("pricing", decided, t.pricing,
+                    f"the best {h.pricing} configuration on a {kind} cloud ({h.count:,}× "
+                    f"{h.gpu_label}, ${h.cost_usd_year:,.0f} a year) is one the rules weigh "
+                    f"against ({against}); {t.pricing} there has {t.count:,}× {t.gpu_label} "
+                    f"(${t.cost_usd_year:,.0f}): {t.pricing}")
 
 
 def _revisions(kinds: tuple[str, str], pricings: tuple[str, str], scored: Sequence[Scored],

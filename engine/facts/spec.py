@@ -471,6 +471,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
              "one of another GPU vendor on its side (what a switch of software stack saves)",
              origin="candidate", phase="summary"),
+    FactSpec("saving_vs_other_vendor_usd", "number", "that cheapest configuration's cost "
+             "for the work less this one's, a year (negative: this one costs more)",
+             unit="USD/year", origin="candidate", phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
              phase="summary"),
