@@ -49,14 +49,16 @@ _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
 def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
     over 23 lines (the reasons, the strongest first, to one line each, fewer alternatives,
-    the programme to one line, then the work, the next step to three), never the decision,
-    its cost, the next step or where the rest is."""
-    for why_lines, rows, work_most, programme_most, next_most in _SHORTER:
+    the programme to one line, then the work, the next step to three, what would change it
+    to one, then no alternatives), never the decision, its cost, the next step or where the
+    rest is."""
+    for why_lines, rows, work_most, programme_most, next_most, change_most in _SHORTER:
         lines = _lines(brief_items(decision, rows, book), why_lines,
-                       {"work": work_most, "programme": programme_most, "next": next_most})
+                       {"work": work_most, "programme": programme_most, "next": next_most,
+                        "change": change_most})
         if len(lines) <= MAX_LINES:
             return lines
-    return lines[:MAX_LINES - 1] + lines[-1:]
+    return lines[:MAX_LINES - 2] + lines[-2:]  # where the rest is, and the decision's id
 
 
 Item = tuple[str, str]
@@ -100,14 +102,15 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
 
 
-_SHORTER = ((_WHY_LINES, 3, 2, 2, 4), (5, 3, 2, 2, 4), (4, 3, 2, 2, 4), (3, 3, 2, 2, 4),
-            (3, 2, 2, 2, 4), (3, 2, 2, 1, 4), (3, 2, 1, 1, 4), (3, 2, 1, 1, 3), (3, 1, 1, 1, 3))
+_SHORTER = ((_WHY_LINES, 3, 2, 2, 4, 2), (5, 3, 2, 2, 4, 2), (4, 3, 2, 2, 4, 2),
+            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 2, 1, 1, 4, 2),
+            (3, 2, 1, 1, 3, 2), (3, 1, 1, 1, 3, 2), (3, 1, 1, 1, 3, 1), (3, 0, 1, 1, 3, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
-of the programme, of the next step)."""
+of the programme, of the next step, of what would change it)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
-    most = {"headline": 3, "notice": 2, "cost": 3, "change": 2, "more": 2, **most_of}
+    most = {"headline": 3, "notice": 2, "cost": 3, "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
