@@ -28,6 +28,8 @@ sales under a contract: weeks)."""
 
 
 ProviderKind = Literal["hyperscaler", "specialised", "marketplace"]
+Ecosystem = Literal["aws", "azure", "gcp"]
+"""A hyperscaler whose managed services a team (``cloud_ecosystem``) or a provider lives in."""
 ModelClass = Literal["small", "mid", "frontier"]
 
 
@@ -230,7 +232,7 @@ class Provider(Strict):
     kind: ProviderKind = Field(
         description="hyperscaler (AWS, Azure, GCP), specialised GPU cloud, or a marketplace "
         "of third-party hosts")
-    ecosystem: Literal["aws", "azure", "gcp"] | None = None
+    ecosystem: Ecosystem | None = None
     regions: list[Id] = Field(min_length=1)
     access: Access = Field(description="how its GPU offers are sold by default (an offer's "
                            "own access overrides it)")

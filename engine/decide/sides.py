@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, get_args
 
-from engine.catalog.models import Policy
+from engine.catalog.models import Ecosystem, Policy
 from engine.decide.candidates import PricedCandidate, market
 from engine.decide.configuration import Configuration
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
@@ -69,7 +69,7 @@ def best(scored: Iterable[Scored], **wanted: str | None) -> Scored | None:
     return min(found, key=lambda s: s.sort_key) if found else None
 
 
-HYPERSCALER_ECOSYSTEMS = frozenset({"aws", "azure", "gcp"})
+HYPERSCALER_ECOSYSTEMS = frozenset(get_args(Ecosystem))
 """The ``cloud_ecosystem`` answers that name a hyperscaler a team already runs on."""
 
 
@@ -204,18 +204,18 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
             found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
             if found is None:
                 continue
+            revisions = _revisions((kinds[0], kind), (pricings[0], pricing), scored, kind_of)
+            kind_revisions = [r for r in revisions if r.axis != "pricing"]
             weighed = _less_weighed(scored, found, kind, pricings, kind_of, pricing_of)
             if weighed is not None:
-                return weighed, [*(r for r in _revisions(
-                    (kinds[0], kind), (pricings[0], pricing), scored, kind_of)
-                    if r.axis != "pricing"), _weighed_down(found, weighed, kind, pricings[0])]
-            revisions = _revisions((kinds[0], kind), (pricings[0], pricing), scored, kind_of)
+                return weighed, [*kind_revisions,
+                                 _weighed_down(found, weighed, kind, pricings[0])]
             if pricing == RESERVED and ON_DEMAND in pricings:
                 on_demand = best(scored, where="cloud", **{kind_of: kind, pricing_of: ON_DEMAND})
                 if on_demand is not None and (on_demand.config.cost_usd_year
                                               < found.config.cost_usd_year):
                     held, paid = found.config, on_demand.config
-                    return on_demand, [*(r for r in revisions if r.axis != "pricing"), Revision(
+                    return on_demand, [*kind_revisions, Revision(
                         "pricing", pricings[0], ON_DEMAND,
                         f"reserving on a {kind} cloud would cost ${held.cost_usd_year:,.0f} a "
                         f"year for your work ({held.count:,}× {held.gpu_label}), paying on "
