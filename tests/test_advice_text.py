@@ -327,3 +327,33 @@ def test_a_capacity_block_pick_says_how_it_is_bought(tmp_path: Path) -> None:
     pick = data(scenario_answers(tmp_path, "68-aws-capacity-blocks"))["hardware"]["choice"]
     assert (pick["pricing"], pick["reserved_days"], pick["reserved_months"]) == ("reserved", 1,
                                                                                   None)
+
+
+def test_a_table_of_huge_clusters_keeps_every_cell_in_80_columns() -> None:
+    """Thousands of GPUs and sums in the tens of millions: the sums shorten ($17.1M), the
+    offer and then the region wrap between words, and no row loses its mark, offer or cost."""
+    from helpers.table_rows import missing_cells
+
+    engine = load_engine()
+    from engine.answers.model import load_answers
+
+    decision = engine.recommend(load_answers(CLOUD, [], engine.catalog), decision_id="x")
+    hw = decision.hardware
+    assert hw.choice is not None and hw.alternatives
+
+    def huge(c: Any, n: int) -> Any:
+        cost = c.cost.model_copy(update={"upfront_usd": 17_054_520.0 * n,
+                                         "per_year_usd": 5_320_772.4 * n})
+        return c.model_copy(update={"count": 12_345, "gpu_label": "RTX PRO 6000 Server",
+                                    "provider_label": "TensorWave", "cost": cost,
+                                    "busy_hours_per_year": 8_760.0})
+
+    big = hw.model_copy(update={"choice": huge(hw.choice, 1),
+                                "alternatives": [huge(c, i + 2)
+                                                 for i, c in enumerate(hw.alternatives)]})
+    decision = decision.model_copy(update={"hardware": big})
+    out = render_text(decision, engine.rulebook)
+    assert missing_cells(decision, out) == []
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert "→  12,345× RTX PRO 6000 Server" in out
+    assert "$17.1M" in out

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 from helpers.properties import CATALOG, ENGINE, POLICY, SETTINGS, decide, raw_answers
+from helpers.table_rows import missing_cells
 from hypothesis import given
 
 from engine.decide.engine import Decision
@@ -184,9 +185,12 @@ def test_every_recommendation_tells_one_story(raw: dict[str, Any]) -> None:
 @SETTINGS
 @given(raw=raw_answers())
 def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
-    """The headline, the pick's row and the break-even in the text are the decision's."""
+    """The headline, the pick's row and the break-even in the text are the decision's;
+    every row of the hardware table shows its mark and every cell, however large."""
     decision = decide(raw)
-    text = " ".join(render_text(decision, ENGINE.rulebook).split())
+    printed = render_text(decision, ENGINE.rulebook)
+    assert missing_cells(decision, printed) == []
+    text = " ".join(printed.split())
     assert " ".join(headline(decision).split()) in text
     c = decision.hardware.choice
     if c is not None:

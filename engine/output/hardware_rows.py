@@ -168,13 +168,27 @@ def table_legend(days: bool, *, compact: bool = True) -> str:
             "work, all in (owned: write-off less resale, upkeep and power).")
 
 
-def cells(c: Candidate, days: bool, *, compact: bool = False) -> list[str]:
-    """The table cells of one candidate."""
+def cells(c: Candidate, days: bool, *, compact: bool = False,
+          money: Callable[[float], str] = usd) -> list[str]:
+    """The table cells of one candidate (``money``: how sums are written)."""
     run = [run_days(c.days_per_run)] if days else []
     busy = [] if compact and days else [hours(c.busy_hours_per_year)]
     return [config_name(c), offer(c), region_text(c, compact=compact),
-            f"{c.usd_per_gpu_hour:.2f}", *busy, *run, usd(c.cost.upfront_usd),
-            usd(c.cost.per_year_usd)]
+            f"{c.usd_per_gpu_hour:.2f}", *busy, *run, money(c.cost.upfront_usd),
+            money(c.cost.per_year_usd)]
+
+
+def usd_short(value: float) -> str:
+    """A sum in at most six characters for a table too wide for the terminal: ``$9,999``,
+    ``$65.8k``, ``$240k``, ``$5.32M``, ``$17.1M``, ``$1,250M``."""
+    if value < 9_999.5:
+        return usd(value)
+    for unit, scale in (("k", 1e3), ("M", 1e6)):
+        figure = value / scale
+        if figure < 999.5 or unit == "M":
+            places = 2 if figure < 9.995 else 1 if figure < 99.95 else 0
+            return f"${figure:,.{places}f}{unit}"
+    raise AssertionError("unreachable")
 
 
 def run_days(days: float | None) -> str:

@@ -1,0 +1,45 @@
+"""The hardware table of the text output read back as rows (what an operator sees)."""
+
+from __future__ import annotations
+
+from engine.decide.engine import Decision
+from engine.output.hardware_rows import cells, table_rows, usd_short, with_days
+from engine.output.summary import usd
+
+
+def printed_rows(text: str) -> list[str]:
+    """Each row of the hardware table as one string: a row's wrapped lines joined (a line
+    whose configuration column is blank continues the row above)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("─")) + 1
+    rows: list[str] = []
+    for line in lines[start:]:
+        if line.startswith("$ per GPU-h:"):
+            break
+        if rows and line[:4].strip() == "" and line[3:4] == " ":
+            rows[-1] += " " + line.strip()
+        else:
+            rows.append(line.rstrip())
+    return rows
+
+
+def missing_cells(decision: Decision, text: str) -> list[str]:
+    """What the printed table leaves out: the pick's marker, or any word of a row's cells
+    (a sum in full or shortened)."""
+    expected = table_rows(decision)
+    if not expected:
+        return []
+    printed = printed_rows(text)
+    bad = [] if len(printed) == len(expected) else [
+        f"{len(printed)} rows printed, {len(expected)} in the decision"]
+    days = with_days(decision)
+    for (mark, cand), row in zip(expected, printed, strict=False):
+        if not row.startswith(mark):
+            bad.append(f"row without its mark {mark!r}: {row}")
+        words = row.split()
+        full = cells(cand, days, compact=True, money=usd)
+        short = cells(cand, days, compact=True, money=usd_short)  # in a table too wide
+        for forms in zip(full, short, strict=True):
+            if not any(all(word in words for word in form.split()) for form in forms):
+                bad.append(f"row without {forms[0]!r}: {row}")
+    return bad
