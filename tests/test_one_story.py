@@ -116,6 +116,11 @@ def _operators(decision: Decision) -> list[str]:
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
             c.nodes > 1 or c.run_hours > POLICY.thresholds["spot_max_run_hours"].value):
         bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
+    limit = decision.answers.get("max_days_per_run")
+    if c.pricing == "spot" and limit is not None and c.days_per_run is not None and (
+            c.days_per_run > POLICY.thresholds["spot_deadline_share"].value * limit + 1e-3):
+        bad.append(f"spot for a run of {c.days_per_run} days against a {limit}-day limit: "
+                   "no time to run it again on demand")
     ecosystem = decision.answers.get("cloud_ecosystem")
     if (c.provider_kind == "hyperscaler" and decision.facts.get("pricing_in_own_cloud")
             and CATALOG.providers[str(c.provider)].ecosystem != ecosystem

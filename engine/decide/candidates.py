@@ -940,6 +940,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "run_hours": tidy(t.run_hours, 3),
         "days_per_run": tidy(wall_hours / 24, 4),
         "meets_deadline": wall_hours / 24 <= sizing.deadline_days,
+        "run_limit_share": tidy(min(wall_hours / 24 / sizing.deadline_days, MAX_RATIO), 3),
         "cost_usd_year": tidy(cost, 2),
         "cost_usd_per_run": tidy(cost / runs, 2) if runs else 0.0,
         "first_year_bill_usd": tidy(bill, 2),

@@ -430,6 +430,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
+        ("run_limit_share", "number", "one run's length (start-up and expected spot rework "
+         "included) as a share of the longest acceptable run", None, "fraction"),
         ("pricing", "string", "how it is paid for (a pricing option, or purchase: owned, "
          "bought or the team's own, is_owned)", ("purchase",), None),
         ("reserved_months", "number", "term of a reserved price (0: none)", None, "months"),
