@@ -1028,3 +1028,19 @@ def test_blocks_are_priced_for_the_whole_days_of_each_run(engine: Engine) -> Non
     assert lambda_1cc and all(f["count"] >= 16 and f["reserved_days"] == 7
                               and f["billed_hours_per_year"] >= 4 * 14 * 24 for f in lambda_1cc)
     assert all(f["smallest_shape"] == 16 for f in lambda_1cc)
+
+
+def test_a_better_method_is_priced_only_where_it_fits() -> None:
+    """A method that does not fit a configuration says so; it is never also said to cost too
+    much there (before: "full on this offer (1x GH200 hold it) costs 57% more than lora" beside
+    "full needs 125 GiB per GPU on 1x GH200")."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model": "llama-3.1-8b",
+                          "training_tokens_b": 0.05, "runs_per_year": 4,
+                          "usage_pattern": "intermittent", "budget_usd": 50000,
+                          "api_tokens_per_month_m": 2000}, trace=True)
+    unfit = set(decision.fired["hardware.does-not-fit"])
+    assert unfit & set(decision.fired["method.better-does-not-fit-here"])
+    assert not unfit & set(decision.fired["method.better-beyond-margin"])
+    assert decision.fired["method.better-beyond-margin"]

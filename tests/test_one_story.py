@@ -116,6 +116,10 @@ def _operators(decision: Decision) -> list[str]:
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
             c.nodes > 1 or c.run_hours > POLICY.thresholds["spot_max_run_hours"].value):
         bad.append(f"spot for a {c.run_hours:.0f}-hour run on {c.nodes} instance(s)")
+    unfit = set(decision.fired.get("hardware.does-not-fit", ()))
+    priced = unfit & set(decision.fired.get("method.better-beyond-margin", ()))
+    if priced:
+        bad.append(f"a method's price is weighed where it does not fit: {min(priced)}")
     limit = decision.answers.get("max_days_per_run")
     if c.pricing == "spot" and limit is not None and c.days_per_run is not None and (
             c.days_per_run > POLICY.thresholds["spot_deadline_share"].value * limit + 1e-3):

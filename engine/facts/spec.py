@@ -333,6 +333,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("host_cpu", "string", "instruction set of the host CPU: arm on Grace superchips "
          "(GH200, GB200), whose software must be built for aarch64", ("x86", "arm"), None),
         ("vram_gib", "number", "VRAM of one card", None, "GiB"),
+        ("vram_usable_gib", "number", "VRAM of one card a job can count on "
+         "(usable_vram_fraction of it)", None, "GiB"),
         ("vram_total_gib", "number", "VRAM of all cards", None, "GiB"),
         ("vram_needed_gib", "number", "peak VRAM per card at this count", None, "GiB"),
         ("vram_ratio", "number", "VRAM of all cards ÷ VRAM the job needs on one", None, None),
