@@ -222,6 +222,16 @@ class Storage(Strict):
     sources: SourceIds
 
 
+class Commitment(Strict):
+    """Committed use a provider sells below on demand without a listed price per term."""
+
+    discount_max: float = Field(gt=0, lt=1, description="the most it takes off on demand, as "
+                                "the provider advertises it (0.35: up to 35 % less)")
+    how: str = Field(max_length=80, description="how it is bought, in one short phrase (e.g. "
+                     "for companies, through sales, prepaid)")
+    sources: SourceIds
+
+
 class Provider(Strict):
     """A cloud provider."""
 
@@ -245,6 +255,9 @@ class Provider(Strict):
     url: HttpsUrl | None = Field(default=None, description="its GPU pricing page")
     storage: Storage | None = Field(
         default=None, description="its storage price (the policy's default where absent)")
+    commitment: Commitment | None = Field(
+        default=None, description="committed use it sells by quote only (a listed term "
+        "price is an offer's reserved_terms)")
     locations: list[Location] = Field(
         min_length=1, description="where it sells GPUs at all: the locations of an offer that "
         "lists none of its own (those in the offer's regions)")

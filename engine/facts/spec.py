@@ -428,6 +428,11 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("spot_extra_hours", "number", "expected hours a spot run loses to interruptions and "
          "checkpoints", None, "hours"),
         ("interruptions_per_run", "number", "expected spot interruptions per run", None, None),
+        ("commitment_discount_max", "number", "the most the provider's quoted commitments "
+         "take off this on-demand price (0: none sold)", None, "fraction"),
+        ("commitment_how", "string", "how those commitments are bought", None, None),
+        ("commitment_saving_max_usd", "number", "the most such a commitment could save on the "
+         "year's work", None, "USD/year"),
         ("billed_hours_per_year", "number", "hours a year it is paid for", None, "hours/year"),
         ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
