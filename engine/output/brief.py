@@ -146,7 +146,9 @@ def _cut(text: str, width: int) -> str:
 def _cost(decision: Decision, choice: Candidate) -> str:
     cost = choice.cost
     low, high = cost.range_usd.get("low"), cost.range_usd.get("high")
-    spread = f" ({usd(low)}–{usd(high)} as speed varies)" if low and high else ""
+    # a pool rented for every hour of the year costs the same at any speed: no range
+    spread = (f" ({usd(low)}–{usd(high)} as speed varies)"
+              if low and high and usd(low) != usd(high) else "")
     text = f"Cost: ~{usd(cost.per_year_usd)} a year{spread}"
     _, peaks = peaks_pick(decision)
     if peaks is not None:
