@@ -1044,3 +1044,27 @@ def test_a_better_method_is_priced_only_where_it_fits() -> None:
     assert unfit & set(decision.fired["method.better-does-not-fit-here"])
     assert not unfit & set(decision.fired["method.better-beyond-margin"])
     assert decision.fired["method.better-beyond-margin"]
+
+
+def test_a_year_is_written_as_a_year() -> None:
+    """A release year in a reason reads "(2025)", not as a quantity ("(2,025)")."""
+    from engine.decide.decision import text_of
+
+    book = load_engine().rulebook
+    rule = next(r for r in book.rules if "{release_year" in r.model.because)
+    assert "(2025)" in text_of(rule, {"gpu_name": "NVIDIA B200", "release_year": 2025})
+
+
+def test_notes_on_cards_the_team_owns_apply_to_them() -> None:
+    """Four owned RTX 4090s: one warning on their PCIe lanes (not two saying the same), and
+    none on writing them off (their purchase is spent)."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "pretrain", "model_params_b": 1, "training_tokens_b": 20,
+                          "runs_per_year": 2, "usage_pattern": "intermittent",
+                          "budget_usd": 5000, "owned_gpu": "rtx-4090", "owned_gpu_count": 4})
+    choice = decision.hardware.choice
+    assert choice is not None and choice.owned
+    ids = [w.id for w in decision.warnings]
+    assert "pitfall.bandwidth" in ids
+    assert "pitfall.incompatible" not in ids and "hw.obsolescence" not in ids
