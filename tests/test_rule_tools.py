@@ -152,3 +152,29 @@ def test_recommend_trace_names_the_failed_condition_and_value() -> None:
     assert trace["usage.continuous-favours-local"]["fired"] is True
     assert "not fired" in trace["usage.intermittent-favours-cloud"]["detail"]
     assert "usage_pattern = 'continuous'" in trace["usage.intermittent-favours-cloud"]["detail"]
+
+
+def test_rules_diff_names_only_rules_that_can_move_a_pick(tmp_path: Path) -> None:
+    """A hardware change is put down to the rule whose logic changed, not to rules reworded or
+    that only warn (scenario 72 goes back to spot without the deadline rule)."""
+    copy = tmp_path / "rules"
+    shutil.copytree(bundled_dir("rules"), copy)
+    for name, old, new in (
+            ("cloud-kind.yaml", "  - id: pricing.no-spot-against-a-deadline\n",
+             "  - id: pricing.no-spot-against-a-deadline-off\n"),
+            ("hardware.yaml", "these hold\n", "these hold (reworded)\n"),
+            ("hardware.yaml", "GPU architectures are overtaken", "GPU generations are overtaken")):
+        text = (copy / name).read_text()
+        assert text.count(old) == 1, old
+        (copy / name).write_text(text.replace(old, new))
+    cloud = (copy / "cloud-kind.yaml").read_text()
+    (copy / "cloud-kind.yaml").write_text(cloud.replace(
+        "        - {fact: run_limit_share, gt: {policy: spot_deadline_share}}\n",
+        "        - {fact: run_limit_share, gt: 1000}\n"))
+    code, out, _ = run("rules", "diff", str(bundled_dir("rules")), str(copy), "--scenarios",
+                       str(SCENARIOS / "72-overnight-deadline-no-spot.yaml"), "--format", "json")
+    assert code == 0, out
+    data = json.loads(out)
+    assert data["rules_edited"] == ["hardware.does-not-fit", "hardware.obsolescence"]
+    (change,) = data["axes"]["hardware"]["examples"]
+    assert change["rules"] == ["pricing.no-spot-against-a-deadline"], change

@@ -123,6 +123,10 @@ def diff_policies(old: PolicyRef, new: PolicyRef,
     new_engine = load_engine(new.rules, new.catalog)
     added, removed, edited = rule_changes(old_engine, new_engine)
     changed_rules = set(added) | set(removed) | set(edited)
+    # a rule that only warns or suggests, or whose edit is to its words, cannot move a pick:
+    # never named as its cause
+    deciding = (_deciding(old_engine) | _deciding(new_engine)) - _reworded(old_engine,
+                                                                         new_engine)
     result = PolicyDiff(0, [], added, removed, edited, sorted(
         name for name in {*old_engine.catalog.texts, *new_engine.catalog.texts}
         if old_engine.catalog.texts.get(name) != new_engine.catalog.texts.get(name)))
@@ -139,8 +143,27 @@ def diff_policies(old: PolicyRef, new: PolicyRef,
         if hb != ha:
             involved = _fired(before) ^ _fired(after) | (_fired(before) & set(edited))
             result.changes.append(Change(name, "hardware", hb, ha,
-                                         sorted(involved & changed_rules)))
+                                         sorted(involved & changed_rules & deciding)))
     return result
+
+
+def _reworded(old: Engine, new: Engine) -> set[str]:
+    """The rules in both engines that differ only in their description or ``because`` text."""
+    def logic(engine: Engine) -> dict[str, Any]:
+        return {r.id: r.model.model_dump(mode="json", exclude={"description", "because",
+                                                                "sources"})
+                for r in engine.rulebook.rules}
+
+    before, after = logic(old), logic(new)
+    texts = set(rule_changes(old, new)[2])
+    return {k for k in texts if before[k] == after[k]}
+
+
+def _deciding(engine: Engine) -> set[str]:
+    """The rules with an effect beyond a warning or a strategy (they score, exclude or set a
+    fact other rules read)."""
+    return {r.id for r in engine.rulebook.rules
+            if any(e.kind not in ("warn", "suggest") for e in r.model.then)}
 
 
 def _decide(engine: Engine, raw: Mapping[str, Any] | Answers) -> Decision:
