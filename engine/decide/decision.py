@@ -257,12 +257,12 @@ def note(rule: Rule, note_id: str, severity: str | None, text: str) -> Note:
 def fired_by_rule(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
     """Rule → the facts it fired on, rules in order of first firing, facts in firing order."""
     out: dict[str, list[str]] = {}
-    seen: set[tuple[str, str]] = set()
-    for pair in pairs:
-        if pair in seen:
-            continue
-        seen.add(pair)
-        out.setdefault(pair[0], []).append(pair[1])
+    for rule, fact in dict.fromkeys(pairs):  # the first of each pair, in order
+        facts = out.get(rule)
+        if facts is None:
+            out[rule] = [fact]
+        else:
+            facts.append(fact)
     return out
 
 
