@@ -16,7 +16,7 @@ def printed_rows(text: str) -> list[str]:
     for line in lines[start:]:
         if line.startswith("$ per GPU-h:"):
             break
-        if rows and line[:4].strip() == "" and line[3:4] == " ":
+        if rows and not line[:4].strip():  # nothing in the mark or configuration column
             rows[-1] += " " + line.strip()
         else:
             rows.append(line.rstrip())
