@@ -185,3 +185,22 @@ def test_a_plan_far_dearer_than_the_pick_is_said_as_a_multiple(premium: float,
     from engine.output.summary import _against_the_pick
 
     assert _against_the_pick(premium) == said
+
+
+def test_no_work_is_said_at_the_top() -> None:
+    """0 GPU-hours a year (the answers allow it): every configuration costs $0, and the
+    advice says so before anything else is read as a verdict on cost."""
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(
+        {"workload": "fine-tune", "model": "qwen2.5-32b", "hours_per_year": 0,
+         "usage_pattern": "intermittent", "budget_usd": 100000, "cloud_ecosystem": "gcp"},
+        engine.catalog))
+    lines = brief_lines(decision, engine.rulebook)
+    text = " ".join(" ".join(lines).split())
+    assert "⚠ No work: 0 GPU-hours a year costs $0 anywhere" in text
+    assert lines.index(next(x for x in lines if x.startswith("⚠ No work"))) < 4
+    with_work = engine.recommend(validate_answers(
+        {"workload": "fine-tune", "model": "qwen2.5-32b", "hours_per_year": 100,
+         "usage_pattern": "intermittent", "budget_usd": 100000, "cloud_ecosystem": "gcp"},
+        engine.catalog))
+    assert "No work" not in " ".join(brief_lines(with_work, engine.rulebook))

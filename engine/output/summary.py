@@ -315,10 +315,16 @@ def _price_line(r: Mapping[str, Any]) -> str:
 
 
 def assumed_work_line(decision: Decision) -> str | None:
-    """The warning, at the top, that the work is assumed because the team does not know it."""
+    """The warning, at the top, that the work is assumed because the team does not know it,
+    or that there is none (0 GPU-hours a year: every configuration costs nothing for it)."""
     work = decision.estimates["work"]
-    if work["mode"] != "hours" or not work["hours_assumed"]:
+    if work["mode"] != "hours":
         return None
+    if not work["hours_assumed"]:
+        if work["hours_per_year"]:
+            return None
+        return ("⚠ No work: 0 GPU-hours a year costs $0 anywhere, so the pick says nothing "
+                "about cost; give training_tokens_b or hours_per_year.")
     gpu = short_name(str(decision.facts.get("hours_gpu_name") or work["hours_gpu"]))
     return (f"⚠ Assumed work: you do not know your amount of work yet, so every figure here "
             f"is for {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu}; give "
