@@ -622,8 +622,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
         "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
-        "commitment_saving_max_usd": tidy(r.cost * provider.commitment.discount_max, 0)
-        if provider.commitment and price.pricing == "on-demand" else 0.0,
+        "commitment_saving_max_usd": tidy(r.cost * _commitment_discount(provider, price), 0),
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
@@ -664,8 +663,7 @@ def _offer_facts(catalog: Catalog, offer: Offer, provider: Provider, gpu: Gpu, p
         "condition": "rented",
         "reserved_months": price.months or 0,
         "reserved_days": price.days or 0,
-        "commitment_discount_max": provider.commitment.discount_max
-        if provider.commitment and price.pricing == "on-demand" else 0.0,
+        "commitment_discount_max": _commitment_discount(provider, price),
         "commitment_how": provider.commitment.how if provider.commitment else "",
         **catalog.derived(("placed", offer.id, allowed), _placed, catalog, offer, allowed),
         "vendor_allowed": vendors is None or gpu.vendor in vendors,
@@ -677,6 +675,14 @@ def _offer_facts(catalog: Catalog, offer: Offer, provider: Provider, gpu: Gpu, p
         "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, count, vm, instances), 4),
         "per_hour_usd": tidy(hourly_rent_usd(price.rate, count, vm, instances), 4),
     }
+
+
+def _commitment_discount(provider: Provider, price: _Price) -> float:
+    """The most a commitment the provider quotes (and does not list) takes off ``price``:
+    its advertised discount on an on-demand price, else 0."""
+    if provider.commitment is None or price.pricing != "on-demand":
+        return 0.0
+    return provider.commitment.discount_max
 
 
 # -- pools ------------------------------------------------------------------------------

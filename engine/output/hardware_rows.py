@@ -183,12 +183,9 @@ def usd_short(value: float) -> str:
     ``$65.8k``, ``$240k``, ``$5.32M``, ``$17.1M``, ``$1,250M``."""
     if value < 9_999.5:
         return usd(value)
-    for unit, scale in (("k", 1e3), ("M", 1e6)):
-        figure = value / scale
-        if figure < 999.5 or unit == "M":
-            places = 2 if figure < 9.995 else 1 if figure < 99.95 else 0
-            return f"${figure:,.{places}f}{unit}"
-    raise AssertionError("unreachable")
+    figure, unit = (value / 1e3, "k") if value < 999_500 else (value / 1e6, "M")
+    places = 2 if figure < 9.995 else 1 if figure < 99.95 else 0
+    return f"${figure:,.{places}f}{unit}"
 
 
 def run_days(days: float | None) -> str:

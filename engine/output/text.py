@@ -6,10 +6,9 @@ plain text wrapped at 80 columns, with hanging indents so reasons stay readable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
 from engine.output.brief import identity_line
 from engine.output.chart import ascii_chart, curves_from
@@ -163,11 +162,14 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
             out.print(grid)
         return
     days = with_days(decision)
+    titles = ["", *headers(days, compact=True)]
     # too wide for the terminal: shorter sums ($65.8k, $5.32M), then the region wrapped too
-    layouts = [(usd, False), (usd_short, False), (usd_short, True)]
-    money, wrap_region = next((layout for layout in layouts
-                               if _least_width(rows, days, *layout) <= out.width), layouts[-1])
-    out.print(_hardware_table(rows, days, money, wrap_region, out.width))
+    for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3})):
+        printed = [[mark, *cells(cand, days, compact=True, money=money)] for mark, cand in rows]
+        least = _column_widths(titles, printed, wrapped)
+        if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule
+            break
+    out.print(_hardware_table(titles, printed, least, out.width))
     _line(out, table_legend(days), "dim")
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
@@ -179,21 +181,10 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
     _line(out, excluded_line(decision), "dim")
 
 
-def _least_width(rows: list[tuple[str, Candidate]], days: bool,
-                 money: Callable[[float], str], wrap_region: bool) -> int:
-    """The hardware table's width with the offer (and the region if ``wrap_region``)
-    wrapped to its longest word and every other column as wide as its widest cell."""
-    widths = _column_widths(rows, days, money, wrap_region)
-    return sum(widths) + 2 * (len(widths) - 1)  # a space of padding, one of rule
-
-
-def _column_widths(rows: list[tuple[str, Candidate]], days: bool,
-                   money: Callable[[float], str], wrap_region: bool,
-                   natural: bool = False) -> list[int]:
-    """Each column's least width (``natural``: its width unwrapped)."""
-    printed = [[mark, *cells(cand, days, compact=True, money=money)] for mark, cand in rows]
-    titles = ["", *headers(days, compact=True)]
-    wrapped = set() if natural else {2, 3} if wrap_region else {2}
+def _column_widths(titles: list[str], printed: list[list[str]],
+                   wrapped: set[int]) -> list[int]:
+    """Each column's least width: the columns ``wrapped`` as wide as their longest word,
+    the others as their widest cell."""
     widths = []
     for i, title in enumerate(titles):
         texts = [row[i] for row in printed]
@@ -202,11 +193,11 @@ def _column_widths(rows: list[tuple[str, Candidate]], days: bool,
     return widths
 
 
-def _hardware_table(rows: list[tuple[str, Candidate]], days: bool,
-                    money: Callable[[float], str], wrap_region: bool, width: int) -> Any:
-    """The hardware table in ``width`` columns: only the offer (and the region if
-    ``wrap_region``) may wrap, between words, never inside one; sums as ``money`` writes
-    them."""
+def _hardware_table(titles: list[str], printed: list[list[str]], least: list[int],
+                    width: int) -> Any:
+    """The hardware table of the ``printed`` rows in ``width`` columns, each column at least
+    ``least`` wide: only the offer and the region may wrap, between words, never inside one,
+    the region only where the offer cannot."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -215,19 +206,16 @@ def _hardware_table(rows: list[tuple[str, Candidate]], days: bool,
                         "work)",
                   box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
                   pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
-    least = _column_widths(rows, days, money, wrap_region)
-    full = _column_widths(rows, days, money, wrap_region, natural=True)
+    full = _column_widths(titles, printed, set())
     room = width - 2 * (len(full) - 1) - sum(w for i, w in enumerate(full) if i not in (2, 3))
     # the offer takes what the region leaves it; the region wraps only if the offer cannot
     offer = min(full[2], max(least[2], room - full[3]))
     fixed = {2: offer, 3: max(least[3], min(full[3], room - offer))}
-    table.add_column("", no_wrap=True)
-    for i, col in enumerate(headers(days, compact=True), start=1):
-        table.add_column(col, justify="left" if i < 4 else "right", no_wrap=i not in fixed,
+    for i, title in enumerate(titles):
+        table.add_column(title, justify="left" if i < 4 else "right", no_wrap=i not in fixed,
                          width=fixed.get(i))
-    for mark, cand in rows:
-        table.add_row(mark, *(escape(c) for c in cells(cand, days, compact=True,
-                                                        money=money)))
+    for row in printed:
+        table.add_row(*(escape(c) for c in row))
     return table
 
 

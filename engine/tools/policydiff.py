@@ -7,7 +7,7 @@ import io
 import subprocess
 import tarfile
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,8 +125,8 @@ def diff_policies(old: PolicyRef, new: PolicyRef,
     changed_rules = set(added) | set(removed) | set(edited)
     # a rule that only warns or suggests, or whose edit is to its words, cannot move a pick:
     # never named as its cause
-    deciding = (_deciding(old_engine) | _deciding(new_engine)) - _reworded(old_engine,
-                                                                         new_engine)
+    deciding = (_deciding(old_engine) | _deciding(new_engine)) - _reworded(
+        old_engine, new_engine, edited)
     result = PolicyDiff(0, [], added, removed, edited, sorted(
         name for name in {*old_engine.catalog.texts, *new_engine.catalog.texts}
         if old_engine.catalog.texts.get(name) != new_engine.catalog.texts.get(name)))
@@ -147,16 +147,16 @@ def diff_policies(old: PolicyRef, new: PolicyRef,
     return result
 
 
-def _reworded(old: Engine, new: Engine) -> set[str]:
-    """The rules in both engines that differ only in their description or ``because`` text."""
+def _reworded(old: Engine, new: Engine, edited: Sequence[str]) -> set[str]:
+    """The ``edited`` rules that differ only in their description, ``because`` text or
+    sources."""
     def logic(engine: Engine) -> dict[str, Any]:
         return {r.id: r.model.model_dump(mode="json", exclude={"description", "because",
                                                                 "sources"})
                 for r in engine.rulebook.rules}
 
     before, after = logic(old), logic(new)
-    texts = set(rule_changes(old, new)[2])
-    return {k for k in texts if before[k] == after[k]}
+    return {k for k in edited if before[k] == after[k]}
 
 
 def _deciding(engine: Engine) -> set[str]:
