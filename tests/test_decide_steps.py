@@ -1068,3 +1068,38 @@ def test_notes_on_cards_the_team_owns_apply_to_them() -> None:
     ids = [w.id for w in decision.warnings]
     assert "pitfall.bandwidth" in ids
     assert "pitfall.incompatible" not in ids and "hw.obsolescence" not in ids
+
+
+def test_steady_work_stretches_only_the_limit_of_capacity_held_all_year(
+        engine: Engine) -> None:
+    """A continuous team's runs may take longer on owned or committed capacity (so it is
+    busy) but not on what is paid by the hour it runs: there an idle hour costs nothing."""
+    sizing, candidates = _built(engine, model="llama-3.1-70b", method="lora",
+                                training_tokens_b=2, runs_per_year=12,
+                                usage_pattern="continuous", budget_usd=500_000)
+    default = engine.catalog.policy.max_days_per_run["fine-tune"].value
+    assert sizing.burst_deadline_days == default < sizing.deadline_days
+    held = by_the_hour = 0
+    for cand in candidates:
+        f = cand.facts
+        all_year = f["where"] == "local" or f["pool_layout"] or (
+            f["pricing"] == "reserved" and not f.get("reserved_days"))
+        limit = sizing.deadline_days if all_year else sizing.burst_deadline_days
+        held, by_the_hour = held + all_year, by_the_hour + (not all_year)
+        assert f["run_limit_days"] == limit, cand.id
+        assert f["meets_deadline"] == (f["days_per_run"] <= limit), cand.id
+    assert held and by_the_hour
+    answered, _ = _built(engine, model="llama-3.1-70b", method="lora", training_tokens_b=2,
+                         runs_per_year=12, usage_pattern="continuous", max_days_per_run=9)
+    assert answered.deadline_days == answered.burst_deadline_days == 9
+
+
+def test_the_plan_is_priced_for_every_method(engine: Engine) -> None:
+    """Where the scan finds the planned GPUs at the planned count for one method, the other
+    methods are priced on the plan too (it is what the team would run on it)."""
+    _, candidates = _built(engine, model="llama-3.1-70b", training_tokens_b=2,
+                           runs_per_year=24, usage_pattern="continuous",
+                           budget_usd=2_000_000, planned_gpu="h100-sxm", planned_gpu_count=16)
+    planned = {c.facts["train_method"] for c in candidates
+               if c.facts["is_plan"] and c.facts["count"] == 16}
+    assert {"full", "lora"} <= planned

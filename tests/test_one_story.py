@@ -137,6 +137,13 @@ def _operators(decision: Decision) -> list[str]:
     elif c.days_per_run > deadline + 0.01:
         bad.append(f"a run takes {c.days_per_run} days, start-up included; the limit is "
                    f"{deadline}")
+    rented = decision.facts.get("max_days_per_run_rented")
+    by_the_hour = c.where == "cloud" and c.pool is None and (
+        c.pricing in ("on-demand", "spot") or c.reserved_days is not None)
+    if by_the_hour and (rented is None or (
+            c.days_per_run is not None and c.days_per_run > rented + 0.01)):
+        bad.append(f"a run takes {c.days_per_run} days on capacity paid by the hour it runs; "
+                   f"its limit is {rented} (steady work stretches only capacity held all year)")
     method = decision.decisions["method"]
     if method.choice != c.method.replace("pretrain", "full"):
         bad.append(f"the method is {method.choice}, the pick trains with {c.method}")

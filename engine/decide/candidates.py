@@ -349,7 +349,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                        wall_hours=chosen.run_hours if pool is None else pool.run_hours,
                        within=chosen.busy_hours <= cap, busy_cap=cap, cost=own.cost.value,
                        first_year=own.purchase.value, fewest=fewest,
-                       smallest=next(iter(counts_of), chosen.count)),
+                       smallest=next(iter(counts_of), chosen.count),
+                       limit_days=sizing.deadline_days),
         **_pool_facts(sizing, pool, chosen.count),
     }
     low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
@@ -480,10 +481,21 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
-    ok = (t.fits and within and wall / 24 <= sizing.deadline_days
+    ok = (t.fits and within and wall / 24 <= run_limit(sizing, price.pricing, price.days, pool)
           and _holds(sizing, pool, t.count))
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
                    ok, cap)
+
+
+def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
+              pool: Layout | None) -> float:
+    """The longest acceptable run (days) on capacity paid as ``pricing``: owned, committed
+    and pools rented all year are sized for the year, so steady work stretches their limit;
+    what is paid by the hour it runs (on demand, spot, blocks bought per run) keeps the
+    workload's own."""
+    if pool is not None or (pricing == "reserved" and block_days is None):
+        return sizing.deadline_days
+    return sizing.burst_deadline_days
 
 
 def _start_up(catalog: Catalog, sizing: Sizing, job: Job, provider: Provider,
@@ -628,6 +640,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
                        busy_cap=r.cap,
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
+                       limit_days=run_limit(sizing, price.pricing, price.days, pool),
                        rented=True),
         **_pool_facts(sizing, pool, t.count),
     }
@@ -753,34 +766,35 @@ def _cost_range(catalog: Catalog, gpu: Gpu, t: Trial,
 # -- the team's plan ------------------------------------------------------------------------
 def _with_plan(catalog: Catalog, sizing: Sizing,
                found: list[PricedCandidate]) -> list[PricedCandidate]:
-    """``found`` with the team's planned GPUs priced for the same work: owned where it can
-    buy them, else the cheapest offer of that GPU at that count; a candidate already among
-    ``found`` at the planned count is marked as the plan instead."""
+    """``found`` with the team's planned GPUs priced for the same work, for each method:
+    owned where it can buy them, else the cheapest offer of that GPU at that count; a
+    candidate already among ``found`` at the planned count is marked as the plan instead (and
+    its method is not priced again)."""
     if sizing.plan is None:
         return found
     gpu_id, count = sizing.plan
     gpu = catalog.gpus[gpu_id]
     where = "local" if sizing.upfront_capex and gpu.buyable else "cloud"
-    same = [c for c in found if c.config.gpu == gpu_id and c.config.count == count
-            and c.config.where == where]
-    if same:
-        return [_marked(c) if any(c is x for x in same) else c for c in found]
+
+    def planned_shape(c: PricedCandidate) -> bool:
+        return c.config.gpu == gpu_id and c.config.count == count and c.config.where == where
+
+    priced = {c.config.train_method for c in found if planned_shape(c)}
     planned: list[PricedCandidate] = []
     for job in sizing.jobs:
+        if job.method in priced:
+            continue
         if where == "local":
             local = (_local(catalog, sizing, job, gpu, [count], plan=True)
                      if home(catalog, gpu, count) is not None else None)
             planned += [local] if local is not None else []
             continue
-        for offer in catalog.offers:
-            shapes = dict(cloud_counts(catalog, offer))
-            if offer.gpu == gpu_id and count in shapes:
-                planned += [c for c in _cloud(catalog, sizing, job, offer,
-                                              [(count, shapes[count])], plan=True)
-                            if c.config.pricing == "on-demand"]
-    if where == "cloud" and planned:
-        planned = [min(planned, key=lambda c: (c.config.cost_usd_year, c.id))]
-    return [*found, *planned]
+        offered = [c for offer in catalog.offers if offer.gpu == gpu_id
+                   and count in (shapes := dict(cloud_counts(catalog, offer)))
+                   for c in _cloud(catalog, sizing, job, offer, [(count, shapes[count])],
+                                   plan=True) if c.config.pricing == "on-demand"]
+        planned += [min(offered, key=lambda c: (c.config.cost_usd_year, c.id))] if offered else []
+    return [_marked(c) if planned_shape(c) else c for c in found] + planned
 
 
 def _with_owned(catalog: Catalog, sizing: Sizing,
@@ -917,7 +931,8 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
 
 def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
                  within: bool, busy_cap: float, cost: float, first_year: float,
-                 fewest: int | None, smallest: int, rented: bool = False) -> dict[str, Any]:
+                 fewest: int | None, smallest: int, limit_days: float,
+                 rented: bool = False) -> dict[str, Any]:
     """What the configuration does for this work and what it costs; ``fewest`` is the
     fewest GPUs of the placement that hold the job, ``smallest`` the fewest it comes as.
 
@@ -945,14 +960,16 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "busy_hours_per_year": tidy(t.busy_hours, 1),
         "busy_hours_cap": tidy(busy_cap, 1),
         "gpu_hours_per_year": tidy(t.busy_hours * t.count, 1),
+        "gpus_filled": tidy(t.busy_hours * t.count / owned_capacity_hours(catalog.policy), 2),
         "utilisation": tidy(min(t.busy_hours / catalog.policy.hours_per_year_max.value,
                                 MAX_RATIO), 4),
         "within_year": within,
         "runs_per_year": runs,
         "run_hours": tidy(t.run_hours, 3),
         "days_per_run": tidy(wall_hours / 24, 4),
-        "meets_deadline": wall_hours / 24 <= sizing.deadline_days,
-        "run_limit_share": tidy(min(wall_hours / 24 / sizing.deadline_days, MAX_RATIO), 3),
+        "meets_deadline": wall_hours / 24 <= limit_days,
+        "run_limit_days": limit_days,
+        "run_limit_share": tidy(min(wall_hours / 24 / limit_days, MAX_RATIO), 3),
         "cost_usd_year": tidy(cost, 2),
         "cost_usd_per_run": tidy(cost / runs, 2) if runs else 0.0,
         "first_year_bill_usd": tidy(bill, 2),
@@ -972,13 +989,14 @@ def newest_architecture(catalog: Catalog) -> str:
 
 def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
-    (owned or rented), and among its like (same side, kind of provider and pricing; among
-    hyperscalers the same provider, since a team works in one ecosystem): what the rules
-    weigh a preference against."""
+    (owned or rented), and among its like (same GPU vendor, side, kind of provider and
+    pricing; among hyperscalers the same provider, since a team works in one ecosystem):
+    what the rules weigh a preference against."""
     groups: dict[str, Callable[[Configuration], str]] = {
         "cost_vs_cheapest": lambda c: "all",
         "cost_vs_cheapest_same_side": lambda c: c.where,
-        "cost_vs_cheapest_like": lambda c: "/".join((c.where, c.pricing, *market(c).values())),
+        "cost_vs_cheapest_like": lambda c: "/".join((c.where, c.pricing, c.vendor,
+                                                      *market(c).values())),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:

@@ -85,6 +85,9 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
                                     and s.config.where == "local"),
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded
                                     and s.config.where == "cloud"),
+        "eligible_consumer_local_count": sum(1 for s in scored if not s.excluded
+                                             and s.config.where == "local"
+                                             and s.facts["form"] == "consumer"),
     }
     owned = [s.config.vram_total_gib for s in scored
              if not s.excluded and s.config.where == "local"]

@@ -453,7 +453,12 @@ class Sizing:
     """One per method the decisions allow, best quality first."""
     shape: Shape
     deadline_days: float
-    """Longest acceptable run, start-up included."""
+    """Longest acceptable run, start-up included, on owned or committed capacity (for steady
+    work stretched so that it stays busy: ``run_limit_days``)."""
+    burst_deadline_days: float
+    """The same for capacity paid by the hour it runs (on demand, spot, blocks bought per run):
+    idle hours cost nothing there, so steady work does not stretch it
+    (``burst_run_limit_days``)."""
     electricity_usd_per_kwh: float
     budget_usd: float
     """What the budget leaves for compute (all of it unless it covers the whole programme)."""
@@ -514,12 +519,14 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     _work_facts(facts, lightest.work)
     _plan_fit_facts(facts, answers, catalog, lightest.request)
     deadline = run_limit_days(answers, lightest.work, policy)
+    burst = burst_run_limit_days(answers, lightest.work, policy)
     facts.put("max_days_per_run_effective", deadline)
+    facts.put("max_days_per_run_rented", burst)
     facts.put("max_days_per_run_default", _default_run_limit(lightest.work, policy))
     allowed = (frozenset(answers.allowed_regions) if answers.data_residency == "region"
                else None)
     plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
-    return Sizing(jobs=jobs, shape=shape, deadline_days=deadline,
+    return Sizing(jobs=jobs, shape=shape, deadline_days=deadline, burst_deadline_days=burst,
                   electricity_usd_per_kwh=answers.electricity_usd_per_kwh,
                   budget_usd=facts.values["compute_budget_usd"],
                   rerun_share=facts.values["rerun_share"], allowed_regions=allowed,
@@ -543,6 +550,15 @@ def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
     return tidy(max(default, min(fill, year_days)), 2)
+
+
+def burst_run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
+    """The longest acceptable run on capacity paid by the hour it runs: the team's answer,
+    else the policy's for the workload (steady work does not stretch it: rented by the hour,
+    shorter runs cost no more)."""
+    if answers.max_days_per_run is not None:
+        return answers.max_days_per_run
+    return _default_run_limit(work, policy)
 
 
 def _default_run_limit(work: Workload, policy: Policy) -> float:

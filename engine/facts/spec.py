@@ -178,7 +178,10 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("tokens_from", "string", "where the token count comes from",
        choices=("answer", "chinchilla")),
     _d("runs_per_year_effective", "number", "training runs a year", "runs/year"),
-    _d("max_days_per_run_effective", "number", "the longest acceptable run", "days"),
+    _d("max_days_per_run_effective", "number", "the longest acceptable run on owned or "
+       "committed capacity (steady work stretches it)", "days"),
+    _d("max_days_per_run_rented", "number", "the longest acceptable run on capacity paid by "
+       "the hour it runs (on demand, spot, blocks bought per run)", "days"),
     _d("max_days_per_run_default", "number", "the policy's longest run for the workload, "
        "before steady work stretches it to fill the year", "days"),
     _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
@@ -188,6 +191,8 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
 
 SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in (
     _d("eligible_local_count", "number", "owned configurations no rule excluded"),
+    _d("eligible_consumer_local_count", "number", "owned consumer-card configurations no "
+       "rule excluded (a consumer box that holds the job and does the work in time)"),
     _d("best_slices_per_gpu", "number", "MIG slices per GPU of the best eligible "
        "configuration's pool (0: whole GPUs, or no pool)"),
     _d("eligible_cloud_count", "number", "rented configurations no rule excluded"),
@@ -416,6 +421,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "by the hour, the policy's busy target when owned or reserved", None, "hours/year"),
         ("gpu_hours_per_year", "number", "GPU-hours a year it spends on the work", None,
          "GPU-hours/year"),
+        ("gpus_filled", "number", "GPUs of this kind the year's work would keep busy at the "
+         "policy's high capacity target (gpu_hours_per_year ÷ its busy hours)", None, "GPUs"),
         ("utilisation", "number", "busy hours ÷ hours in a year", None, None),
         ("within_year", "bool", "no GPU is busier than the hours in a year", None, None),
         ("days_per_run", "number", "days one training run takes, start-up included", None,
@@ -437,6 +444,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("cost_usd_per_run", "number", "cost of one run", None, "USD"),
         ("meets_deadline", "bool", "one run finishes within the longest acceptable run", None,
          None),
+        ("run_limit_days", "number", "the longest acceptable run on this configuration: "
+         "max_days_per_run_effective owned or committed, max_days_per_run_rented paid by the "
+         "hour it runs", None, "days"),
         ("run_limit_share", "number", "one run's length (start-up and expected spot rework "
          "included) as a share of the longest acceptable run", None, "fraction"),
         ("pricing", "string", "how it is paid for (a pricing option, or purchase: owned, "
@@ -474,8 +484,8 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
              "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
     FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
-             "one of its like (owned; or rented at the same pricing from the same kind of cloud, "
-             "the same provider among hyperscalers)",
+             "one of its like (its GPU vendor; owned, or rented at the same pricing from the same "
+             "kind of cloud, the same provider among hyperscalers)",
              origin="candidate", phase="summary"),
     FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
              "one of another GPU vendor on its side (what a switch of software stack saves)",
