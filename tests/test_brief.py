@@ -16,7 +16,7 @@ from engine.cli import cli
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
-from engine.output.summary import close_call_lines, run_length, usd
+from engine.output.summary import close_call_lines, peaks_pick, run_length, usd
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -88,6 +88,12 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
         if near.reason:  # what the rules held against it is said, cheaper or dearer
             said = "the pick won on: " if near.premium < 0 else "against it: "
             assert said + near.reason.rstrip(".") in line
+    owned = decision.answers.get("owned_gpu")
+    if (owned and hw.choice is not None and not hw.choice.owned and not api
+            and peaks_pick(decision)[1] is None):
+        # a team whose own GPUs are not the pick hears why not before the cost
+        assert ("Your own" in head or "alone cannot" in head
+                or head.startswith("Develop on your own")), head
     if api:  # the headline is the API: the hardware is for training anyway, further down
         assert "A close call" not in head and "Your plan" not in head
     rows = [c for _, c in table_rows(decision)]

@@ -23,7 +23,14 @@ from hypothesis import strategies as st
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog
-from engine.decide.candidates import SHARE_SUFFIX, PricedCandidate, build_candidates, for_share
+from engine.decide.candidates import (
+    SHARE_SUFFIX,
+    PricedCandidate,
+    build_candidates,
+    for_share,
+    market,
+    with_ratios,
+)
 from engine.decide.decision import (
     AxisDecision,
     decide_axes,
@@ -1103,3 +1110,31 @@ def test_the_plan_is_priced_for_every_method(engine: Engine) -> None:
     planned = {c.facts["train_method"] for c in candidates
                if c.facts["is_plan"] and c.facts["count"] == 16}
     assert {"full", "lora"} <= planned
+
+
+def test_another_vendor_is_weighed_against_what_the_team_would_buy_the_same_way(
+        engine: Engine) -> None:
+    """An AMD configuration's cost is compared with the cheapest NVIDIA one bought the same
+    way (same side, pricing, kind of provider; the same hyperscaler), not with a spot or
+    marketplace row the team would not take instead of an on-demand one."""
+    _, candidates = _built(engine, model="llama-3.1-70b", method="qlora",
+                           training_tokens_b=0.1, runs_per_year=50, budget_usd=30_000,
+                           upfront_capex=False, max_days_per_run=0.42)
+    eligible = {c.id: c.ok for c in candidates}
+    with_ratios(candidates, eligible)
+
+    def like(c: PricedCandidate) -> tuple[str, ...]:
+        return (c.config.where, c.config.pricing, *market(c.config).values())
+
+    checked = 0
+    for cand in candidates:
+        if cand.config.vendor != "amd" or cand.facts["cost_vs_other_vendor"] is None:
+            continue
+        same_way = [c.config.cost_usd_year for c in candidates if eligible[c.id]
+                    and c.config.vendor == "nvidia" and like(c) == like(cand)]
+        if not same_way:
+            continue
+        expected = cand.config.cost_usd_year / min(same_way)
+        assert cand.facts["cost_vs_other_vendor"] == pytest.approx(expected, abs=1e-3), cand.id
+        checked += 1
+    assert checked

@@ -1073,19 +1073,30 @@ def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, 
 
 def _against_other_vendors(candidates: list[PricedCandidate],
                            eligible: Mapping[str, bool]) -> None:
-    """Each candidate's cost ÷ the cheapest eligible one of another GPU vendor on its side
-    (None where there is none), and that saving a year: what switching software stacks would
-    save."""
-    cheapest: dict[tuple[str, str], float] = {}
+    """Each candidate's cost ÷ the cheapest eligible one of another GPU vendor of its like
+    (same side, pricing and kind of provider, the same provider among hyperscalers), else on
+    its side (None where there is none), and that saving a year: what switching software
+    stacks would save, weighed against what the team would otherwise buy the same way."""
+    cheapest: dict[tuple[str, ...], float] = {}
+
+    def like(c: Configuration) -> tuple[str, ...]:
+        return (c.where, c.pricing, *market(c).values())
+
     for cand in candidates:
         if eligible.get(cand.id, False):
-            slot = (cand.config.where, cand.config.vendor)
-            cheapest[slot] = min(cheapest.get(slot, math.inf), cand.config.cost_usd_year)
+            c = cand.config
+            for slot in ((*like(c), c.vendor), (c.where, c.vendor)):
+                cheapest[slot] = min(cheapest.get(slot, math.inf), c.cost_usd_year)
+    vendors = {cand.config.vendor for cand in candidates}
     for cand in candidates:
-        where, vendor = cand.config.where, cand.config.vendor
-        others = [c for (w, v), c in cheapest.items() if w == where and v != vendor]
-        base = min(others, default=0.0)
+        c = cand.config
+        others = [v for v in vendors if v != c.vendor]
+        base = min((cheapest.get((*like(c), v), math.inf) for v in others), default=math.inf)
+        if base == math.inf:
+            base = min((cheapest.get((c.where, v), math.inf) for v in others),
+                       default=math.inf)
+        base = 0.0 if base == math.inf else base
         cand.facts["cost_vs_other_vendor"] = None if not base else tidy(
-            min(cand.config.cost_usd_year / base, MAX_RATIO), 3)
+            min(c.cost_usd_year / base, MAX_RATIO), 3)
         cand.facts["saving_vs_other_vendor_usd"] = None if not base else tidy(
-            base - cand.config.cost_usd_year, 2)
+            base - c.cost_usd_year, 2)

@@ -488,7 +488,9 @@ RANKED: tuple[FactSpec, ...] = (
              "kind of cloud, the same provider among hyperscalers)",
              origin="candidate", phase="summary"),
     FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
-             "one of another GPU vendor on its side (what a switch of software stack saves)",
+             "one of another GPU vendor of its like (same side, pricing and kind of provider, the "
+             "same provider among hyperscalers; else on its side): what a switch of software "
+             "stack saves",
              origin="candidate", phase="summary"),
     FactSpec("saving_vs_other_vendor_usd", "number", "that cheapest configuration's cost "
              "for the work less this one's, a year (negative: this one costs more)",

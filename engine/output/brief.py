@@ -21,6 +21,7 @@ from engine.output.summary import (
     break_even_line,
     close_call_lines,
     headline,
+    owned_notice,
     peaks_notice,
     peaks_pick,
     peaks_total,
@@ -75,7 +76,8 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
     items: list[Item] = [("headline", headline(decision))]
-    hardware = [] if api else [plan_line(decision), *close_call_lines(decision)[:1]]
+    hardware = [] if api else [plan_line(decision), owned_notice(decision),
+                               *close_call_lines(decision)[:1]]
     if choice is None and not api:  # a refusal: what shut out the most configurations
         hardware.append(excluded_line(decision))
     items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision),

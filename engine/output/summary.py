@@ -170,9 +170,20 @@ def running_line(decision: Decision) -> str | None:
             "busy hours.")
 
 
-def owned_line(decision: Decision) -> str | None:
+def owned_notice(decision: Decision) -> str | None:
+    """The brief's line for a team whose own GPUs are not the pick (nor its peaks' base):
+    why not, and what to do with them (``owned_line``)."""
+    choice = decision.hardware.choice
+    if (choice is None or choice.owned or peaks_pick(decision)[1] is not None
+            or _develops_on_own(decision)):  # the headline says it: develop on your own
+        return None
+    return owned_line(decision, brief=True)
+
+
+def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
     """For a team that owns GPUs: what keeping them costs against selling them and renting
-    (or, when the pick is not theirs, why not and what is left to decide)."""
+    (or, when the pick is not theirs, why not and what is left to decide; ``brief`` leaves the
+    why to ``--explain``)."""
     owned = decision.answers.get("owned_gpu")
     if not owned:
         return None
@@ -187,7 +198,7 @@ def owned_line(decision: Decision) -> str | None:
             f"work would cost {usd(cloud.cost.per_year_usd)} a year"
             if cloud is not None else None)
     why = decision.hardware.owned_why_not
-    because = f" ({why[:1].lower()}{why[1:].rstrip('.')})" if why else ""
+    because = f" ({why[:1].lower()}{why[1:].rstrip('.')})" if why and not brief else ""
     choice = decision.hardware.choice
     added = next((c for c in [choice, *decision.hardware.alternatives]
                   if c is not None and c.added_to_owned), None)
@@ -204,9 +215,10 @@ def owned_line(decision: Decision) -> str | None:
                 f"your limits{because}: kept busy they do {peaks['owned_share']:.0%} of it, "
                 "and the pick rents the rest by the hour.")
     if mine is None:
-        then = ("develop and test on them (QLoRA fits), rent for the runs"
+        them = "it" if count == 1 else "them"
+        then = (f"develop and test on {them} (QLoRA fits), rent for the runs"
                 if _develops_on_own(decision) else
-                "keep them for other work, rent beside them for this, or sell them")
+                f"keep {them} for other work, rent beside {them} for this, or sell {them}")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
                 f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
     sell = (f"selling them would bring about {usd(mine.resale_usd)} and save "
