@@ -137,6 +137,10 @@ def _operators(decision: Decision) -> list[str]:
     elif c.days_per_run > deadline + 0.01:
         bad.append(f"a run takes {c.days_per_run} days, start-up included; the limit is "
                    f"{deadline}")
+    if c.pool is not None and decision.decisions["sharing"].choice != (
+            "fractional" if c.pool.mig_profile else "dedicated"):
+        bad.append(f"sharing is {decision.decisions['sharing'].choice}, the pick's pool is "
+                   f"{c.pool.layout}")
     rented = decision.facts.get("max_days_per_run_rented")
     by_the_hour = c.where == "cloud" and c.pool is None and (
         c.pricing in ("on-demand", "spot") or c.reserved_days is not None)

@@ -1,4 +1,5 @@
-"""Jobs that must run at once: the pool holds them all, says its layout, is paid all year."""
+"""Jobs that must run at once: the pool holds them all, says its layout, and is paid all year
+for steady work or while each wave of jobs runs where they come together."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def course(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def test_the_pick_holds_every_job_at_once(course: dict[str, Any]) -> None:
     pool = course["hardware"]["choice"]["pool"]
     assert pool["jobs_at_once"] >= 40
-    assert pool["always_on"] is True
+    # a bursty course's jobs come together: rented, the pool is paid while they run
+    assert pool["always_on"] is (course["hardware"]["choice"]["where"] == "local")
     assert f"{pool['jobs_at_once']} jobs at once" in pool["layout"]
 
 
@@ -48,12 +50,33 @@ def test_a_small_job_gets_a_mig_slice_that_holds_it(course: dict[str, Any]) -> N
     assert choice["count"] < 40, "slices, not one GPU per student"
 
 
-def test_a_rented_pool_is_paid_for_every_hour_of_the_year(tmp_path: Path) -> None:
+def test_a_steady_rented_pool_is_paid_for_every_hour_of_the_year(tmp_path: Path) -> None:
+    found = decide(tmp_path, {**COURSE, "concurrent_jobs": 40, "upfront_capex": False,
+                              "usage_pattern": "continuous", "budget_usd": 500000})
+    choice = found["hardware"]["choice"]
+    assert choice["where"] == "cloud" and choice["pricing"] != "spot"
+    assert choice["pool"]["always_on"] is True
+    hourly = choice["cost"]["per_hour_usd"]
+    assert choice["cost"]["per_year_usd"] >= hourly * 8760 * 0.999
+
+
+def test_a_course_rents_its_pool_while_each_wave_of_jobs_runs(tmp_path: Path) -> None:
+    """Forty jobs that come together (a lab): the year's 800 jobs are 20 waves, each billed
+    for one job's run on its share plus the start-up, on the whole pool."""
     found = decide(tmp_path, {**COURSE, "concurrent_jobs": 40, "upfront_capex": False})
     choice = found["hardware"]["choice"]
     assert choice["where"] == "cloud" and choice["pricing"] != "spot"
-    hourly = choice["cost"]["per_hour_usd"]
-    assert choice["cost"]["per_year_usd"] >= hourly * 8760 * 0.999
+    assert choice["pool"]["always_on"] is False
+    trace = found["estimates"]["traces"]["pick_cost_usd_year"]
+    assert "waves a year" in trace["formula"]
+    inputs = trace["inputs"]
+    jobs = 1600 / 2  # hours a year over hours a run
+    assert inputs["runs"] == pytest.approx(jobs / 40)
+    wave = choice["run_hours"] + choice["start_up_hours"]
+    assert inputs["hours"] >= inputs["runs"] * wave * 0.999
+    assert inputs["hours"] < 8760 / 10
+    assert choice["cost"]["per_year_usd"] == pytest.approx(
+        inputs["hourly_usd"] * inputs["hours"] * (1 + inputs["hidden_overhead"]), abs=1)
 
 
 def test_every_excluded_configuration_says_how_many_jobs_it_runs(

@@ -351,7 +351,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count),
                        limit_days=sizing.deadline_days),
-        **_pool_facts(sizing, pool, chosen.count),
+        **_pool_facts(sizing, pool, chosen.count, always_on=True),
     }
     low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
@@ -467,9 +467,10 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         wall = t.run_hours + start.value + spot
         hours = _billed(catalog, provider, price, runs, wall)
         busy = runs * wall
-    else:  # on every hour of the year, busy with the year's work
+    else:  # on every hour of the year, or while each wave of jobs at once runs
         wall = pool.run_hours + start.value
-        hours = policy.hours_per_year_max.value
+        hours = (policy.hours_per_year_max.value if sizing.pool_always_on
+                 else _billed(catalog, provider, price, waves(sizing, runs), wall))
         busy = t.busy_hours
     if price.days is not None:  # blocks bought for each run hold the runs they are bought for
         cap = hours
@@ -496,6 +497,12 @@ def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
     if pool is not None or (pricing == "reserved" and block_days is None):
         return sizing.deadline_days
     return sizing.burst_deadline_days
+
+
+def waves(sizing: Sizing, runs: float) -> float:
+    """How often a year a pool whose jobs come together runs them all: the year's jobs over
+    the jobs at once (at least one wave where there is any work)."""
+    return max(1.0, runs / sizing.concurrent_jobs) if runs > 0 else 0.0
 
 
 def _start_up(catalog: Catalog, sizing: Sizing, job: Job, provider: Provider,
@@ -611,16 +618,21 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                              frequent=sizing.frequent_checkpoints
                              ) if price.pricing == "spot" else None
 
+    always_on = pool is not None and sizing.pool_always_on
+    in_waves = pool is not None and not always_on
+
     def cost() -> Figure:
         return renting_cost(hourly, r.hours, price.pricing, policy, sources=offer.sources,
                             usd_per_gpu_hour=price.rate, gpus=t.count, instances=r.instances,
-                            vm_usd_per_instance_hour=vm, runs=runs,
-                            training_hours_per_run=t.run_hours,
+                            vm_usd_per_instance_hour=vm,
+                            runs=waves(sizing, runs) if in_waves else runs,
+                            training_hours_per_run=pool.run_hours if in_waves and pool
+                            else t.run_hours,
                             start_up_hours_per_run=r.start_up.value,
                             spot_rework_hours_per_run=r.spot_hours,
                             committed_months=price.months, block_days=price.days,
                             shortest_block_days=price.shortest_days,
-                            always_on=pool is not None)
+                            always_on=always_on, waves=in_waves)
     plan_suffix = ":plan" if plan else ""
     facts = {
         **_config_facts(catalog, gpu, t.count, offer),
@@ -629,7 +641,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                            sizing.gpu_vendors), _offer_facts, catalog, offer, provider, gpu,
                           price, t.count, r.instances, allowed, sizing.gpu_vendors),
         "fixed_usd_year": tidy(r.cost, 2)
-        if (price.pricing == "reserved" and price.days is None) or pool is not None else 0.0,
+        if (price.pricing == "reserved" and price.days is None) or always_on else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
@@ -642,13 +654,17 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
                        limit_days=run_limit(sizing, price.pricing, price.days, pool),
                        rented=True),
-        **_pool_facts(sizing, pool, t.count),
+        **_pool_facts(sizing, pool, t.count, always_on=always_on),
     }
     extra = r.wall_hours - t.run_hours
 
     def at(busy: float) -> float:
-        if pool is not None:
+        if always_on:
             return r.cost
+        if pool is not None:  # each wave's run stretches with the speed
+            scale = busy / t.busy_hours if t.busy_hours else 1.0
+            wall = pool.run_hours * scale + r.start_up.value
+            return hourly * _billed(catalog, provider, price, waves(sizing, runs), wall) * over
         wall = busy / runs + extra if runs else extra
         return hourly * _billed(catalog, provider, price, runs, wall) * over
 
@@ -718,14 +734,16 @@ _NO_POOL: dict[str, Any] = {"jobs_at_once": 1, "holds_jobs_at_once": True, "alwa
                             "pool_layout": ""}
 
 
-def _pool_facts(sizing: Sizing, pool: Layout | None, count: int) -> dict[str, Any]:
-    """What the configuration's pool is (the same for every configuration without one)."""
+def _pool_facts(sizing: Sizing, pool: Layout | None, count: int, *,
+                always_on: bool) -> dict[str, Any]:
+    """What the configuration's pool is (the same for every configuration without one);
+    ``always_on``: there every hour of the year (owned, or rented for steady work)."""
     if pool is None:
         return {**_NO_POOL, "gpus_per_job": count}
     return {"jobs_at_once": pool.jobs_at_once(count),
             "gpus_per_job": pool.gpus_per_job if not pool.per_gpu else 1,
             "holds_jobs_at_once": _holds(sizing, pool, count),
-            "always_on": True,
+            "always_on": always_on,
             "slices_per_gpu": pool.per_gpu if pool.profile else 0,
             "job_gib": pool.slice_gib * (1 if pool.profile else pool.gpus_per_job),
             "mig_profile": pool.profile,

@@ -42,6 +42,7 @@ from engine.decide.sides import (
     Scored,
     best,
     deployment_facts,
+    pool_sharing,
     resolve_cloud,
     summary_facts,
 )
@@ -275,8 +276,9 @@ class Engine:
             run.facts.traces.pop("break_even_work", None)
             for name in ("break_even_work", "payback_years"):
                 run.facts.values.pop(name, None)
-        axes = _revised(axes, [*priced.revisions, *([revision] if revision else []), *peaks],
-                        self.rulebook)
+        shared = pool_sharing(choice, axes["sharing"].choice)
+        axes = _revised(axes, [*priced.revisions, *([revision] if revision else []), *peaks,
+                               *([shared] if shared else [])], self.rulebook)
         axes = _followed(axes, choice, priced.scored, self.rulebook)
         return _Made(run, axes, warnings, strategies, priced.methods, priced.candidates,
                      priced.scored, priced.local, priced.cloud, choice)

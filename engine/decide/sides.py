@@ -192,6 +192,24 @@ ON_DEMAND = "on-demand"
 """The pricing options a reservation is weighed between when the cloud side is resolved."""
 
 
+def pool_sharing(choice: Scored | None, sharing: str | None) -> Revision | None:
+    """Where the pick holds jobs at once laid out otherwise than the sharing decision said
+    (made before the cloud kind was resolved, from the best configuration overall), the
+    sharing the pick's layout is: MIG slices are fractional, whole GPUs dedicated."""
+    if choice is None or sharing is None or choice.config.jobs_at_once <= 1:
+        return None
+    c = choice.config
+    after = "fractional" if c.slices_per_gpu > 1 else "dedicated"
+    if after == sharing:
+        return None
+    laid = (f"on {c.slices_per_gpu} MIG slices ({c.mig_profile}) on each of its "
+            f"{c.count:,}× {c.gpu_label}" if after == "fractional"
+            else f"each on a whole GPU or more of its {c.count:,}× {c.gpu_label}")
+    return Revision("sharing", sharing, after,
+                    f"the pick runs its jobs {laid}, room for {c.jobs_at_once:,} at once: "
+                    f"{after}")
+
+
 def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequence[str],
                   fields: Mapping[str, str]) -> tuple[Scored | None, list[Revision]]:
     """The best cloud candidate of the decided kind and pricing (the values of the facts

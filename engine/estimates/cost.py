@@ -231,12 +231,13 @@ def all_in_usd_per_gpu_hour(usd_per_gpu_hour: float, gpus: int,
 
 def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, *,
                  sources: Sequence[str] = (), always_on: bool = False,
-                 block_days: int | None = None,
+                 block_days: int | None = None, waves: bool = False,
                  **parts: float | int | str | None) -> Figure:
     """Renting for a year's work, hidden cloud costs included: the configuration's $/hour
     for the hours billed, which are every run's billed hours (start-up, training and, on
     spot, the expected rework), the blocks bought for each run, or every hour a committed
-    term covers."""
+    term covers; a pool every hour of the year (``always_on``), or for each wave of the
+    jobs it runs at once (``waves``: ``runs`` counts the waves)."""
     over = policy.hidden_cloud_overhead.expected
     if always_on:
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × every hour of the year (a "
@@ -248,6 +249,11 @@ def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, 
     elif pricing == "reserved":
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × hours the committed term "
                    "covers a year × (1 + hidden overhead)")
+    elif waves:
+        formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × waves a year (the year's "
+                   "jobs ÷ the jobs at once, which come together) × billed hours a wave "
+                   "(start-up + one job's training on its share, in the billing increment) × "
+                   "(1 + hidden overhead)")
     else:
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × runs × billed hours a run "
                    "(start-up + training" + (" + expected spot rework" if pricing == "spot"

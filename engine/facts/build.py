@@ -475,7 +475,10 @@ class Sizing:
     """The GPU and count the team owns, priced at what running them costs."""
     upfront_capex: bool
     concurrent_jobs: int = 1
-    """Jobs that must run at the same time: above 1 a pool, always on."""
+    """Jobs that must run at the same time: above 1 a pool."""
+    pool_always_on: bool = True
+    """A rented pool is paid every hour of the year (steady work: the jobs come when they
+    come); else only while its jobs run, which come together (a course's lab, a burst)."""
 
 
 # -- 2. sized facts ------------------------------------------------------------------------
@@ -535,7 +538,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
                   owned=(answers.owned_gpu, answers.owned_gpu_count) if answers.owned_gpu
                   else None,
                   upfront_capex=answers.upfront_capex,
-                  concurrent_jobs=answers.concurrent_jobs)
+                  concurrent_jobs=answers.concurrent_jobs,
+                  pool_always_on=answers.usage_pattern == "continuous")
 
 
 def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:

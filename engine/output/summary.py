@@ -442,7 +442,8 @@ def pool_text(choice: Candidate) -> str:
     assert pool is not None
     paid = (" (yours: on all year)" if choice.owned else " (bought: on all year)"
             if choice.where == "local" else ": rented for every hour of the year, since the "
-            "jobs come when they come")
+            "jobs come when they come" if pool.always_on else ": rented while they run, "
+            "since they come together (a lab session, a burst)")
     return f"{pool.layout}{paid}"
 
 
