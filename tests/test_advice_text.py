@@ -357,3 +357,24 @@ def test_a_table_of_huge_clusters_keeps_every_cell_in_80_columns() -> None:
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "→  12,345× RTX PRO 6000 Server" in out
     assert "$17.1M" in out
+
+
+def test_the_reason_that_decided_against_an_option_is_shown() -> None:
+    """An option its reasons alone would have chosen (reserved +2 against on-demand's +1)
+    lost on a reason against it (−4): that reason is the deciding one and is shown, beside
+    the choice's own; a reason against an option that lost anyway is not."""
+    from engine.decide.decision import Reason
+
+    def why(rule: str, effect: str, weight: float) -> Reason:
+        return Reason(rule=rule, effect=effect, weight=weight, text=f"{rule} text",  # type: ignore[arg-type]
+                      sources=["house-assumption"])
+
+    axis = AxisDecision(choice="on-demand", ranking=[
+        OptionScore(option="on-demand", score=1, excluded=False,
+                    reasons=[why("steady", "prefer", 1)]),
+        OptionScore(option="spot", score=-1, excluded=False,
+                    reasons=[why("steady-no-spot", "avoid", 1)]),
+        OptionScore(option="reserved", score=-2, excluded=False,
+                    reasons=[why("reserve", "prefer", 2), why("idle", "avoid", 4)])])
+    shown = [(sign, text) for sign, text, _, _ in top_reasons(axis)]
+    assert shown == [("+", "steady text"), ("−", "reserved: idle text")]

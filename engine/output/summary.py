@@ -641,9 +641,10 @@ def _option(axis: AxisDecision, option: str) -> OptionScore | None:
 
 def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list[str], str]]:
     """(sign, text, sources, rule) for the chosen option's reasons, strongest first; then why
-    other options were ruled out (``✗ local: …``); and when the choice has no reason of its
-    own, what weighed the others down (``− hybrid: …``). Where every option was ruled out,
-    what ruled out each."""
+    other options were ruled out (``✗ local: …``); what weighed down an option whose reasons
+    for it alone would have matched the choice (the deciding reason against it: ``−
+    reserved: …``); and when the choice has no reason of its own, what weighed the others
+    down (``− hybrid: …``). Where every option was ruled out, what ruled out each."""
     chosen = _option(axis, axis.revised_from or axis.choice or "")
     if chosen is None:
         return _ruled_out(axis, limit)
@@ -653,6 +654,16 @@ def top_reasons(axis: AxisDecision, limit: int = 4) -> list[tuple[str, str, list
         sign = {"prefer": "+", "avoid": "−", "exclude": "✗"}[r.effect]
         out.append((sign, r.text, r.sources, r.rule))
     shown = {rule for *_, rule in out}
+    for option in axis.ranking:
+        if option is chosen or option.excluded:
+            continue
+        backed = sum(r.weight for r in option.reasons if r.effect == "prefer")
+        against = sorted((r for r in option.reasons if r.effect == "avoid"
+                          and r.rule not in shown), key=lambda r: -r.weight)
+        if chosen.reasons and backed >= chosen.score and against:
+            shown.add(against[0].rule)
+            out.append(("−", f"{option.option}: {against[0].text}", against[0].sources,
+                        against[0].rule))
     effects = ["exclude", "avoid"] if not chosen.reasons else ["exclude"]
     for effect in effects:
         for option in axis.ranking:
