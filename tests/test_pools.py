@@ -77,6 +77,12 @@ def test_a_course_rents_its_pool_while_each_wave_of_jobs_runs(tmp_path: Path) ->
     assert inputs["hours"] < 8760 / 10
     assert choice["cost"]["per_year_usd"] == pytest.approx(
         inputs["hourly_usd"] * inputs["hours"] * (1 + inputs["hidden_overhead"]), abs=1)
+    path = tmp_path / "course.json"
+    path.write_text(json.dumps({**COURSE, "concurrent_jobs": 40, "upfront_capex": False}))
+    brief = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(path),
+                                     "--explain", "--no-pager"])
+    said = " ".join(brief.stdout.split())
+    assert "your 40 jobs at once come together 20 times a year, so it is rented about" in said
 
 
 def test_every_excluded_configuration_says_how_many_jobs_it_runs(

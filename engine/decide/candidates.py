@@ -494,7 +494,8 @@ def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
     and pools rented all year are sized for the year, so steady work stretches their limit;
     what is paid by the hour it runs (on demand, spot, blocks bought per run) keeps the
     workload's own."""
-    if pool is not None or (pricing == "reserved" and block_days is None):
+    if (pool is not None and sizing.pool_always_on) or (
+            pricing == "reserved" and block_days is None):
         return sizing.deadline_days
     return sizing.burst_deadline_days
 

@@ -366,6 +366,13 @@ def work_line(decision: Decision) -> str:
     if choice is not None and choice.pool is not None and choice.days_per_run is not None:
         text += (f"; a job takes {run_length(choice.days_per_run)} on its share of the pick, "
                  f"which is busy {hours(choice.busy_hours_per_year)} hours a year")
+        trace = decision.estimates["traces"].get("pick_cost_usd_year")
+        if choice.where == "cloud" and not choice.pool.always_on and trace:
+            waves, billed = trace["inputs"]["runs"], trace["inputs"]["hours"]
+            at_once = int(decision.answers.get("concurrent_jobs", 1))
+            times = f"{waves:,.1f}".removesuffix(".0")
+            text += (f"; your {at_once:,} jobs at once come together {times} times a year, "
+                     f"so it is rented about {hours(billed)} hours")
         return text + "."
     _, peaks = peaks_pick(decision)
     if choice is not None and peaks is not None and choice.days_per_run is not None:
