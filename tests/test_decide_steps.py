@@ -484,7 +484,13 @@ def test_cheaper_names_the_cheapest_rival_and_the_decision_that_set_it_aside(
                 assert any(r.id == found.rule for r in [*pick.rules, *rival.rules])
                 return
             assert found.reason.startswith(f"{axis.replace('_', ' ')} is {decided.choice}")
-            assert found.rule in {axis, f"{axis}.revised", *(r.rule for r in chosen.reasons)}
+            theirs = next(o for o in decided.ranking
+                          if o.option == rival.facts[BOOK.fields[axis]])
+            against = [r.rule for r in theirs.reasons if r.effect in ("avoid", "exclude")]
+            # the reason for the choice, or the one against the rival's option when it weighs
+            # at least as much (the more telling why-not: "not marketplace: …")
+            assert found.rule in {axis, f"{axis}.revised", *(r.rule for r in chosen.reasons),
+                                  *against}
             return
     assert found.rule == "hardware.rank" or any(
         r.id == found.rule for r in [*pick.rules, *rival.rules])
@@ -1138,3 +1144,26 @@ def test_another_vendor_is_weighed_against_what_the_team_would_buy_the_same_way(
         assert cand.facts["cost_vs_other_vendor"] == pytest.approx(expected, abs=1e-3), cand.id
         checked += 1
     assert checked
+
+
+def test_why_not_names_the_reason_against_the_rivals_option() -> None:
+    """A marketplace row set aside for a team with proprietary data says why marketplaces
+    are out for it (−5), not only why the choice won (+2); a reason against that weighs less
+    than the choice's own is not the why-not."""
+    from engine.decide.decision import OptionScore, Reason
+    from engine.decide.pick import reason_against
+
+    def why(rule: str, effect: str, weight: float) -> Reason:
+        return Reason(rule=rule, effect=effect, weight=weight,  # type: ignore[arg-type]
+                      text=f"{rule} text", sources=["house-assumption"])
+
+    kind = AxisDecision(choice="specialised", ranking=[
+        OptionScore(option="specialised", score=2, excluded=False,
+                    reasons=[why("gpu-centric", "prefer", 2)]),
+        OptionScore(option="hyperscaler", score=-1, excluded=False,
+                    reasons=[why("premium", "avoid", 1)]),
+        OptionScore(option="marketplace", score=-5, excluded=False,
+                    reasons=[why("sensitive-data", "avoid", 5)])])
+    assert reason_against("cloud_kind", kind, "marketplace") == (
+        "sensitive-data", "cloud kind is specialised, not marketplace: sensitive-data text")
+    assert reason_against("cloud_kind", kind, "hyperscaler") is None

@@ -268,6 +268,9 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
     narrow_first = sorted(constrained_axes(book), key=lambda a: not book.applies_when.get(a))
     for axis in narrow_first:
         if goes_against(axis, book, axes, choice.facts, rival.facts):
+            against = reason_against(axis, axes[axis], str(rival.facts[book.fields[axis]]))
+            if against is not None:
+                return against
             rule, text = axis_reason(axis, axes[axis])
             if rule == axis:     # no rule preferred the option: the declared order
                 by_rule = _rule_reason(choice, rival)
@@ -275,6 +278,26 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
                     return by_rule
             return rule, text
     return _rule_reason(choice, rival)
+
+
+def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str, str] | None:
+    """(rule, text): the strongest reason the rules gave against ``option`` of an axis
+    (marketplace: "not for proprietary data"), where it weighs at least as much as the
+    strongest reason for the choice: the more telling why-not. None otherwise, or where the
+    axis was revised."""
+    if decision.revision:
+        return None
+    chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
+    theirs = next((o for o in decision.ranking if o.option == option), None)
+    if chosen is None or theirs is None:
+        return None
+    against = max((r for r in theirs.reasons if r.effect in ("avoid", "exclude")),
+                  key=lambda r: r.weight, default=None)
+    top = max((r.weight for r in chosen.reasons), default=0.0)
+    if against is None or (against.effect == "avoid" and against.weight < top):
+        return None
+    label = axis.replace("_", " ")
+    return against.rule, f"{label} is {decision.choice}, not {option}: {against.text}"
 
 
 def constrained_axes(book: Rulebook) -> list[str]:
