@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from helpers.axes import made_axis, why
 
 from engine.cli import cli
 from engine.decide.decision import AxisDecision, OptionScore
@@ -363,18 +364,9 @@ def test_the_reason_that_decided_against_an_option_is_shown() -> None:
     """An option its reasons alone would have chosen (reserved +2 against on-demand's +1)
     lost on a reason against it (−4): that reason is the deciding one and is shown, beside
     the choice's own; a reason against an option that lost anyway is not."""
-    from engine.decide.decision import Reason
-
-    def why(rule: str, effect: str, weight: float) -> Reason:
-        return Reason(rule=rule, effect=effect, weight=weight, text=f"{rule} text",  # type: ignore[arg-type]
-                      sources=["house-assumption"])
-
-    axis = AxisDecision(choice="on-demand", ranking=[
-        OptionScore(option="on-demand", score=1, excluded=False,
-                    reasons=[why("steady", "prefer", 1)]),
-        OptionScore(option="spot", score=-1, excluded=False,
-                    reasons=[why("steady-no-spot", "avoid", 1)]),
-        OptionScore(option="reserved", score=-2, excluded=False,
-                    reasons=[why("reserve", "prefer", 2), why("idle", "avoid", 4)])])
-    shown = [(sign, text) for sign, text, _, _ in top_reasons(axis)]
+    pricing = made_axis("on-demand", {
+        "on-demand": [why("steady", "prefer", 1)],
+        "spot": [why("steady-no-spot", "avoid", 1)],
+        "reserved": [why("reserve", "prefer", 2), why("idle", "avoid", 4)]})
+    shown = [(sign, text) for sign, text, _, _ in top_reasons(pricing)]
     assert shown == [("+", "steady text"), ("−", "reserved: idle text")]

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.axes import made_axis, why
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -39,7 +40,7 @@ from engine.decide.decision import (
     text_of,
 )
 from engine.decide.engine import Engine, Evaluation, load_engine
-from engine.decide.pick import alternatives, cheaper, hardware, score_candidates
+from engine.decide.pick import alternatives, cheaper, hardware, reason_against, score_candidates
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
 from engine.estimates.memory import usable_gib
 from engine.facts.build import Sizing, build_facts, methods_allowed, size
@@ -1150,20 +1151,12 @@ def test_why_not_names_the_reason_against_the_rivals_option() -> None:
     """A marketplace row set aside for a team with proprietary data says why marketplaces
     are out for it (−5), not only why the choice won (+2); a reason against that weighs less
     than the choice's own is not the why-not."""
-    from engine.decide.decision import OptionScore, Reason
-    from engine.decide.pick import reason_against
 
-    def why(rule: str, effect: str, weight: float) -> Reason:
-        return Reason(rule=rule, effect=effect, weight=weight,  # type: ignore[arg-type]
-                      text=f"{rule} text", sources=["house-assumption"])
 
-    kind = AxisDecision(choice="specialised", ranking=[
-        OptionScore(option="specialised", score=2, excluded=False,
-                    reasons=[why("gpu-centric", "prefer", 2)]),
-        OptionScore(option="hyperscaler", score=-1, excluded=False,
-                    reasons=[why("premium", "avoid", 1)]),
-        OptionScore(option="marketplace", score=-5, excluded=False,
-                    reasons=[why("sensitive-data", "avoid", 5)])])
+    kind = made_axis("specialised", {
+        "specialised": [why("gpu-centric", "prefer", 2)],
+        "hyperscaler": [why("premium", "avoid", 1)],
+        "marketplace": [why("sensitive-data", "avoid", 5)]})
     assert reason_against("cloud_kind", kind, "marketplace") == (
         "sensitive-data", "cloud kind is specialised, not marketplace: sensitive-data text")
     assert reason_against("cloud_kind", kind, "hyperscaler") is None
