@@ -431,6 +431,8 @@ class _Rented(NamedTuple):
     ok: bool
     cap: float
     """Hours a year it can be busy: the year's, or the busy target of a committed term."""
+    limit_days: float
+    """The longest acceptable run on it (:func:`run_limit`)."""
 
 
 def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
@@ -482,10 +484,10 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
-    ok = (t.fits and within and wall / 24 <= run_limit(sizing, price.pricing, price.days, pool)
-          and _holds(sizing, pool, t.count))
+    limit = run_limit(sizing, price.pricing, price.days, pool)
+    ok = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
-                   ok, cap)
+                   ok, cap, limit)
 
 
 def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
@@ -653,7 +655,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
                        busy_cap=r.cap,
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
-                       limit_days=run_limit(sizing, price.pricing, price.days, pool),
+                       limit_days=r.limit_days,
                        rented=True),
         **_pool_facts(sizing, pool, t.count, always_on=always_on),
     }
@@ -1014,8 +1016,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     groups: dict[str, Callable[[Configuration], str]] = {
         "cost_vs_cheapest": lambda c: "all",
         "cost_vs_cheapest_same_side": lambda c: c.where,
-        "cost_vs_cheapest_like": lambda c: "/".join((c.where, c.pricing, c.vendor,
-                                                      *market(c).values())),
+        "cost_vs_cheapest_like": lambda c: "/".join((*_like(c), c.vendor)),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:
@@ -1033,6 +1034,12 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_other_vendors(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
+
+
+def _like(c: Configuration) -> tuple[str, ...]:
+    """What makes configurations alike to a team weighing them: owned or rented, the pricing,
+    the kind of provider and, among hyperscalers, the provider itself."""
+    return (c.where, c.pricing, *market(c).values())
 
 
 def market(c: Configuration) -> dict[str, str]:
@@ -1097,20 +1104,16 @@ def _against_other_vendors(candidates: list[PricedCandidate],
     its side (None where there is none), and that saving a year: what switching software
     stacks would save, weighed against what the team would otherwise buy the same way."""
     cheapest: dict[tuple[str, ...], float] = {}
-
-    def like(c: Configuration) -> tuple[str, ...]:
-        return (c.where, c.pricing, *market(c).values())
-
     for cand in candidates:
         if eligible.get(cand.id, False):
             c = cand.config
-            for slot in ((*like(c), c.vendor), (c.where, c.vendor)):
+            for slot in ((*_like(c), c.vendor), (c.where, c.vendor)):
                 cheapest[slot] = min(cheapest.get(slot, math.inf), c.cost_usd_year)
     vendors = {cand.config.vendor for cand in candidates}
     for cand in candidates:
         c = cand.config
         others = [v for v in vendors if v != c.vendor]
-        base = min((cheapest.get((*like(c), v), math.inf) for v in others), default=math.inf)
+        base = min((cheapest.get((*_like(c), v), math.inf) for v in others), default=math.inf)
         if base == math.inf:
             base = min((cheapest.get((c.where, v), math.inf) for v in others),
                        default=math.inf)

@@ -543,17 +543,17 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
 
 
 def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
-    """The longest acceptable run: the team's answer, else the policy's for the workload,
-    and for continuous work at least its runs back to back over the share of the year owned
-    capacity is sized to be busy."""
-    if answers.max_days_per_run is not None:
-        return answers.max_days_per_run
-    default = _default_run_limit(work, policy)
-    if answers.usage_pattern != "continuous" or work.runs_per_year <= 0:
-        return default
+    """The longest acceptable run on capacity held all year: the limit of capacity rented by
+    the hour (``burst_run_limit_days``), and where the team gave none, for continuous work at
+    least its runs back to back over the share of the year owned capacity is sized to be
+    busy."""
+    burst = burst_run_limit_days(answers, work, policy)
+    if (answers.max_days_per_run is not None or answers.usage_pattern != "continuous"
+            or work.runs_per_year <= 0):
+        return burst
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
-    return tidy(max(default, min(fill, year_days)), 2)
+    return tidy(max(burst, min(fill, year_days)), 2)
 
 
 def burst_run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
