@@ -1160,3 +1160,30 @@ def test_why_not_names_the_reason_against_the_rivals_option() -> None:
     assert reason_against("cloud_kind", kind, "marketplace") == (
         "sensitive-data", "cloud kind is specialised, not marketplace: sensitive-data text")
     assert reason_against("cloud_kind", kind, "hyperscaler") is None
+
+
+def test_a_team_leaves_its_cloud_only_where_the_rules_do_not_keep_it_there() -> None:
+    """Staying on a hyperscaler for its services is a reason only where that cloud holds the
+    job within reach of the budget and ranks above every other hyperscaler's offer: an Azure
+    team with $500 for a job Azure does it for $2,675 is not told "you already run on azure"
+    while it rents elsewhere (before: Azure's 1x A100 at 5x the budget); with the budget to
+    pay for it, it stays."""
+    from engine.decide.engine import recommend
+
+    answers = {"workload": "fine-tune", "model": "deepseek-v2-lite", "method": "lora",
+               "hours_per_year": 1500, "usage_pattern": "bursty", "budget_usd": 500,
+               "upfront_capex": False, "proprietary_data": True, "cloud_ecosystem": "azure"}
+    poor = recommend(answers)
+    choice = poor.hardware.choice
+    assert choice is not None and choice.provider != "azure"
+    assert poor.facts["own_cloud_holds_job"] is False
+    assert "cloud.embedded-hyperscaler" not in poor.fired
+    assert {"cloud.own-cloud-holds-nothing", "cloud.own-cloud-holds-nothing-note"} <= set(
+        poor.fired)
+    said = [r.text for o in poor.decisions["cloud_kind"].ranking for r in o.reasons
+            if r.rule == "cloud.own-cloud-holds-nothing"]
+    assert said and said[0].startswith("Microsoft Azure, the cloud you run on, sells nothing")
+    rich = recommend({**answers, "budget_usd": 50000})
+    choice = rich.hardware.choice
+    assert choice is not None and choice.provider == "azure"
+    assert rich.facts["own_cloud_holds_job"] is True and "cloud.embedded-hyperscaler" in rich.fired

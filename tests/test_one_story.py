@@ -131,6 +131,10 @@ def _operators(decision: Decision) -> list[str]:
             and not decision.facts.get(f"{c.pricing.replace('-', '_')}_available")):
         bad.append(f"a team on {ecosystem} is sent to {c.provider_name} for {c.pricing}, "
                    f"which {ecosystem} does not sell for the job")
+    if (c.where == "cloud" and "cloud.embedded-hyperscaler" in decision.fired
+            and CATALOG.providers[str(c.provider)].ecosystem != ecosystem):
+        bad.append(f"'you already run on {ecosystem}' chose the cloud kind, yet the pick is "
+                   f"on {c.provider_name}")
     deadline = decision.facts.get("max_days_per_run_effective")
     if deadline is None or c.days_per_run is None:
         bad.append("a run's length or its limit is unknown: the limit must hold in every unit")

@@ -157,6 +157,12 @@ class Catalog:
         """How ``offer`` is sold: its own access, else its provider's."""
         return offer.access or self.providers[offer.provider].access
 
+    def ecosystem_name(self, ecosystem: str | None) -> str:
+        """The name of the provider whose ecosystem a team runs on (``azure`` → Microsoft
+        Azure); empty for none or one the catalog has no provider of."""
+        return next((p.name for p in self.providers.values()
+                     if ecosystem and p.ecosystem == ecosystem), "")
+
     def locations_of(self, offer: Offer) -> tuple[Location, ...]:
         """Where ``offer`` is sold: its own locations, else its provider's that fall in the
         offer's regions (never empty for a loaded catalog)."""

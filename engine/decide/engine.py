@@ -421,8 +421,10 @@ class _Priced:
         self.candidates = build_candidates(self.engine.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
         self.scored = self.engine._score(run, self.candidates, choices)
-        run.facts.values.update(summary_facts(self.scored, book,
-                                                 run.values.get("cloud_ecosystem")))
+        ecosystem = run.values.get("cloud_ecosystem")
+        reach = self.engine.catalog.policy.thresholds["far_over_budget_ratio"].value
+        run.facts.values.update(summary_facts(self.scored, book, ecosystem, reach))
+        run.facts.values["ecosystem_cloud_name"] = self.engine.catalog.ecosystem_name(ecosystem)
 
     def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:
         self.cloud, self.revisions = resolve_cloud(

@@ -74,12 +74,14 @@ HYPERSCALER_ECOSYSTEMS = frozenset(get_args(Ecosystem))
 
 
 def summary_facts(scored: Sequence[Scored], book: Rulebook,
-                  ecosystem: str | None = None) -> dict[str, Any]:
+                  ecosystem: str | None = None, reach: float | None = None) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
     side, per declared cloud kind and pricing (an offer of one has it as the value of the
     configuration fact the axis constrains), and how they relate. A team that runs on a
     hyperscaler (``ecosystem``) that holds the job weighs its pricings there: its spot against
-    its on-demand, not another cloud's."""
+    its on-demand, not another cloud's. With ``reach`` (the first year's bill ÷ the compute
+    budget beyond which a configuration is out of reach), a cloud holds the job only within
+    it, unless no cloud does."""
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.config.where == "local"),
@@ -102,8 +104,8 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     sides = [s for s in (local, cloud) if s is not None]
     overall = min(sides, key=lambda s: s.sort_key) if sides else None
     out["best_slices_per_gpu"] = overall.config.slices_per_gpu if overall is not None else 0
-    own = _own_cloud(scored, ecosystem)
-    out["pricing_in_own_cloud"] = bool(own)
+    own = _own_cloud(scored, ecosystem, reach)
+    out["pricing_in_own_cloud"] = out["own_cloud_holds_job"] = bool(own)
     out["own_cloud_name"] = own[0].config.provider_name if own else ""
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
@@ -120,14 +122,34 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     return out
 
 
-def _own_cloud(scored: Sequence[Scored], ecosystem: str | None) -> list[Scored]:
+def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
+               reach: float | None = None) -> list[Scored]:
     """The configurations of the hyperscaler the team runs on, where one of them holds the
-    job (else none: the pricings are weighed on every cloud)."""
+    job within ``reach`` of the budget (or no cloud's does within reach) and one of them ranks
+    above every other hyperscaler's, by rule score then cost for the work (else none: staying
+    is not what the rules advise, and the pricings are weighed on every cloud)."""
     if ecosystem not in HYPERSCALER_ECOSYSTEMS:
         return []
     own = [s for s in scored if s.config.where == "cloud"
            and s.facts.get("provider_ecosystem") == ecosystem]
-    return own if any(not s.excluded for s in own) else []
+    held = [s for s in own if not s.excluded]
+    if not held:
+        return []
+    others = [s for s in scored if not s.excluded and s.config.where == "cloud"
+              and s.facts.get("provider_ecosystem") != ecosystem]
+    if reach is not None and not any(_within(s, reach) for s in held) and any(
+            _within(s, reach) for s in others):
+        return []
+    rivals = [s for s in others if s.facts.get("provider_kind") == "hyperscaler"]
+    if not rivals:
+        return own
+    ours, theirs = (min(s.sort_key for s in side) for side in (held, rivals))
+    return own if ours < theirs else []
+
+
+def _within(s: Scored, reach: float) -> bool:
+    """Whether ``s``'s first year stays under ``reach`` times the compute budget."""
+    return bool(s.facts.get("budget_ratio", 0) < reach)
 
 
 def _reservation(scored: Sequence[Scored]) -> dict[str, Any]:

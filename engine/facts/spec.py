@@ -212,6 +212,12 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "the hyperscaler the team runs on (one of them holds the job)"),
     _d("own_cloud_name", "string", "that hyperscaler's name (empty where the pricings are "
        "weighed on every cloud)"),
+    _d("own_cloud_holds_job", "bool", "the hyperscaler the team runs on (cloud_ecosystem) "
+       "sells a configuration no rule excluded, under far_over_budget_ratio of the budget "
+       "where another cloud's is, and ranked no lower than any other hyperscaler's (false "
+       "where it runs on none)"),
+    _d("ecosystem_cloud_name", "string", "the name of the hyperscaler the team runs on "
+       "(empty where it runs on none)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
     _d("spot_saving", "number", "what the best spot configuration saves against the best "
        "on-demand one for the work, rework and start-ups included (a share)"),

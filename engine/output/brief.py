@@ -63,7 +63,8 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
 
 
 Item = tuple[str, str]
-"""(kind, text): ``headline``, ``notice``, ``cost``, ``work``, ``programme``, ``why`` (a
+"""(kind, text): ``headline``, ``notice``, ``owned`` (why the team's own GPUs are not the
+pick), ``cost``, ``work``, ``programme``, ``why`` (a
 heading, then a ``reason`` each), ``next``, ``alternatives`` (then an ``alternative`` each),
 ``change``, ``more``, ``identity``."""
 
@@ -76,12 +77,13 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     choice = decision.hardware.choice
     api = decision.decisions["approach"].choice == "use-api"
     items: list[Item] = [("headline", headline(decision))]
-    hardware = [] if api else [plan_line(decision), owned_notice(decision),
-                               *close_call_lines(decision)[:1]]
+    mine = None if api else owned_notice(decision)
+    hardware = [] if api else [plan_line(decision), mine, *close_call_lines(decision)[:1]]
     if choice is None and not api:  # a refusal: what shut out the most configurations
         hardware.append(excluded_line(decision))
-    items += [("notice", n) for n in (*price_lines(decision), assumed_work_line(decision),
-                                      peaks_notice(decision), *hardware)
+    items += [("owned" if n is mine else "notice", n)
+              for n in (*price_lines(decision), assumed_work_line(decision),
+                        peaks_notice(decision), *hardware)
               if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
@@ -112,7 +114,7 @@ of the programme, of the next step, of what would change it)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
-    most = {"headline": 3, "notice": 2, "cost": 3, "more": 2, **most_of}
+    most = {"headline": 3, "notice": 2, "owned": 3, "cost": 3, "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
