@@ -96,7 +96,7 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
                 or head.startswith("Develop on your own")), head
         if "Your own" in head and "cannot do this work" in head and hw.owned_why_not:
             why = hw.owned_why_not
-            assert f"Why: {why[:1].lower()}{' '.join(why[1:].split())[:40]}" in head, head
+            assert f"limits: {why[:1].lower()}{' '.join(why[1:].split())[:40]}" in head, head
     if api:  # the headline is the API: the hardware is for training anyway, further down
         assert "A close call" not in head and "Your plan" not in head
     rows = [c for _, c in table_rows(decision)]

@@ -22,6 +22,7 @@ class _Config:
     provider_kind: str = ""
     pricing: str = ""
     provider: str = ""
+    reserved_months: int | None = None
 
 
 @dataclass
@@ -117,3 +118,18 @@ def test_only_an_eligible_rival_dominates() -> None:
             _Candidate("newer", _Config("local", 2005, 0.62))]
     assert _ratios(rows, eligible={"guide"})["guide"]["dominated_same_side"] is False
     assert _ratios(rows)["guide"]["dominated_same_side"] is True
+
+
+def test_held_capacity_is_weighed_against_each_configuration() -> None:
+    """``held_vs_cost``: the cheapest eligible configuration held all year (owned, or
+    committed for months) against each one; per-run blocks and on demand are not held, and an
+    excluded owned box does not count."""
+    facts = _ratios([
+        _Candidate("rent", _Config("cloud", 100, 1.0, pricing="on-demand")),
+        _Candidate("term", _Config("cloud", 350, 2.0, pricing="reserved", reserved_months=36)),
+        _Candidate("box", _Config("local", 300, 3.0)),
+        _Candidate("block", _Config("cloud", 90, 1.0, pricing="reserved")),
+    ], eligible={"rent", "term", "block"})
+    assert facts["rent"]["held_vs_cost"] == 3.5 and facts["term"]["held_vs_cost"] == 1.0
+    none = _ratios([_Candidate("rent", _Config("cloud", 100, 1.0, pricing="on-demand"))])
+    assert none["rent"]["held_vs_cost"] is None

@@ -1034,6 +1034,22 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_other_vendors(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
+    _against_held(candidates, eligible)
+
+
+def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """What the cheapest eligible configuration held all year (owned, or a committed term
+    in months) costs for the work against each configuration (``held_vs_cost``; None where
+    none is eligible): an on-demand cluster is the wrong shape for steady work only where
+    such capacity does the work for about as much."""
+    held = [cand.config.cost_usd_year for cand in candidates
+            if eligible.get(cand.id, False) and (cand.config.where == "local"
+                                                 or cand.config.reserved_months)]
+    least = min(held) if held else None
+    for cand in candidates:
+        cost = cand.config.cost_usd_year
+        cand.facts["held_vs_cost"] = (None if least is None or not cost
+                                      else tidy(min(least / cost, MAX_RATIO), 3))
 
 
 def _like(c: Configuration) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ each, and the cheapest configuration the pick beat although it costs more, with 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -101,7 +102,12 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
     if not mine or not all(s.excluded for s in mine):
         return None
     rule = min((r for r in mine[0].rules if r.scoring[0]), key=lambda r: r.order)
-    return text_of(rule, mine[0].facts)
+    facts = mine[0].facts
+    slow = (facts.get("fits") and facts.get("meets_deadline") is False
+            and facts.get("max_days_per_run") is None)  # only the default limit kept them out
+    return text_of(rule, facts) + (
+        f" If a run may take {math.ceil(facts['days_per_run']):,} days, say so "
+        "(max_days_per_run) and they do it for their power alone." if slow else "")
 
 
 def plan_of(scored: Sequence[Scored]) -> Scored | None:

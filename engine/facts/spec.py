@@ -508,6 +508,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("single_node_premium", "number", "for a configuration of several nodes, what the "
              "cheapest eligible single-node one of the same GPU vendor on its side costs more, "
              "as a share (negative where it costs less)", origin="candidate", phase="summary"),
+    FactSpec("held_vs_cost", "number", "what the cheapest eligible configuration held all "
+             "year (owned, or committed for months) costs for the work ÷ this one's (absent "
+             "where none is eligible)", origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 

@@ -114,7 +114,7 @@ of the programme, of the next step, of what would change it)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
-    most = {"headline": 3, "notice": 2, "owned": 3, "cost": 3, "more": 2, **most_of}
+    most = {"headline": 3, "notice": 2, "owned": 4, "cost": 3, "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:

@@ -199,7 +199,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
             if cloud is not None else None)
     why = decision.hardware.owned_why_not
     because = f" ({why[:1].lower()}{why[1:].rstrip('.')})" if why and not brief else ""
-    why_after = f" Why: {why[:1].lower()}{why[1:]}" if why and brief else ""
+    said = f": {why[:1].lower()}{why[1:].rstrip('.')}." if why and brief else ""
     choice = decision.hardware.choice
     added = next((c for c in [choice, *decision.hardware.alternatives]
                   if c is not None and c.added_to_owned), None)
@@ -220,8 +220,12 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
         then = (f"develop and test on {them} (QLoRA fits), rent for the runs"
                 if _develops_on_own(decision) else
                 f"keep {them} for other work, rent beside {them} for this, or sell {them}")
+        if said:  # the brief: why first, then what to do with them
+            return (f"Your own {count}× {short_name(name)} cannot do this work within your "
+                    f"limits{said}" + (f" Or {add}." if add else "")
+                    + f" {then[:1].upper()}{then[1:]}.")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
-                f"limits{because}" + (f"; {add}" if add else "") + f": {then}.{why_after}")
+                f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
     sell = (f"selling them would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
