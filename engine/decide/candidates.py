@@ -142,6 +142,18 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
     return _methods_compared(out)
 
 
+def pooled(t: Trial, pool: Layout | None) -> Trial:
+    """``t`` as a pool runs it: each job on its share, so the configuration is busy for the
+    year's jobs ÷ the jobs it runs at once, each job's run on its share (``t`` prices the whole
+    configuration on one job)."""
+    at_once = pool.jobs_at_once(t.count) if pool is not None else 0
+    if not at_once:
+        return t
+    assert pool is not None
+    runs = t.job.work.runs_per_year
+    return t._replace(busy_hours=runs * pool.run_hours / at_once)
+
+
 def _pool_boxes(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> tuple[int, ...]:
     """For a pool, whole boxes of a card no cluster platform takes, side by side."""
     if sizing.concurrent_jobs <= 1:
@@ -297,8 +309,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
 
     def make(i: int) -> Trial:
         count = counts_of[i]
-        return trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count, separate),
-                     "infiniband")
+        return pooled(trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count, separate),
+                            "infiniband"), pool)
 
     if not counts_of:
         return None
@@ -471,7 +483,7 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         busy = runs * wall
     else:  # on every hour of the year, or while each wave of jobs at once runs
         wall = pool.run_hours + start.value
-        hours = (policy.hours_per_year_max.value if sizing.pool_always_on
+        hours = (policy.hours_per_year_max.value if rented_all_year(sizing, pool, offer)
                  else _billed(catalog, provider, price, waves(sizing, runs), wall))
         busy = t.busy_hours
     if price.days is not None:  # blocks bought for each run hold the runs they are bought for
@@ -484,27 +496,40 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
-    limit = run_limit(sizing, price.pricing, price.days, pool)
+    limit = run_limit(sizing, price.pricing, price.days, rented_all_year(sizing, pool, offer))
     ok = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
                    ok, cap, limit)
 
 
 def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
-              pool: Layout | None) -> float:
+              all_year: bool = False) -> float:
     """The longest acceptable run (days) on capacity paid as ``pricing``: owned, committed
     and pools rented all year are sized for the year, so steady work stretches their limit;
     what is paid by the hour it runs (on demand, spot, blocks bought per run) keeps the
-    workload's own."""
-    if (pool is not None and sizing.pool_always_on) or (
-            pricing == "reserved" and block_days is None):
+    workload's own. ``all_year``: a pool rented every hour (``rented_all_year``)."""
+    if all_year or (pricing == "reserved" and block_days is None):
         return sizing.deadline_days
     return sizing.burst_deadline_days
 
 
+def rented_all_year(sizing: Sizing, pool: Layout | None, offer: Offer) -> bool:
+    """Whether a rented ``pool`` is paid for every hour of the year: jobs of steady work that
+    share an instance (MIG slices, or GPUs of an instance larger than one job's share) come
+    when they come and need it there. Where the offer sells an instance of one job's share,
+    each job rents one while it runs, as one job alone would, and no pool sits idle between
+    jobs; where jobs come together, the pool is rented for each wave (the same GPU-hours,
+    billed on the whole pool)."""
+    if pool is None or not sizing.pool_always_on:
+        return False
+    share = 1 if pool.per_gpu else pool.gpus_per_job
+    return bool(pool.profile) or share < offer.smallest_gpus or share not in offer.shapes
+
+
 def waves(sizing: Sizing, runs: float) -> float:
-    """How often a year a pool whose jobs come together runs them all: the year's jobs over
-    the jobs at once (at least one wave where there is any work)."""
+    """How often a year a pool rented while its jobs run is on: the year's jobs over the jobs
+    at once (at least one wave where there is any work). Where each job rents its own whole
+    GPUs, a wave is the GPU-hours of that many jobs, whenever they run."""
     return max(1.0, runs / sizing.concurrent_jobs) if runs > 0 else 0.0
 
 
@@ -567,7 +592,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
 
     def make(i: int) -> Trial:
         count, instances = listed[i]
-        return trial(catalog, job, gpu, count, instances, offer.network)
+        return pooled(trial(catalog, job, gpu, count, instances, offer.network), pool)
 
     if not listed:
         return []
@@ -621,7 +646,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                              frequent=sizing.frequent_checkpoints
                              ) if price.pricing == "spot" else None
 
-    always_on = pool is not None and sizing.pool_always_on
+    always_on = rented_all_year(sizing, pool, offer)
     in_waves = pool is not None and not always_on
 
     def cost() -> Figure:

@@ -251,9 +251,9 @@ def renting_cost(hourly_usd: float, hours: float, pricing: str, policy: Policy, 
                    "covers a year × (1 + hidden overhead)")
     elif waves:
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × waves a year (the year's "
-                   "jobs ÷ the jobs at once, which come together) × billed hours a wave "
-                   "(start-up + one job's training on its share, in the billing increment) × "
-                   "(1 + hidden overhead)")
+                   "jobs ÷ the jobs at once, each job on its share while it runs) × billed "
+                   "hours a wave (start-up + one job's training on its share, in the billing "
+                   "increment) × (1 + hidden overhead)")
     else:
         formula = ("(GPUs × $/GPU-hour + instances × VM $/hour) × runs × billed hours a run "
                    "(start-up + training" + (" + expected spot rework" if pricing == "spot"

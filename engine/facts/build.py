@@ -477,8 +477,9 @@ class Sizing:
     concurrent_jobs: int = 1
     """Jobs that must run at the same time: above 1 a pool."""
     pool_always_on: bool = True
-    """A rented pool is paid every hour of the year (steady work: the jobs come when they
-    come); else only while its jobs run, which come together (a course's lab, a burst)."""
+    """Steady work: a rented pool whose jobs share GPUs is paid every hour of the year (the
+    jobs come when they come); else, and for jobs on whole GPUs of their own, a pool is paid
+    only while its jobs run (``candidates.rented_all_year``)."""
 
 
 # -- 2. sized facts ------------------------------------------------------------------------

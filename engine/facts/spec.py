@@ -388,8 +388,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "(all of them for one job at a time; a pool's jobs on a slice or a GPU: 1)", None,
          "GPUs"),
         ("always_on", "bool", "a pool that must be there whenever jobs arrive: paid for "
-         "every hour of the year (owned, or rented for steady work; a rented pool whose jobs "
-         "come together is paid while each wave of them runs)", None, None),
+         "every hour of the year (owned, or rented for steady work whose jobs share GPUs; a "
+         "rented pool of whole GPUs, or whose jobs come together, is paid while its jobs "
+         "run)", None, None),
         ("slices_per_gpu", "number", "MIG slices one GPU is split into for the pool (0: "
          "whole GPUs)", None, None),
         ("job_gib", "number", "memory each job of the pool gets (its slice or its GPUs; 0: "

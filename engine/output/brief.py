@@ -30,6 +30,7 @@ from engine.output.summary import (
     programme_line,
     run_length,
     short_name,
+    steady_work,
     top_reasons,
     usd,
     work_line,
@@ -250,6 +251,12 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
     where = f" in {choice.location}" if choice.location else ""
     instance = f" {choice.instance}" if choice.instance else ""
     link = f" at {choice.link}" if choice.link else ""
+    pool = choice.pool
+    if pool is not None and not pool.always_on and steady_work(decision):  # rented job by job
+        share = choice.count // max(1, pool.jobs_at_once)
+        return (f"Next step: rent{instance} ×{share} per instance for each job as it starts, "
+                f"up to {pool.jobs_at_once:,} at once, from {choice.provider_name}{where}"
+                f"{link}, {choice.pricing}{dated}; {_ACCESS[choice.access]}.")
     return (f"Next step: rent{instance} ×{choice.count // max(1, choice.nodes)} per instance"
             + (f", {choice.nodes:,} instances" if choice.nodes > 1 else "")
             + f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "

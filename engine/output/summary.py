@@ -304,6 +304,11 @@ def _owned_gpus(decision: Decision, found: dict[str, Any]) -> str:
     return f"{found['count']:,}× {short_name(str(name))}"
 
 
+def steady_work(decision: Decision) -> bool:
+    """Whether the team's jobs come when they come (continuous work), not together."""
+    return decision.answers.get("usage_pattern") == "continuous"
+
+
 def _develops_on_own(decision: Decision) -> bool:
     """The deployment is hybrid with development on the team's own GPUs."""
     deployment = decision.decisions.get("deployment")
@@ -376,7 +381,10 @@ def work_line(decision: Decision) -> str:
             waves, billed = trace["inputs"]["runs"], trace["inputs"]["hours"]
             at_once = int(decision.answers.get("concurrent_jobs", 1))
             times = f"{waves:,.1f}".removesuffix(".0")
-            text += (f"; your {at_once:,} jobs at once come together {times} times a year, "
+            text += (f"; each job rents its share only while it runs, up to {at_once:,} at "
+                     f"once: about {hours(billed)} hours a year of the whole pool"
+                     if steady_work(decision) else
+                     f"; your {at_once:,} jobs at once come together {times} times a year, "
                      f"so it is rented about {hours(billed)} hours")
         return text + "."
     _, peaks = peaks_pick(decision)
@@ -422,7 +430,7 @@ def memory_line(decision: Decision) -> str:
     per = choice.vram_total_gib / choice.count
     line += _precision_text(decision, choice)
     if choice.pool is not None:
-        return line + f"; {pool_text(choice)}."
+        return line + f"; {pool_text(choice, steady=steady_work(decision))}."
     line += f": {choice.vram_needed_gib:.1f} of {per:g} GiB per GPU on the pick"
     if choice.count > 1:
         line += f" (sharded over {choice.count:,})"
@@ -447,14 +455,16 @@ def _precision_text(decision: Decision, choice: Candidate) -> str:
     return f" in BF16 ({why})"
 
 
-def pool_text(choice: Candidate) -> str:
+def pool_text(choice: Candidate, *, steady: bool = False) -> str:
     """The pick's pool layout and how it is paid: ``a job needs 15.9 GiB: 4 MIG slices of 24
     GiB (1g.24gb) on each GPU, 8 jobs at once (bought: on all year)``."""
     pool = choice.pool
     assert pool is not None
     paid = (" (yours: on all year)" if choice.owned else " (bought: on all year)"
             if choice.where == "local" else ": rented for every hour of the year, since the "
-            "jobs come when they come" if pool.always_on else ": rented while they run, "
+            "jobs come when they come" if pool.always_on else
+            ": each job rents its GPUs only while it runs, so none sits idle between jobs"
+            if steady else ": rented while they run, "
             "since they come together (a lab session, a burst)")
     return f"{pool.layout}{paid}"
 
