@@ -1183,6 +1183,7 @@ def test_a_team_leaves_its_cloud_only_where_the_rules_do_not_keep_it_there() -> 
     said = [r.text for o in poor.decisions["cloud_kind"].ranking for r in o.reasons
             if r.rule == "cloud.own-cloud-holds-nothing"]
     assert said and said[0].startswith("Microsoft Azure, the cloud you run on, sells nothing")
+    assert "under 2× your compute budget" in said[0]
     rich = recommend({**answers, "budget_usd": 50000})
     choice = rich.hardware.choice
     assert choice is not None and choice.provider == "azure"

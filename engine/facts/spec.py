@@ -214,8 +214,8 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "weighed on every cloud)"),
     _d("own_cloud_holds_job", "bool", "the hyperscaler the team runs on (cloud_ecosystem) "
        "sells a configuration no rule excluded, under far_over_budget_ratio of the budget "
-       "where another cloud's is, and ranked no lower than any other hyperscaler's (false "
-       "where it runs on none)"),
+       "where another cloud's is, and ranked above every other hyperscaler's by rule score, "
+       "then cost (false where it runs on none)"),
     _d("ecosystem_cloud_name", "string", "the name of the hyperscaler the team runs on "
        "(empty where it runs on none)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),

@@ -65,9 +65,9 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
 
 Item = tuple[str, str]
 """(kind, text): ``headline``, ``notice``, ``owned`` (why the team's own GPUs are not the
-pick), ``cost``, ``work``, ``programme``, ``why`` (a
-heading, then a ``reason`` each), ``next``, ``alternatives`` (then an ``alternative`` each),
-``change``, ``more``, ``identity``."""
+pick), ``cost``, ``work``, ``programme``, ``why`` (a heading, then a ``reason`` each),
+``next``, ``alternatives`` (then an ``alternative`` each), ``change``, ``more``,
+``identity``."""
 
 
 def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
