@@ -1188,3 +1188,24 @@ def test_a_team_leaves_its_cloud_only_where_the_rules_do_not_keep_it_there() -> 
     choice = rich.hardware.choice
     assert choice is not None and choice.provider == "azure"
     assert rich.facts["own_cloud_holds_job"] is True and "cloud.embedded-hyperscaler" in rich.fired
+
+
+def test_the_plan_is_priced_as_the_pick_is_rented() -> None:
+    """A team without capital that plans 8x H100 for continuous 70B LoRA: on demand, as the
+    pick is rented, its runs take 6.3 days, over the 3 days a rented run may take. The plan
+    line says that, at the on-demand price, rather than quoting the one plan configuration
+    no rule excluded, a 36-month Google Cloud reservation at $391,516 a year, as if that were
+    the plan's cost (before: "not the pick: cloud kind is specialised")."""
+    from engine.decide.engine import recommend
+
+    decision = recommend({"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
+                          "training_tokens_b": 5, "runs_per_year": 40,
+                          "usage_pattern": "continuous", "budget_usd": 1500000,
+                          "upfront_capex": False, "planned_gpu": "h100-sxm",
+                          "planned_gpu_count": 8})
+    plan, choice = decision.hardware.plan, decision.hardware.choice
+    assert plan is not None and choice is not None
+    assert ":on-demandx8:" in plan.id and plan.excluded
+    assert plan.reason is not None and "longer than the 3 days a run may take" in plan.reason
+    assert plan.per_year_usd < 300000 and plan.days_per_run is not None
+    assert plan.days_per_run > 3 > choice.days_per_run

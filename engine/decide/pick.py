@@ -67,7 +67,7 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
     why against the decided ``axes`` of ``book``; with ``trace``, each configuration's own
     warnings and strategies, and every rule that excluded a configuration (else the first
     only)."""
-    plan = plan_of(scored)
+    plan = plan_of(scored, choice, axes, book)
     near = close_calls(choice, scored, margin, axes, book) if choice else []
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
@@ -110,10 +110,22 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
         "(max_days_per_run) and they do it for their power alone." if slow else "")
 
 
-def plan_of(scored: Sequence[Scored]) -> Scored | None:
-    """The team's planned configuration: the best-ranked one marked as the plan."""
+def plan_of(scored: Sequence[Scored], choice: Scored | None = None,
+            axes: Mapping[str, AxisDecision] | None = None,
+            book: Rulebook | None = None) -> Scored | None:
+    """The team's planned configuration: of those marked as the plan, the best-ranked one
+    that goes along with the decisions the pick followed (``axes`` of ``book``: the plan as
+    the pick is bought or rented, even where a rule excluded it, which the plan line then
+    says), else the best-ranked eligible one."""
     planned = [s for s in scored if s.config.is_plan]
-    return min(planned, key=lambda s: (s.excluded, s.sort_key)) if planned else None
+    if not planned:
+        return None
+
+    def along(s: Scored) -> bool:
+        return (choice is None or axes is None or book is None
+                or axis_against(book, axes, choice.facts, s.facts) is None)
+
+    return min(planned, key=lambda s: (not along(s), s.excluded, s.sort_key))
 
 
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
