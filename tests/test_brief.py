@@ -4,6 +4,7 @@ explanation with --explain; a pager only where a person reads on a terminal."""
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
@@ -86,7 +87,8 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
         assert f"A close call: {hw.close_calls[0].label} costs" in head
     for near, line in zip(hw.close_calls, close_call_lines(decision), strict=False):
         if near.reason:  # what the rules held against it is said, cheaper or dearer
-            said = "the pick won on: " if near.premium < 0 else "against it: "
+            said = ("the pick won on: " if math.copysign(1.0, near.premium) < 0
+                else "against it: ")
             assert said + near.reason.rstrip(".") in line
     owned = decision.answers.get("owned_gpu")
     if (owned and hw.choice is not None and not hw.choice.owned and not api
@@ -186,6 +188,8 @@ def test_a_terminal_pages_long_output_and_a_pipe_never_does(tmp_path: Path) -> N
 @pytest.mark.parametrize("premium,said", [(0.8, "80% more than the pick"),
                                           (-0.03, "3% less than the pick"),
                                           (0.004, "under 1% more than the pick"),
+                                          (-0.0, "under 1% less than the pick"),
+                                          (-0.004, "under 1% less than the pick"),
                                           (8.9, "890% more than the pick"),
                                           (9.0, "10× the pick's cost"),
                                           (1991.3, "1,992× the pick's cost")])

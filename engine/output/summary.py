@@ -6,6 +6,7 @@ configuration on the other side), taken from the decision as the engine made it.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -516,7 +517,7 @@ def close_call_lines(decision: Decision) -> list[str]:
         if tips:
             text += f"; prefer it if {tips}"
         if near.reason:  # what the rules hold against it, cheaper or not
-            won = "the pick won on" if near.premium < 0 else "against it"
+            won = "the pick won on" if _cheaper(near.premium) else "against it"
             text += f"; {won}: {near.reason.rstrip('.')}"
         out.append(text + ".")
     be = decision.estimates.get("break_even") or {}
@@ -593,8 +594,14 @@ def _against_the_pick(premium: float) -> str:
 
 
 def _more_or_less(premium: float) -> str:
-    """``80% more``, ``3% less``, ``under 1% more``."""
-    return f"{_percent(premium)} {'more' if premium >= 0 else 'less'}"
+    """``80% more``, ``3% less``, ``under 1% more``; a premium rounded to zero from below
+    (-0.0) is less."""
+    return f"{_percent(premium)} {'less' if _cheaper(premium) else 'more'}"
+
+
+def _cheaper(premium: float) -> bool:
+    """Whether a rival's premium over the pick is below zero, if only by rounding (-0.0)."""
+    return math.copysign(1.0, premium) < 0
 
 
 def _percent(share: float) -> str:
