@@ -110,10 +110,14 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
         among = own if own and axis == "pricing" else scored
+        field = book.fields[axis]
+        newest = {s.facts.get(field) for s in among if not s.excluded
+                  and s.config.where == "cloud" and s.facts.get("is_newest_generation")}
         for option in book.decisions.get(axis, ()):
-            found = best(among, where="cloud", **{book.fields[axis]: option})
+            found = best(among, where="cloud", **{field: option})
             key = option_key(option)
             out[f"{key}_available"] = found is not None
+            out[f"{key}_newest"] = option in newest
             if found is not None:
                 costs[key] = found.config.cost_usd_year
                 out[f"best_{key}_cost_usd_year"] = costs[key]

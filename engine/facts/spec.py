@@ -290,6 +290,9 @@ def option_summary(axes: Axes) -> tuple[FactSpec, ...]:
     return tuple(replace(spec, phase="summary") for axis in OPTION_SUMMARY_AXES
                  for key in map(option_key, axes.get(axis, ())) for spec in (
         _d(f"{key}_available", "bool", f"an eligible cloud configuration is {key}"),
+        _d(f"{key}_newest", "bool", f"an eligible {key} cloud configuration has a GPU of the "
+           "newest generation (for pricing: in the team's own cloud where it weighs them "
+           "there)"),
         _d(f"best_{key}_cost_usd_year", "number", f"the best {key} cloud configuration's cost "
            "for the year's work", "USD/year"),
     ))
