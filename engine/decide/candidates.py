@@ -146,12 +146,9 @@ def pooled(t: Trial, pool: Layout | None) -> Trial:
     """``t`` as a pool runs it: each job on its share, so the configuration is busy for the
     year's jobs ÷ the jobs it runs at once, each job's run on its share (``t`` prices the whole
     configuration on one job)."""
-    at_once = pool.jobs_at_once(t.count) if pool is not None else 0
-    if not at_once:
+    if pool is None or not (at_once := pool.jobs_at_once(t.count)):
         return t
-    assert pool is not None
-    runs = t.job.work.runs_per_year
-    return t._replace(busy_hours=runs * pool.run_hours / at_once)
+    return t._replace(busy_hours=t.job.work.runs_per_year * pool.run_hours / at_once)
 
 
 def _pool_boxes(catalog: Catalog, sizing: Sizing, gpu: Gpu) -> tuple[int, ...]:
@@ -445,6 +442,8 @@ class _Rented(NamedTuple):
     """Hours a year it can be busy: the year's, or the busy target of a committed term."""
     limit_days: float
     """The longest acceptable run on it (:func:`run_limit`)."""
+    all_year: bool
+    """It is a pool paid for every hour of the year (:func:`rented_all_year`)."""
 
 
 def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
@@ -477,13 +476,14 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
                                                 _checkpoint_gb(catalog, sizing, job), policy,
                                                 frequent=sizing.frequent_checkpoints)
     runs = job.work.runs_per_year
+    all_year = rented_all_year(sizing, pool, offer)
     if pool is None:
         wall = t.run_hours + start.value + spot
         hours = _billed(catalog, provider, price, runs, wall)
         busy = runs * wall
     else:  # on every hour of the year, or while each wave of jobs at once runs
         wall = pool.run_hours + start.value
-        hours = (policy.hours_per_year_max.value if rented_all_year(sizing, pool, offer)
+        hours = (policy.hours_per_year_max.value if all_year
                  else _billed(catalog, provider, price, waves(sizing, runs), wall))
         busy = t.busy_hours
     if price.days is not None:  # blocks bought for each run hold the runs they are bought for
@@ -496,10 +496,10 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
-    limit = run_limit(sizing, price.pricing, price.days, rented_all_year(sizing, pool, offer))
+    limit = run_limit(sizing, price.pricing, price.days, all_year)
     ok = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
-                   ok, cap, limit)
+                   ok, cap, limit, all_year)
 
 
 def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
@@ -520,7 +520,7 @@ def rented_all_year(sizing: Sizing, pool: Layout | None, offer: Offer) -> bool:
     each job rents one while it runs, as one job alone would, and no pool sits idle between
     jobs; where jobs come together, the pool is rented for each wave (the same GPU-hours,
     billed on the whole pool)."""
-    if pool is None or not sizing.pool_always_on:
+    if pool is None or not sizing.steady_jobs:
         return False
     share = 1 if pool.per_gpu else pool.gpus_per_job
     return bool(pool.profile) or share < offer.smallest_gpus or share not in offer.shapes
@@ -646,7 +646,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                              frequent=sizing.frequent_checkpoints
                              ) if price.pricing == "spot" else None
 
-    always_on = rented_all_year(sizing, pool, offer)
+    always_on = r.all_year
     in_waves = pool is not None and not always_on
 
     def cost() -> Figure:

@@ -476,10 +476,10 @@ class Sizing:
     upfront_capex: bool
     concurrent_jobs: int = 1
     """Jobs that must run at the same time: above 1 a pool."""
-    pool_always_on: bool = True
-    """Steady work: a rented pool whose jobs share GPUs is paid every hour of the year (the
-    jobs come when they come); else, and for jobs on whole GPUs of their own, a pool is paid
-    only while its jobs run (``candidates.rented_all_year``)."""
+    steady_jobs: bool = True
+    """The jobs come when they come (continuous work), not together: a rented pool whose jobs
+    share an instance is then paid every hour of the year; else, and for jobs on whole GPUs
+    of their own, a pool is paid only while its jobs run (``candidates.rented_all_year``)."""
 
 
 # -- 2. sized facts ------------------------------------------------------------------------
@@ -540,7 +540,7 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
                   else None,
                   upfront_capex=answers.upfront_capex,
                   concurrent_jobs=answers.concurrent_jobs,
-                  pool_always_on=answers.usage_pattern == "continuous")
+                  steady_jobs=answers.usage_pattern == "continuous")
 
 
 def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
