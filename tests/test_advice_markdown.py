@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -137,3 +138,20 @@ def test_prose_that_looks_like_markup_stays_text() -> None:
         html = md.render(_text(raw))
         assert html.startswith("<p>") and "<em>" not in html and "<a " not in html, html
         assert "<b>" not in html
+
+
+def test_a_refusal_lists_what_shut_out_the_configurations(tmp_path: Path) -> None:
+    """No configuration is eligible (data in a country no offer is priced in, no capital):
+    the Hardware section lists the excluding rules, most first, and the limits that alone
+    keep configurations out."""
+    scenario = Path(__file__).parent / "scenarios" / "48-country-no-offer-serves.yaml"
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(yaml.safe_load(scenario.read_text())["answers"]))
+    hardware = sections(parse(run(answers, "markdown")))["Hardware"]
+    paragraphs = [tokens.content for tokens in hardware if tokens.type == "inline"]
+    assert paragraphs[0].startswith("All ") and paragraphs[0].endswith(
+        " configurations are excluded:")
+    rules = [item.split(" by ", 1)[1].split(",", 1)[0] for item in list_items(hardware)]
+    assert rules[0] == "residency.region-excludes-offers" and len(rules) == 4
+    assert paragraphs[-1].startswith("Kept out by one limit only: ")
+    assert "by tier.no-capex-candidates" in paragraphs[-1]

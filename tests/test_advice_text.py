@@ -308,7 +308,7 @@ def test_audit_show_names_the_platform_as_recommend_did(tmp_path: Path) -> None:
 def test_a_refusal_says_which_rules_excluded_everything(tmp_path: Path) -> None:
     # data that must stay in a country no offer is sold in, and no capital: no configuration,
     # and the text says why: the rules that excluded them, the residency one with the
-    # countries the offers are sold in
+    # countries the offers are priced in, and what alone keeps some out
     out = run(scenario_answers(tmp_path, "48-country-no-offer-serves"))
     lines = out.splitlines()
     assert lines[0] == "No configuration in the catalog can do this job within your limits"
@@ -316,8 +316,12 @@ def test_a_refusal_says_which_rules_excluded_everything(tmp_path: Path) -> None:
     assert re.fullmatch(r"All \d+ configurations are excluded:", lines[at + 1])
     section = " ".join(" ".join(lines[at + 2:]).split())
     assert section.startswith("✗ ")
-    assert "by residency.region-excludes-offers, e.g.: Sold in " in section
+    assert "by residency.region-excludes-offers, e.g.: Priced only in " in section
     assert "none of them in your allowed regions (za)" in section
+    alone = re.search(r"Kept out by one limit only: (\d+) by residency.region-excludes-offers; "
+                      r"(\d+) by tier.no-capex-candidates\.", section)
+    assert alone is not None, section
+    assert int(alone[1]) > int(alone[2]) > 0
 
 
 def test_a_capacity_block_pick_says_how_it_is_bought(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import os
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,11 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
     if choice is None:
         return
     if decision.decisions["approach"].choice == "use-api":
-        assert "Next step: send your tokens to the hosted API" in text
+        assert "Next step: serve from a hosted API now" in text
+        api = next(o for o in decision.decisions["approach"].ranking if o.option == "use-api")
+        said = [r.text for r in sorted(api.reasons, key=lambda r: -r.weight)
+                if r.effect == "prefer"][:3]
+        assert said and all(" ".join(r.split())[:60] in text for r in said), said
         return
     cost = choice.cost
     assert f"~{usd(cost.per_year_usd)} a year" in text
@@ -135,6 +140,17 @@ def test_a_refusal_says_what_shut_out_the_configurations() -> None:
     assert local and cloud and len(local | cloud) == considered  # every exclusion is kept
     assert "✗ local: You cannot spend capital up front" in text
     assert "✗ cloud: Your data must stay on premises" in text
+    assert "Next step: run gpu-advisor whatif on the same answers" in text
+    # the configurations one rule alone excludes: lifting it lets them in
+    rules: dict[str, set[str]] = {}
+    for x in decision.hardware.excluded:
+        for i in x.ids:
+            rules.setdefault(i, set()).add(x.rule)
+    alone = Counter(next(iter(found)) for found in rules.values() if len(found) == 1)
+    assert set(alone) == {"residency.on-premises-excludes-cloud-candidates",
+                          "tier.no-capex-candidates"}
+    (first, many), (second, few) = sorted(alone.items(), key=lambda p: (-p[1], p[0]))
+    assert (f"Kept out by one limit only: {many:,} by {first}; {few:,} by {second} (") in text
 
 
 @pytest.mark.parametrize(("days", "said"), [

@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import excluded_line, table_rows, why_not_short
+from engine.output.hardware_rows import (
+    excluded_line,
+    explained_rules,
+    one_limit_line,
+    table_rows,
+    why_not_short,
+)
 from engine.output.summary import (
     assumed_work_line,
     break_even_line,
@@ -65,7 +71,8 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
 
 Item = tuple[str, str]
 """(kind, text): ``headline``, ``notice``, ``owned`` (why the team's own GPUs are not the
-pick), ``cost``, ``work``, ``programme``, ``why`` (a heading, then a ``reason`` each),
+pick), ``refused`` (where no configuration is eligible: what shut them out), ``cost``,
+``work``, ``programme``, ``why`` (a heading, then a ``reason`` each),
 ``next``, ``alternatives`` (then an ``alternative`` each), ``change``, ``more``,
 ``identity``."""
 
@@ -80,12 +87,14 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     items: list[Item] = [("headline", headline(decision))]
     mine = None if api else owned_notice(decision)
     hardware = [] if api else [plan_line(decision), mine, *close_call_lines(decision)[:1]]
-    if choice is None and not api:  # a refusal: what shut out the most configurations
-        hardware.append(excluded_line(decision))
     items += [("owned" if n is mine else "notice", n)
               for n in (*price_lines(decision), assumed_work_line(decision),
                         peaks_notice(decision), *hardware)
               if n]
+    if choice is None and not api:  # a refusal: what shut out the most, and what alone
+        refused = [excluded_line(decision),
+                   one_limit_line(decision, explained_rules(decision))]
+        items += [("refused", n) for n in refused if n]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
         programme = programme_line(decision)
@@ -96,6 +105,10 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
         items += [("why", "Why:"), *((_REASON_KINDS[sign], text) for sign, text in reasons)]
     if choice is not None:
         items.append(("next", _api_step(choice) if api else _next_step(decision, choice)))
+    elif not api:
+        items.append(("next", "Next step: run gpu-advisor whatif on the same answers: it "
+                              "finds the smallest change to one answer that lets a "
+                              "configuration in."))
     alternatives = _alternatives(decision, rows, book)
     if alternatives:
         title = "If you train anyway" if api else "Alternatives"
@@ -115,7 +128,7 @@ of the programme, of the next step, of what would change it)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
-    most = {"headline": 3, "notice": 2, "owned": 4, "cost": 3, "more": 2, **most_of}
+    most = {"headline": 3, "notice": 2, "owned": 4, "refused": 3, "cost": 3, "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
@@ -213,11 +226,13 @@ def _reasons(decision: Decision) -> list[tuple[str, str]]:
             continue
         # every option was ruled out by the rules (not for want of hardware): say why, each
         ruled_out = result.choice is None and result.follows is None
-        for sign, text, _, _ in top_reasons(result, limit=1 if not ruled_out else 3):
+        # an API is the answer: its own reasons (the timeline, the prices) come first
+        every = ruled_out or (axis == "approach" and approach == "use-api")
+        for sign, text, _, _ in top_reasons(result, limit=3 if every else 1):
             if (sign == "+" or ruled_out) and text not in said:
                 said.add(text)
                 picked.append(("✗" if ruled_out else "+", text))
-                if not ruled_out or len(picked) == 3:
+                if not every or len(picked) == 3:
                     break
         if len(picked) == 3:
             break
@@ -264,7 +279,7 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
 
 
 def _api_step(choice: Candidate) -> str:
-    return ("Next step: send your tokens to the hosted API priced above; should you still "
+    return ("Next step: serve from a hosted API now; should you still "
             f"fine-tune, {choice.count:,}× {short_name(choice.gpu_label)} from "
             f"{choice.provider_name} does your runs for ~{usd(choice.cost.per_year_usd)} a "
             "year.")

@@ -3,7 +3,7 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from engine.decide.decision import Candidate, lean_exclusions
 from engine.decide.engine import Decision
@@ -108,19 +108,65 @@ def excluded_line(decision: Decision) -> str | None:
     if not hw.excluded:
         return None
     counts, reason = _exclusions(decision)
-    rule = max(counts, key=lambda r: (counts[r], r))
+    rule = top_exclusion(counts)
     total = len({i for x in hw.excluded for i in x.ids})
     return (f"{total} of {hw.considered} configurations excluded; "
             f"{counts[rule]} by {rule}, e.g.: {reason(rule)}")
+
+
+def top_exclusion(counts: dict[str, int]) -> str:
+    """The rule that excluded the most configurations (ties: the last id)."""
+    return max(counts, key=lambda r: (counts[r], r))
+
+
+def explained_rules(decision: Decision, most: int | None = None) -> list[str]:
+    """The rules :func:`excluded_line` (``most`` None) or :func:`exclusion_lines` give a
+    reason for."""
+    counts, _ = _exclusions(decision)
+    if not counts:
+        return []
+    if most is None:
+        return [top_exclusion(counts)]
+    return sorted(counts, key=lambda r: (-counts[r], r))[:most]
 
 
 def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
     """Where no configuration is eligible: the rules that excluded them, most first, each
     with its count and one of its reasons (counted as :func:`_exclusions` counts)."""
     counts, reason = _exclusions(decision)
-    ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
+    ranked = explained_rules(decision, most)
     out = [f"All {decision.hardware.considered} configurations are excluded:"] if ranked else []
     return out + [f"{counts[rule]} by {rule}, e.g.: {reason(rule)}" for rule in ranked]
+
+
+def one_limit_line(decision: Decision, explained: Collection[str] = (),
+                   most: int = 3) -> str | None:
+    """In a refusal, the limits that alone shut out configurations: per rule, how many
+    configurations it is the only rule to exclude, most first, each with the reason given
+    for the first of them unless its rule is ``explained`` already. None outside a refusal,
+    where every configuration has two reasons or more, or where the only such rule is the
+    one explained (nothing to add)."""
+    hw = decision.hardware
+    if hw.choice is not None or not hw.excluded:
+        return None
+    rules: dict[str, set[str]] = {}
+    for x in lean_exclusions(hw.excluded, refusal=True):
+        for i in x.ids:
+            rules.setdefault(i, set()).add(x.rule)
+    alone: dict[str, list[str]] = {}
+    for i, found in sorted(rules.items()):
+        if len(found) == 1:
+            alone.setdefault(next(iter(found)), []).append(i)
+    if not alone or (set(alone) <= set(explained) and len(alone) == 1):
+        return None
+    reasons: dict[str, str] = {}
+    for x in hw.excluded:
+        if x.rule in alone and alone[x.rule][0] in x.ids:
+            reasons.setdefault(x.rule, x.reason.rstrip("."))
+    ranked = sorted(alone, key=lambda r: (-len(alone[r]), r))[:most]
+    parts = [f"{len(alone[r]):,} by {r}" + ("" if r in explained else f" ({reasons[r]})")
+             for r in ranked]
+    return "Kept out by one limit only: " + "; ".join(parts) + "."
 
 
 def _exclusions(decision: Decision) -> tuple[dict[str, int], Callable[[str], str]]:

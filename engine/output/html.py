@@ -20,7 +20,10 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
+    exclusion_lines,
+    explained_rules,
     headers,
+    one_limit_line,
     passed_over,
     table_legend,
     table_rows,
@@ -153,8 +156,12 @@ def _decisions(decision: Decision) -> list[str]:
 def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     rows = table_rows(decision)
     if not rows:
-        excluded = excluded_line(decision)
-        return ["<h2>Hardware</h2>", f"<p>{escape(excluded)}</p>"] if excluded else []
+        found = exclusion_lines(decision)
+        if not found:
+            return []
+        alone = one_limit_line(decision, explained_rules(decision, 4))
+        return ["<h2>Hardware</h2>", f"<p>{escape(found[0])}</p>", _list(found[1:]),
+                *([f"<p>{escape(alone)}</p>"] if alone else [])]
     days = with_days(decision)
     titles = headers(days)
     numeric = set(range(4, len(titles) + 1))  # after the mark, configuration, offer, region

@@ -11,7 +11,10 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
+    exclusion_lines,
+    explained_rules,
     headers,
+    one_limit_line,
     passed_over,
     table_legend,
     table_rows,
@@ -103,7 +106,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     """The hardware table in rank order, its legend, and why the others were not taken."""
     rows = table_rows(decision)
     if not rows:
-        return []
+        return _refused(decision)
     days = with_days(decision)
     titles = headers(days)
     lines = ["## Hardware", "",
@@ -120,6 +123,17 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     if excluded:
         lines += [_text(excluded), ""]
     return lines
+
+
+def _refused(decision: Decision) -> list[str]:
+    """Where no configuration is eligible: the rules that shut them out, and the limits
+    that alone keep some out."""
+    found = exclusion_lines(decision)
+    if not found:
+        return []
+    alone = one_limit_line(decision, explained_rules(decision, 4))
+    return ["## Hardware", "", _text(found[0]), "", *(f"- {_text(t)}" for t in found[1:]), "",
+            *([_text(alone), ""] if alone else [])]
 
 
 def _text(text: str) -> str:

@@ -17,7 +17,9 @@ from engine.output.hardware_rows import (
     cheaper_line,
     excluded_line,
     exclusion_lines,
+    explained_rules,
     headers,
+    one_limit_line,
     passed_over,
     table_legend,
     table_rows,
@@ -160,6 +162,7 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
             for text in lines[1:]:
                 grid.add_row(" ✗", escape(text))
             out.print(grid)
+            _line(out, one_limit_line(decision, explained_rules(decision, 4)), "")
         return
     days = with_days(decision)
     titles = ["", *headers(days, compact=True)]
