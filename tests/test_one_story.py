@@ -152,6 +152,12 @@ def _operators(decision: Decision) -> list[str]:
             c.days_per_run is not None and c.days_per_run > rented + 0.01)):
         bad.append(f"a run takes {c.days_per_run} days on capacity paid by the hour it runs; "
                    f"its limit is {rented} (steady work stretches only capacity held all year)")
+    offer = CATALOG_OFFER.get(str(c.offer)) if c.where == "cloud" else None
+    life = offer.on_demand_longest_hours if offer and c.pricing == "on-demand" else None
+    if (life is not None and c.days_per_run is not None and c.days_per_run * 24 > life + 0.1
+            and not decision.answers.get("frequent_checkpoints")):
+        bad.append(f"a run of {c.days_per_run} days on {c.provider_name}'s instances, which "
+                   f"end after {life:.0f} hours")
     method = decision.decisions["method"]
     if method.choice != c.method.replace("pretrain", "full"):
         bad.append(f"the method is {method.choice}, the pick trains with {c.method}")
@@ -181,6 +187,7 @@ def _group(candidate_id: str) -> tuple[str, str]:
 
 
 CATALOG_OFFERS = {o.id: o.gpu for o in CATALOG.offers}
+CATALOG_OFFER = {o.id: o for o in CATALOG.offers}
 
 
 def _deployment_reasons(decision: Decision) -> list[str]:

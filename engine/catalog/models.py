@@ -336,6 +336,10 @@ class Offer(Strict):
         default=None, description="None where it is sold only on spot or on committed terms "
         "(a spot listing, AWS Capacity Blocks)")
     spot_usd_per_gpu_hour: PositiveFloat | None = None
+    on_demand_longest_hours: PositiveFloat | None = Field(
+        default=None, description="the longest an on-demand instance runs before the provider "
+        "ends it (Google Cloud's flex-start: 168 hours); a longer run stops and waits for "
+        "capacity again. None: it runs until stopped")
     reserved: list[ReservedTerm] = Field(default_factory=list)
     reserved_usd_per_gpu_hour: PositiveFloat | None = Field(
         default=None, description="shorthand for one 12-month reserved term")

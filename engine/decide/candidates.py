@@ -351,6 +351,10 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "start_up_hours": 0.0,
         "spot_extra_hours": 0.0,
         "interruptions_per_run": 0.0,
+        "instance_longest_hours": 0.0,
+        "instance_restarts": 0,
+        "outlived_count": 0,
+        "outlived_days": 0.0,
         "start_up_usd_per_run": 0.0,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
@@ -414,13 +418,15 @@ class _Price(NamedTuple):
     days: int | None
     shortest_days: int | None
     key: str
+    longest_hours: float | None
+    """How long an instance runs before the provider ends it (None: until stopped)."""
 
 
 def _price(pricing: str, months: int | None, rate: float, days: int | None = None,
-           shortest_days: int | None = None) -> _Price:
+           shortest_days: int | None = None, longest_hours: float | None = None) -> _Price:
     key = (f"reserved-{days}d" if days is not None
            else pricing if months is None else f"reserved-{months}m")
-    return _Price(pricing, months, rate, days, shortest_days, key)
+    return _Price(pricing, months, rate, days, shortest_days, key, longest_hours)
 
 
 class _Rented(NamedTuple):
@@ -444,6 +450,9 @@ class _Rented(NamedTuple):
     """The longest acceptable run on it (:func:`run_limit`)."""
     all_year: bool
     """It is a pool paid for every hour of the year (:func:`rented_all_year`)."""
+    restarts: int
+    """Times a run stops because the provider ends its instances (``_Price.longest_hours``)
+    and starts again on new ones."""
 
 
 def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
@@ -454,7 +463,8 @@ def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
 
 def _make_prices(offer: Offer) -> tuple[_Price, ...]:
     prices = ([] if offer.on_demand_usd_per_gpu_hour is None
-              else [_price("on-demand", None, offer.on_demand_usd_per_gpu_hour)])
+              else [_price("on-demand", None, offer.on_demand_usd_per_gpu_hour,
+                           longest_hours=offer.on_demand_longest_hours)])
     if offer.spot_usd_per_gpu_hour is not None:
         prices.append(_price("spot", None, offer.spot_usd_per_gpu_hour))
     prices += [_price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
@@ -477,12 +487,14 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
                                                 frequent=sizing.frequent_checkpoints)
     runs = job.work.runs_per_year
     all_year = rented_all_year(sizing, pool, offer)
+    wall = (t.run_hours + spot if pool is None else pool.run_hours) + start.value
+    restarts = instance_restarts(wall, price.longest_hours)
+    if restarts and sizing.frequent_checkpoints:  # each piece starts again from a checkpoint
+        wall += restarts * _restart_hours(start)
     if pool is None:
-        wall = t.run_hours + start.value + spot
         hours = _billed(catalog, provider, price, runs, wall)
         busy = runs * wall
     else:  # on every hour of the year, or while each wave of jobs at once runs
-        wall = pool.run_hours + start.value
         hours = (policy.hours_per_year_max.value if all_year
                  else _billed(catalog, provider, price, waves(sizing, runs), wall))
         busy = t.busy_hours
@@ -497,9 +509,18 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
     limit = run_limit(sizing, price.pricing, price.days, all_year)
-    ok = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
+    ok = (t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
+          and (not restarts or sizing.frequent_checkpoints))
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
-                   ok, cap, limit, all_year)
+                   ok, cap, limit, all_year, restarts)
+
+
+def instance_restarts(wall_hours: float, longest_hours: float | None) -> int:
+    """Times a run of ``wall_hours`` stops where the provider ends an instance after
+    ``longest_hours`` (0 where it runs until stopped, or the run fits)."""
+    if longest_hours is None or wall_hours <= longest_hours:
+        return 0
+    return math.ceil(wall_hours / longest_hours) - 1
 
 
 def run_limit(sizing: Sizing, pricing: str, block_days: int | None,
@@ -596,10 +617,31 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
 
     if not listed:
         return []
-    chosen, fewest = _scan(_Counts(len(listed), make, judge), [p.key for p in prices])
+    tried = _Counts(len(listed), make, judge)
+    chosen, fewest = _scan(tried, [p.key for p in prices])
     return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
-                    fewest=fewest, smallest=next(iter(shapes)), pool=pool)
+                    fewest=fewest, smallest=next(iter(shapes)), pool=pool,
+                    outlived=_outlived(tried, listed, rented, t, key))
             for key, t in chosen.items()]
+
+
+def _outlived(counts: _Counts, listed: list[tuple[int, int]],
+              rented: Mapping[tuple[int, str], _Rented], t: Trial,
+              key: str) -> tuple[int, float] | None:
+    """Where the provider ends its instances before a run on the next smaller count would
+    finish, and that alone kept it out: that count and the days its run would take (None
+    otherwise)."""
+    r = rented[(t.count, key)]
+    if r.price.longest_hours is None or not r.ok:
+        return None
+    i = next(i for i, (count, _) in enumerate(listed) if count == t.count)
+    if i == 0:
+        return None
+    smaller = listed[i - 1][0]
+    counts.at(i - 1)
+    before = rented[(smaller, key)]
+    held = before.trial.fits and before.within and before.wall_hours / 24 <= before.limit_days
+    return (smaller, before.wall_hours / 24) if before.restarts and held else None
 
 
 def _placed(catalog: Catalog, offer: Offer, allowed: frozenset[str] | None) -> dict[str, Any]:
@@ -631,7 +673,8 @@ def location_label(catalog: Catalog, loc: Location | None) -> str:
 
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, gpu: Gpu,
             r: _Rented, *, plan: bool, fewest: int | None, smallest: int,
-            pool: Layout | None = None) -> PricedCandidate:
+            pool: Layout | None = None,
+            outlived: tuple[int, float] | None = None) -> PricedCandidate:
     t, price = r.trial, r.price
     runs = t.job.work.runs_per_year
     allowed = sizing.allowed_regions
@@ -671,6 +714,10 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "fixed_usd_year": tidy(r.cost, 2)
         if (price.pricing == "reserved" and price.days is None) or always_on else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
+        "instance_longest_hours": price.longest_hours or 0.0,
+        "instance_restarts": r.restarts,
+        "outlived_count": 0 if outlived is None else outlived[0],
+        "outlived_days": 0.0 if outlived is None else tidy(outlived[1], 1),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
         "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),

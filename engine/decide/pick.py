@@ -131,11 +131,11 @@ def plan_of(scored: Sequence[Scored], choice: Scored | None = None,
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
                 axes: Mapping[str, AxisDecision], book: Rulebook,
                 limit: int = 2) -> list[Scored]:
-    """Eligible configurations of another GPU or on the other side whose cost for the work is
-    within ``margin`` of the pick's (at most ``limit``): first those that cost no more,
-    finish a run more than ``margin`` sooner and go against none of the decided ``axes`` (the
-    pick won on a rule of its own, not on the work or a decision), then the nearest in cost.
-    What would tip the decision is then said with them."""
+    """Eligible configurations of another GPU, place, kind of cloud or pricing (one each)
+    whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
+    those that cost no more, finish a run more than ``margin`` sooner and go against none of
+    the decided ``axes`` (the pick won on a rule of its own, not on the work or a decision),
+    then the nearest in cost. What would tip the decision is then said with them."""
     cost, days = choice.config.cost_usd_year, choice.config.days_per_run
 
     def order(s: Scored) -> tuple[bool, float]:
@@ -145,12 +145,12 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
         return not better, abs(c.cost_usd_year - cost)
 
     found: list[Scored] = []
-    seen = {_group(choice)}
+    seen = {_side(choice)}
     for entry in sorted((s for s in scored if not s.excluded and s is not choice), key=order):
         other = entry.config.cost_usd_year
-        if not cost or abs(other - cost) > margin * cost or _group(entry) in seen:
+        if not cost or abs(other - cost) > margin * cost or _side(entry) in seen:
             continue
-        seen.add(_group(entry))
+        seen.add(_side(entry))
         found.append(entry)
         if len(found) >= limit:
             break
@@ -203,6 +203,16 @@ def _group(entry: Scored) -> tuple[str, str]:
     c = entry.config
     place = "yours" if c.is_owned else "yours+" if c.owned_added else c.where
     return c.gpu, place
+
+
+def _side(entry: Scored) -> tuple[str, ...]:
+    """The GPU, place and, rented, the kind of cloud and pricing: the same GPU rented on
+    another kind of cloud or another pricing is a rival of its own (24× B200 on Google Cloud
+    beside the same on Nebius)."""
+    c = entry.config
+    if c.where == "local":
+        return _group(entry)
+    return (*_group(entry), c.provider_kind, c.pricing)
 
 
 def _cheapest(ranked: Sequence[Scored]) -> Scored | None:

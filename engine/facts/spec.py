@@ -446,6 +446,13 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("spot_extra_hours", "number", "expected hours a spot run loses to interruptions and "
          "checkpoints", None, "hours"),
         ("interruptions_per_run", "number", "expected spot interruptions per run", None, None),
+        ("instance_longest_hours", "number", "how long the provider lets an on-demand "
+         "instance run before it ends it (0: until stopped)", None, "hours"),
+        ("instance_restarts", "number", "times a run stops because its instances end and "
+         "starts again on new ones", None, None),
+        ("outlived_count", "number", "the next smaller count, where only the life of the "
+         "provider's instances kept it out (0: none)", None, "GPUs"),
+        ("outlived_days", "number", "days a run would take on that count", None, "days"),
         ("commitment_discount_max", "number", "the most the provider's quoted commitments "
          "take off this on-demand price (0: none sold)", None, "fraction"),
         ("commitment_how", "string", "how those commitments are bought", None, None),

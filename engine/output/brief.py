@@ -121,10 +121,12 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
 
 
 _SHORTER = ((_WHY_LINES, 3, 2, 2, 4, 2), (5, 3, 2, 2, 4, 2), (4, 3, 2, 2, 4, 2),
-            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 2, 1, 1, 4, 2),
-            (3, 2, 1, 1, 3, 2), (3, 1, 1, 1, 3, 2), (3, 1, 1, 1, 3, 1), (3, 0, 1, 1, 3, 1))
+            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 2, 2, 1, 3, 2),
+            (3, 1, 2, 1, 3, 2), (3, 1, 1, 1, 3, 2), (3, 1, 1, 1, 3, 1), (3, 0, 1, 1, 3, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
-of the programme, of the next step, of what would change it)."""
+of the programme, of the next step, of what would change it). The work (how long a run
+takes, how busy the pick is) keeps its two lines until only what would change the answer
+has two."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
