@@ -1209,3 +1209,22 @@ def test_the_plan_is_priced_as_the_pick_is_rented() -> None:
     assert plan.reason is not None and "longer than the 3 days a run may take" in plan.reason
     assert plan.per_year_usd < 300000 and plan.days_per_run is not None
     assert plan.days_per_run > 3 > choice.days_per_run
+
+
+def test_a_revised_deployment_makes_cloud_kind_and_pricing_count_again() -> None:
+    """Deployment decided local, then revised to cloud where no owned configuration holds
+    the job: cloud kind and pricing, moot under local, apply to the rented pick."""
+    from engine.decide.engine import _applicable, _revised
+    from engine.decide.sides import Revision
+
+    book = load_engine().rulebook
+    axes = {"deployment": made_axis("local", {"local": [why("a", "prefer", 2)], "cloud": []}),
+            "cloud_kind": made_axis("specialised", {"specialised": [], "hyperscaler": []}),
+            "pricing": made_axis("on-demand", {"on-demand": [], "spot": []})}
+    moot = _applicable(axes, book)
+    assert not moot["cloud_kind"].applies and not moot["pricing"].applies
+    revised = _revised(moot, [Revision("deployment", "local", "cloud", "none holds it")], book)
+    assert revised["deployment"].choice == "cloud"
+    assert revised["cloud_kind"].applies and revised["pricing"].applies
+    back = _revised(revised, [Revision("deployment", "cloud", "local", "none holds it")], book)
+    assert not back["cloud_kind"].applies and not back["pricing"].applies

@@ -12,6 +12,7 @@ import pytest
 from engine.answers.model import validate_answers
 from engine.decide.candidates import instance_restarts
 from engine.decide.engine import Engine, load_engine
+from engine.output.brief import brief_lines
 
 GCP_PRETRAIN = {"workload": "pretrain", "model": "llama-3.2-3b", "training_tokens_b": 500,
                 "runs_per_year": 4, "usage_pattern": "continuous", "budget_usd": 1_500_000,
@@ -44,7 +45,9 @@ def test_without_frequent_checkpoints_the_count_is_the_fewest_that_finish_in_a_l
     assert 0 < smaller < int(flex["count"])  # type: ignore[call-overload]
     assert float(flex["outlived_days"]) > 7  # type: ignore[arg-type]
     said = [w.text for w in decision.warnings if w.id == "sized-for-the-instance-life"]
-    assert said and f"{smaller} would take {flex['outlived_days']:.1f} days" in said[0]
+    assert said and f"{smaller} would take {flex['outlived_days']:.1f}." in said[0]
+    brief = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    assert " ".join(said[0].split()) in brief  # declared for the one screen
 
 
 def test_with_frequent_checkpoints_a_run_goes_in_pieces_and_pays_each_restart() -> None:

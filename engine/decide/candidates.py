@@ -311,10 +311,13 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
 
     if not counts_of:
         return None
-    found, fewest = _scan(_Counts(len(counts_of), make, judge), ("purchase",))
+    tried = _Counts(len(counts_of), make, judge)
+    found, fewest = _scan(tried, ("purchase",))
     chosen = found.get("purchase")
     if chosen is None:
         return None
+    slower = None if owned or not tried.at(counts_of.index(chosen.count))[1]["purchase"][0] \
+        else _slower(tried, counts_of.index(chosen.count), cap, sizing, pool)
     placed = home(catalog, gpu, chosen.count, separate)
     assert placed is not None
     platform, boxes = placed
@@ -355,6 +358,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "instance_restarts": 0,
         "outlived_count": 0,
         "outlived_days": 0.0,
+        **_slower_facts(catalog, sizing, gpu, parts_of, own.purchase.value, slower),
         "start_up_usd_per_run": 0.0,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
@@ -369,6 +373,32 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
                            hardware=f"local:{gpu.id}{suffix}", low_cost=low, high_cost=high)
+
+
+def _slower(tried: _Counts, at: int, cap: float, sizing: Sizing,
+            pool: Layout | None) -> Trial | None:
+    """The next smaller count of a purchase, where only the run limit kept it out: it holds
+    the job and the year's work, but a run takes longer than the limit allows."""
+    if at == 0:
+        return None
+    t = tried.at(at - 1)[0]
+    run = t.run_hours if pool is None else pool.run_hours
+    held = t.fits and t.busy_hours <= cap and _holds(sizing, pool, t.count)
+    return t if held and run / 24 > sizing.deadline_days else None
+
+
+def _slower_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
+                  parts_of: Callable[[Catalog, Sizing, Gpu, int], Owning], upfront: float,
+                  slower: Trial | None) -> dict[str, Any]:
+    """What the next smaller purchase would be (:func:`_slower`): its count, the days a run
+    takes on it and how much less it costs up front (zeros where there is none)."""
+    if slower is None:
+        return {"slower_count": 0, "slower_days": 0.0, "slower_saving_usd": 0.0,
+                "slower_saving_share": 0.0}
+    saving = upfront - parts_of(catalog, sizing, gpu, slower.count).purchase.value
+    return {"slower_count": slower.count, "slower_days": tidy(slower.run_hours / 24, 1),
+            "slower_saving_usd": tidy(saving, 0),
+            "slower_saving_share": tidy(saving / upfront, 3) if upfront else 0.0}
 
 
 def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
@@ -714,6 +744,10 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "fixed_usd_year": tidy(r.cost, 2)
         if (price.pricing == "reserved" and price.days is None) or always_on else 0.0,
         "start_up_hours": tidy(r.start_up.value, 3),
+        "slower_count": 0,
+        "slower_days": 0.0,
+        "slower_saving_usd": 0.0,
+        "slower_saving_share": 0.0,
         "instance_longest_hours": price.longest_hours or 0.0,
         "instance_restarts": r.restarts,
         "outlived_count": 0 if outlived is None else outlived[0],

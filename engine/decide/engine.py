@@ -522,7 +522,9 @@ def _applicable(axes: dict[str, AxisDecision], book: Rulebook) -> dict[str, Axis
     for name, axis in axes.items():
         when = book.applies_when.get(name, {})
         applies = all(axes[other].choice in options for other, options in when.items())
-        out[name] = axis if applies else axis.model_copy(update={"applies": False})
+        # both ways: a revised deployment (local → cloud) makes cloud kind and pricing count
+        out[name] = axis if applies == axis.applies else axis.model_copy(
+            update={"applies": applies})
     return out
 
 

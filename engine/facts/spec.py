@@ -453,6 +453,13 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("outlived_count", "number", "the next smaller count, where only the life of the "
          "provider's instances kept it out (0: none)", None, "GPUs"),
         ("outlived_days", "number", "days a run would take on that count", None, "days"),
+        ("slower_count", "number", "a purchase's next smaller count, where only the run limit "
+         "kept it out (0: none)", None, "GPUs"),
+        ("slower_days", "number", "days a run would take on that count", None, "days"),
+        ("slower_saving_usd", "number", "how much less that count costs up front", None,
+         "USD"),
+        ("slower_saving_share", "number", "that saving as a share of the purchase", None,
+         "fraction"),
         ("commitment_discount_max", "number", "the most the provider's quoted commitments "
          "take off this on-demand price (0: none sold)", None, "fraction"),
         ("commitment_how", "string", "how those commitments are bought", None, None),

@@ -71,7 +71,8 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
 
 Item = tuple[str, str]
 """(kind, text): ``headline``, ``notice``, ``owned`` (why the team's own GPUs are not the
-pick), ``refused`` (where no configuration is eligible: what shut them out), ``cost``,
+pick), ``warning`` (one the rules declare for the one screen), ``refused`` (where no
+configuration is eligible: what shut them out), ``cost``,
 ``work``, ``programme``, ``why`` (a heading, then a ``reason`` each),
 ``next``, ``alternatives`` (then an ``alternative`` each), ``change``, ``more``,
 ``identity``."""
@@ -91,6 +92,8 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
               for n in (*price_lines(decision), assumed_work_line(decision),
                         peaks_notice(decision), *hardware)
               if n]
+    if not api:
+        items += [("warning", n) for n in _brief_warnings(decision, book)]
     if choice is None and not api:  # a refusal: what shut out the most, and what alone
         refused = [excluded_line(decision),
                    one_limit_line(decision, explained_rules(decision))]
@@ -130,7 +133,8 @@ has two."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
-    most = {"headline": 3, "notice": 2, "owned": 4, "refused": 3, "cost": 3, "more": 2, **most_of}
+    most = {"headline": 3, "notice": 2, "owned": 4, "refused": 3, "warning": 3, "cost": 3,
+            "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
@@ -305,6 +309,14 @@ def _label(c: Candidate) -> str:
     where = ("yours" if c.owned else f"yours + {c.added_to_owned} bought" if c.added_to_owned
              else "to buy" if c.where == "local" else f"{c.provider_label} {c.pricing}")
     return f"{c.count:,}× {short_name(c.gpu_label)}, {where}"
+
+
+def _brief_warnings(decision: Decision, book: Rulebook | None) -> list[str]:
+    """The warnings ``book`` declares for the one screen (``brief: true``)."""
+    if book is None:
+        return []
+    return [w.text for w in decision.warnings
+            if (declared := book.warnings.get(w.id)) is not None and declared.brief]
 
 
 def _would_change(decision: Decision) -> str | None:

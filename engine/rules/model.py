@@ -153,6 +153,9 @@ class Declared(_Strict):
     id: RuleId
     title: str
     sources: list[str] = Field(min_length=1)
+    brief: bool = Field(default=False, description="a warning the one-screen answer shows "
+                        "under the pick (it changes what the team would do), not only "
+                        "--explain")
 
 
 class DeclarationFile(_Strict):
