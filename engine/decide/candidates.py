@@ -518,7 +518,7 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     runs = job.work.runs_per_year
     all_year = rented_all_year(sizing, pool, offer)
     wall = (t.run_hours + spot if pool is None else pool.run_hours) + start.value
-    restarts = instance_restarts(wall, price.longest_hours)
+    restarts = 0 if price.longest_hours is None else instance_restarts(wall, price.longest_hours)
     if restarts and sizing.frequent_checkpoints:  # each piece starts again from a checkpoint
         wall += restarts * _restart_hours(start)
     if pool is None:
@@ -649,9 +649,10 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
         return []
     tried = _Counts(len(listed), make, judge)
     chosen, fewest = _scan(tried, [p.key for p in prices])
+    lives = offer.on_demand_longest_hours is not None
     return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
                     fewest=fewest, smallest=next(iter(shapes)), pool=pool,
-                    outlived=_outlived(tried, listed, rented, t, key))
+                    outlived=_outlived(tried, listed, rented, t, key) if lives else None)
             for key, t in chosen.items()]
 
 
