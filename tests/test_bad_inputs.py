@@ -182,6 +182,8 @@ CASES: dict[str, Expect] = {
                                    _PRICES, 8),
     "prices-absurd.yaml": Expect("on_demand_usd_per_gpu_hour: input should be less than",
                                  _PRICES, 8),
+    "prices-zero-instance-life.yaml": Expect("offers[gcp-t4].on_demand_longest_hours: input "
+                                             "should be greater than 0", _PRICES, 9),
     "prices-unknown-gpu.yaml": Expect("offers[my-quote].gpu: unknown gpu 'h900-ultra'",
                                       _PRICES, 2),
     "prices-unknown-region.yaml": Expect("offers[my-quote].regions: region 'mars'", _PRICES, 2),
