@@ -316,8 +316,9 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     chosen = found.get("purchase")
     if chosen is None:
         return None
-    slower = None if owned or not tried.at(counts_of.index(chosen.count))[1]["purchase"][0] \
-        else _slower(tried, counts_of.index(chosen.count), cap, sizing, pool)
+    at = counts_of.index(chosen.count)
+    met = tried.at(at)[1]["purchase"][0]  # else the best attempt: nothing smaller to offer
+    slower = _slower(tried, at, cap, sizing, pool) if met and not owned else None
     placed = home(catalog, gpu, chosen.count, separate)
     assert placed is not None
     platform, boxes = placed

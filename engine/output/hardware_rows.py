@@ -149,8 +149,8 @@ def one_limit_line(decision: Decision, explained: Collection[str] = (),
     hw = decision.hardware
     if hw.choice is not None or not hw.excluded:
         return None
-    rules: dict[str, set[str]] = {}
-    for x in lean_exclusions(hw.excluded, refusal=True):
+    rules: dict[str, set[str]] = {}  # a refusal keeps every rule that excluded each
+    for x in hw.excluded:
         for i in x.ids:
             rules.setdefault(i, set()).add(x.rule)
     alone: dict[str, list[str]] = {}
