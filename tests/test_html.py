@@ -66,3 +66,29 @@ def test_each_example_renders_in_chromium(example: Path, tmp_path: Path) -> None
             assert chart[0] > 300 and chart[1] > 200
         page.screenshot(SHOTS / f"{example.stem}.png")
     assert (SHOTS / f"{example.stem}.png").stat().st_size > 10_000
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_a_refusal_page_lists_what_shut_out_the_configurations(tmp_path: Path) -> None:
+    """Data that must stay in a country no offer is priced in, and no capital (scenario 48):
+    the page says so, lists the excluding rules and the limits that alone keep some out, and
+    has no pick."""
+    import yaml
+
+    scenario = ROOT / "tests" / "scenarios" / "48-country-no-offer-serves.yaml"
+    answers = tmp_path / "answers.yaml"
+    answers.write_text(yaml.safe_dump(yaml.safe_load(scenario.read_text())["answers"]))
+    path = page_of(answers, tmp_path)
+    assert BINARY is not None
+    with Page(BINARY) as page:
+        page.open(path)
+        assert page.console_errors == []
+        headings = page.evaluate("[...document.querySelectorAll('h2')].map(h => h.textContent)")
+        assert "The job" in headings and "The pick in detail" not in headings
+        assert "Hardware" in headings
+        text = page.evaluate("document.body.innerText")
+        assert "No configuration in the catalog can do this job" in text
+        assert "by residency.region-excludes-offers, e.g.: Priced only in" in text
+        assert "Kept out by one limit only:" in text
+        assert page.evaluate("document.querySelectorAll('tr.pick').length") == 0

@@ -129,7 +129,8 @@ def _details(decision: Decision, platforms: Mapping[str, str] | None) -> list[st
              break_even_line(decision), against_break_even_line(decision), plan_line(decision),
              owned_line(decision), peaks_line(decision), *close_call_lines(decision)]
     shown = [t for t in texts if t]
-    return ["<h2>The pick in detail</h2>", *(f"<p>{escape(t)}</p>" for t in shown)]
+    title = "The pick in detail" if decision.hardware.choice else "The job"
+    return [f"<h2>{title}</h2>", *(f"<p>{escape(t)}</p>" for t in shown)]
 
 
 def _decisions(decision: Decision) -> list[str]:
