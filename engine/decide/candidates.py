@@ -297,11 +297,17 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     pool = _pool(catalog, sizing, job, gpu, None,
                  (c for c in counts_of if nodes_of(catalog, gpu, c, separate) == 1))
 
+    def run_days(t: Trial) -> float:
+        return (t.run_hours if pool is None else pool.run_hours) / 24
+
+    def held(t: Trial) -> bool:
+        """Every requirement but the run limit: the job fits, the year's work and the jobs
+        at once are held."""
+        return t.fits and t.busy_hours <= cap and _holds(sizing, pool, t.count)
+
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
-        run = t.run_hours if pool is None else pool.run_hours
-        ok = (t.fits and t.busy_hours <= cap and run / 24 <= sizing.deadline_days
-              and _holds(sizing, pool, t.count))
+        ok = held(t) and run_days(t) <= sizing.deadline_days
         return {"purchase": (ok, line.at(t.busy_hours))}
 
     def make(i: int) -> Trial:
@@ -318,7 +324,10 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         return None
     at = counts_of.index(chosen.count)
     met = tried.at(at)[1]["purchase"][0]  # else the best attempt: nothing smaller to offer
-    slower = _slower(tried, at, cap, sizing, pool) if met and not owned else None
+    # the next smaller purchase, where only the run limit kept it out
+    smaller = tried.at(at - 1)[0] if met and not owned and at else None
+    slower = smaller if (smaller is not None and held(smaller)
+                         and run_days(smaller) > sizing.deadline_days) else None
     placed = home(catalog, gpu, chosen.count, separate)
     assert placed is not None
     platform, boxes = placed
@@ -359,7 +368,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "instance_restarts": 0,
         "outlived_count": 0,
         "outlived_days": 0.0,
-        **_slower_facts(catalog, sizing, gpu, parts_of, own.purchase.value, slower),
+        **_slower_facts(catalog, sizing, gpu, parts_of, own.purchase.value, slower,
+                        run_days(slower) if slower else 0.0),
         "start_up_usd_per_run": 0.0,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
@@ -376,28 +386,17 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                            hardware=f"local:{gpu.id}{suffix}", low_cost=low, high_cost=high)
 
 
-def _slower(tried: _Counts, at: int, cap: float, sizing: Sizing,
-            pool: Layout | None) -> Trial | None:
-    """The next smaller count of a purchase, where only the run limit kept it out: it holds
-    the job and the year's work, but a run takes longer than the limit allows."""
-    if at == 0:
-        return None
-    t = tried.at(at - 1)[0]
-    run = t.run_hours if pool is None else pool.run_hours
-    held = t.fits and t.busy_hours <= cap and _holds(sizing, pool, t.count)
-    return t if held and run / 24 > sizing.deadline_days else None
-
-
 def _slower_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
                   parts_of: Callable[[Catalog, Sizing, Gpu, int], Owning], upfront: float,
-                  slower: Trial | None) -> dict[str, Any]:
-    """What the next smaller purchase would be (:func:`_slower`): its count, the days a run
-    takes on it and how much less it costs up front (zeros where there is none)."""
+                  slower: Trial | None, days: float) -> dict[str, Any]:
+    """What the next smaller purchase would be where only the run limit kept it out: its
+    count, the ``days`` a run takes on it and how much less it costs up front (zeros where
+    there is none)."""
     if slower is None:
         return {"slower_count": 0, "slower_days": 0.0, "slower_saving_usd": 0.0,
                 "slower_saving_share": 0.0}
     saving = upfront - parts_of(catalog, sizing, gpu, slower.count).purchase.value
-    return {"slower_count": slower.count, "slower_days": tidy(slower.run_hours / 24, 1),
+    return {"slower_count": slower.count, "slower_days": tidy(days, 1),
             "slower_saving_usd": tidy(saving, 0),
             "slower_saving_share": tidy(saving / upfront, 3) if upfront else 0.0}
 
@@ -484,6 +483,9 @@ class _Rented(NamedTuple):
     restarts: int
     """Times a run stops because the provider ends its instances (``_Price.longest_hours``)
     and starts again on new ones."""
+    held: bool
+    """It meets every requirement but the life of the provider's instances (``ok`` is this
+    where no run outlives them, or the team checkpoints often)."""
 
 
 def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
@@ -540,10 +542,10 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
     limit = run_limit(sizing, price.pricing, price.days, all_year)
-    ok = (t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
-          and (not restarts or sizing.frequent_checkpoints))
+    held = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
+    ok = held and (not restarts or sizing.frequent_checkpoints)
     return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
-                   ok, cap, limit, all_year, restarts)
+                   ok, cap, limit, all_year, restarts, held)
 
 
 def instance_restarts(wall_hours: float, longest_hours: float | None) -> int:
@@ -672,8 +674,7 @@ def _outlived(counts: _Counts, listed: list[tuple[int, int]],
     smaller = listed[i - 1][0]
     counts.at(i - 1)
     before = rented[(smaller, key)]
-    held = before.trial.fits and before.within and before.wall_hours / 24 <= before.limit_days
-    return (smaller, before.wall_hours / 24) if before.restarts and held else None
+    return (smaller, before.wall_hours / 24) if before.restarts and before.held else None
 
 
 def _placed(catalog: Catalog, offer: Offer, allowed: frozenset[str] | None) -> dict[str, Any]:

@@ -15,13 +15,7 @@ from collections.abc import Mapping
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import (
-    excluded_line,
-    explained_rules,
-    one_limit_line,
-    table_rows,
-    why_not_short,
-)
+from engine.output.hardware_rows import brief_refusal, table_rows, why_not_short
 from engine.output.summary import (
     assumed_work_line,
     break_even_line,
@@ -95,9 +89,7 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     if not api:
         items += [("warning", n) for n in _brief_warnings(decision, book)]
     if choice is None and not api:  # a refusal: what shut out the most, and what alone
-        refused = [excluded_line(decision),
-                   one_limit_line(decision, explained_rules(decision))]
-        items += [("refused", n) for n in refused if n]
+        items += [("refused", n) for n in brief_refusal(decision)]
     if choice is not None and not api:
         items += [("cost", _cost(decision, choice)), ("work", work_line(decision))]
         programme = programme_line(decision)

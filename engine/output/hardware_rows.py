@@ -3,7 +3,8 @@ the engine's rank order, their cells and legend, and why the others were not tak
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from typing import NamedTuple
 
 from engine.decide.decision import Candidate, lean_exclusions
 from engine.decide.engine import Decision
@@ -104,39 +105,58 @@ def row_label(c: Candidate) -> str:
 def excluded_line(decision: Decision) -> str | None:
     """How many configurations rules excluded, with the rule that excluded the most first and
     one of its reasons (counted as :func:`_exclusions` counts)."""
-    hw = decision.hardware
-    if not hw.excluded:
+    if not decision.hardware.excluded:
         return None
     counts, reason = _exclusions(decision)
-    rule = top_exclusion(counts)
+    return _excluded_text(decision, counts, reason, _top_exclusion(counts))
+
+
+def _excluded_text(decision: Decision, counts: Mapping[str, int],
+                   reason: Callable[[str], str], rule: str) -> str:
+    hw = decision.hardware
     total = len({i for x in hw.excluded for i in x.ids})
     return (f"{total} of {hw.considered} configurations excluded; "
             f"{counts[rule]} by {rule}, e.g.: {reason(rule)}")
 
 
-def top_exclusion(counts: dict[str, int]) -> str:
+def _top_exclusion(counts: Mapping[str, int]) -> str:
     """The rule that excluded the most configurations (ties: the last id)."""
     return max(counts, key=lambda r: (counts[r], r))
 
 
-def explained_rules(decision: Decision, most: int | None = None) -> list[str]:
-    """The rules :func:`excluded_line` (``most`` None) or :func:`exclusion_lines` give a
-    reason for."""
-    counts, _ = _exclusions(decision)
-    if not counts:
+def brief_refusal(decision: Decision) -> list[str]:
+    """A refusal on one screen: :func:`excluded_line`, then the limits that alone keep
+    configurations out (:func:`one_limit_line`, its rule's reason not said twice)."""
+    if not decision.hardware.excluded:
         return []
-    if most is None:
-        return [top_exclusion(counts)]
-    return sorted(counts, key=lambda r: (-counts[r], r))[:most]
-
-
-def exclusion_lines(decision: Decision, most: int = 4) -> list[str]:
-    """Where no configuration is eligible: the rules that excluded them, most first, each
-    with its count and one of its reasons (counted as :func:`_exclusions` counts)."""
     counts, reason = _exclusions(decision)
-    ranked = explained_rules(decision, most)
-    out = [f"All {decision.hardware.considered} configurations are excluded:"] if ranked else []
-    return out + [f"{counts[rule]} by {rule}, e.g.: {reason(rule)}" for rule in ranked]
+    rule = _top_exclusion(counts)
+    alone = one_limit_line(decision, (rule,))
+    return [_excluded_text(decision, counts, reason, rule), *([alone] if alone else [])]
+
+
+class Refusal(NamedTuple):
+    """Where no configuration is eligible, what every full format shows."""
+
+    head: str
+    """``All 260 configurations are excluded:``"""
+    rules: list[str]
+    """The rules that excluded them, most first, each with its count and one of its reasons
+    (counted as :func:`_exclusions` counts)."""
+    alone: str | None
+    """:func:`one_limit_line`, without the reasons ``rules`` gave already."""
+
+
+def refusal(decision: Decision, most: int = 4) -> Refusal | None:
+    """What shut out the configurations of a decision none of which is eligible (None where
+    nothing was excluded)."""
+    counts, reason = _exclusions(decision)
+    ranked = sorted(counts, key=lambda r: (-counts[r], r))[:most]
+    if not ranked:
+        return None
+    return Refusal(f"All {decision.hardware.considered} configurations are excluded:",
+                   [f"{counts[rule]} by {rule}, e.g.: {reason(rule)}" for rule in ranked],
+                   one_limit_line(decision, ranked))
 
 
 def one_limit_line(decision: Decision, explained: Collection[str] = (),

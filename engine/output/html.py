@@ -20,11 +20,9 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
-    exclusion_lines,
-    explained_rules,
     headers,
-    one_limit_line,
     passed_over,
+    refusal,
     table_legend,
     table_rows,
     with_days,
@@ -157,12 +155,11 @@ def _decisions(decision: Decision) -> list[str]:
 def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     rows = table_rows(decision)
     if not rows:
-        found = exclusion_lines(decision)
-        if not found:
+        found = refusal(decision)
+        if found is None:
             return []
-        alone = one_limit_line(decision, explained_rules(decision, 4))
-        return ["<h2>Hardware</h2>", f"<p>{escape(found[0])}</p>", _list(found[1:]),
-                *([f"<p>{escape(alone)}</p>"] if alone else [])]
+        return ["<h2>Hardware</h2>", f"<p>{escape(found.head)}</p>", _list(found.rules),
+                *([f"<p>{escape(found.alone)}</p>"] if found.alone else [])]
     days = with_days(decision)
     titles = headers(days)
     numeric = set(range(4, len(titles) + 1))  # after the mark, configuration, offer, region

@@ -11,11 +11,9 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
-    exclusion_lines,
-    explained_rules,
     headers,
-    one_limit_line,
     passed_over,
+    refusal,
     table_legend,
     table_rows,
     with_days,
@@ -128,12 +126,11 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
 def _refused(decision: Decision) -> list[str]:
     """Where no configuration is eligible: the rules that shut them out, and the limits
     that alone keep some out."""
-    found = exclusion_lines(decision)
-    if not found:
+    found = refusal(decision)
+    if found is None:
         return []
-    alone = one_limit_line(decision, explained_rules(decision, 4))
-    return ["## Hardware", "", _text(found[0]), "", *(f"- {_text(t)}" for t in found[1:]), "",
-            *([_text(alone), ""] if alone else [])]
+    return ["## Hardware", "", _text(found.head), "", *(f"- {_text(t)}" for t in found.rules),
+            "", *([_text(found.alone), ""] if found.alone else [])]
 
 
 def _text(text: str) -> str:

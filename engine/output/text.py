@@ -16,11 +16,9 @@ from engine.output.hardware_rows import (
     cells,
     cheaper_line,
     excluded_line,
-    exclusion_lines,
-    explained_rules,
     headers,
-    one_limit_line,
     passed_over,
+    refusal,
     table_legend,
     table_rows,
     usd_short,
@@ -154,15 +152,15 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
 
     rows = table_rows(decision)
     if not rows:
-        lines = exclusion_lines(decision)
-        if lines:
+        found = refusal(decision)
+        if found:
             out.print("[bold]Hardware[/bold]")
-            _line(out, lines[0], "")
+            _line(out, found.head, "")
             grid = _grid()
-            for text in lines[1:]:
+            for text in found.rules:
                 grid.add_row(" ✗", escape(text))
             out.print(grid)
-            _line(out, one_limit_line(decision, explained_rules(decision, 4)), "")
+            _line(out, found.alone, "")
         return
     days = with_days(decision)
     titles = ["", *headers(days, compact=True)]
