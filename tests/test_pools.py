@@ -161,3 +161,29 @@ def test_a_rented_pool_takes_whole_instances_side_by_side_and_no_dearer_reservat
     pricing = decision["decisions"]["pricing"]
     assert pricing["choice"] == "on-demand"
     assert "pricing.reserved-pays-for-idle" in decision["fired"]
+
+
+def test_a_node_larger_than_the_jobs_spreads_them_over_its_gpus() -> None:
+    """Three jobs at once on an 8-GPU instance: each job runs on 2 GPUs, not on MIG slices
+    of 1.5 GPUs while 6 idle, so a wave (billed on the whole instance) ends 4 times sooner
+    and costs no more than the slices would."""
+    from engine.answers.model import validate_answers
+    from engine.decide.engine import load_engine
+
+    engine = load_engine()
+    answers = validate_answers({"model": "qwen2.5-14b", "method": "lora",
+                                "training_tokens_b": 0.5, "runs_per_year": 30,
+                                "usage_pattern": "bursty", "concurrent_jobs": 3,
+                                "budget_usd": 40000, "upfront_capex": False,
+                                "cloud_ecosystem": "azure"}, engine.catalog)
+    facts = {f["candidate_id"]: f
+             for f in engine.evaluate(answers, trace=False).candidate_facts}
+    h200 = facts["cloud:azure-h200-nd-v5:on-demandx8:lora"]
+    assert h200["gpus_per_job"] == 2 and h200["jobs_at_once"] == 4
+    assert not h200["mig_profile"] and "so that none idles" in h200["pool_layout"]
+    a100 = facts["cloud:azure-a100-80gb:on-demandx3:lora"]  # a GPU a job: no GPU idles
+    assert a100["gpus_per_job"] == 1 and "one job per GPU" in a100["pool_layout"]
+    # 2 H200s a job finish far sooner than 1 A100, and the whole instance, billed each wave,
+    # costs about what the work does (on slices it cost 5.7 times the A100s)
+    assert h200["days_per_run"] < a100["days_per_run"] / 4
+    assert h200["cost_usd_year"] < 1.5 * a100["cost_usd_year"]

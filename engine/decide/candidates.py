@@ -37,7 +37,7 @@ from engine.decide.placements import (
     pool_instance_counts,
     trial,
 )
-from engine.decide.pools import Layout, layout
+from engine.decide.pools import Layout, layout, spread
 from engine.estimates.cost import (
     Owning,
     adding_to_owned,
@@ -294,16 +294,20 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     parts_of = _owned_parts if owned else _added_parts if added else _owning_parts
 
     separate = sizing.concurrent_jobs > 1
-    pool = _pool(catalog, sizing, job, gpu, None,
-                 (c for c in counts_of if nodes_of(catalog, gpu, c, separate) == 1))
+    pools = _pool(catalog, sizing, job, gpu, None,
+                  (c for c in counts_of if nodes_of(catalog, gpu, c, separate) == 1))
+
+    def run_hours(t: Trial) -> float:
+        pool = pools(t.count)
+        return t.run_hours if pool is None else pool.run_hours
 
     def run_days(t: Trial) -> float:
-        return (t.run_hours if pool is None else pool.run_hours) / 24
+        return run_hours(t) / 24
 
     def held(t: Trial) -> bool:
         """Every requirement but the run limit: the job fits, the year's work and the jobs
         at once are held."""
-        return t.fits and t.busy_hours <= cap and _holds(sizing, pool, t.count)
+        return t.fits and t.busy_hours <= cap and _holds(sizing, pools(t.count), t.count)
 
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
@@ -313,7 +317,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     def make(i: int) -> Trial:
         count = counts_of[i]
         return pooled(trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count, separate),
-                            "infiniband"), pool)
+                            "infiniband"), pools(count))
 
     if not counts_of:
         return None
@@ -374,12 +378,12 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, chosen,
-                       wall_hours=chosen.run_hours if pool is None else pool.run_hours,
+                       wall_hours=run_hours(chosen),
                        within=chosen.busy_hours <= cap, busy_cap=cap, cost=own.cost.value,
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count),
                        limit_days=sizing.deadline_days),
-        **_pool_facts(sizing, pool, chosen.count, always_on=True),
+        **_pool_facts(sizing, pools(chosen.count), chosen.count, always_on=True),
     }
     low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
@@ -629,15 +633,16 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     shapes = dict(cloud_counts(catalog, offer) if counts is None else counts)
     prices = _prices(catalog, offer)
     rented: dict[tuple[int, str], _Rented] = {}
-    pool = _pool(catalog, sizing, job, gpu, offer.network,
-                 (c for c, n in shapes.items() if n == 1))
+    pools = _pool(catalog, sizing, job, gpu, offer.network,
+                  (c for c, n in shapes.items() if n == 1))
 
     def judge(t: Trial) -> Verdicts:
         out = {}
         instances = shapes[t.count]
         start = _start_up(catalog, sizing, t.job, provider, instances)
         for price in prices:
-            r = _rent(catalog, sizing, offer, provider, t, instances, start, price, pool)
+            r = _rent(catalog, sizing, offer, provider, t, instances, start, price,
+                      pools(t.count))
             rented[(t.count, price.key)] = r
             out[price.key] = (r.ok, r.cost)
         return out
@@ -646,7 +651,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
 
     def make(i: int) -> Trial:
         count, instances = listed[i]
-        return pooled(trial(catalog, job, gpu, count, instances, offer.network), pool)
+        return pooled(trial(catalog, job, gpu, count, instances, offer.network), pools(count))
 
     if not listed:
         return []
@@ -654,7 +659,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     chosen, fewest = _scan(tried, [p.key for p in prices])
     lives = offer.on_demand_longest_hours is not None
     return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
-                    fewest=fewest, smallest=next(iter(shapes)), pool=pool,
+                    fewest=fewest, smallest=next(iter(shapes)), pool=pools(t.count),
                     outlived=_outlived(tried, listed, rented, t, key) if lives else None)
             for key, t in chosen.items()]
 
@@ -828,13 +833,22 @@ def _commitment_discount(provider: Provider, price: _Price) -> float:
 
 # -- pools ------------------------------------------------------------------------------
 def _pool(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, network: Network | None,
-          single_node: Iterable[int]) -> Layout | None:
-    """How ``gpu`` holds the team's jobs at once, a job on at most one node of the largest
-    of ``single_node`` counts (None, and nothing read, for one job at a time)."""
+          single_node: Iterable[int]) -> Callable[[int], Layout | None]:
+    """How ``count`` GPUs of ``gpu`` hold the team's jobs at once, a job on at most one node
+    of the largest of ``single_node`` counts (None, and nothing read, for one job at a
+    time)."""
     if sizing.concurrent_jobs <= 1:
-        return None
-    return layout(catalog, job, gpu, network, sizing.deadline_days * 24,
-                  max(single_node, default=1))
+        return _no_pool
+    node = max(single_node, default=1)
+    base = layout(catalog, job, gpu, network, sizing.deadline_days * 24, node)
+
+    def at(count: int) -> Layout:
+        return spread(catalog, job, gpu, network, base, count, sizing.concurrent_jobs, node)
+    return at
+
+
+def _no_pool(count: int) -> None:
+    return None
 
 
 def _holds(sizing: Sizing, pool: Layout | None, count: int) -> bool:

@@ -3,9 +3,11 @@
 A team whose ``concurrent_jobs`` must run at once (a platform team's shared pool, a course
 whose students all train in the same lab hour) needs room for every one of them together:
 each job on a MIG slice big enough for it, on a whole GPU, or on as many GPUs as one job
-needs. The layout depends on the GPU and the job, not on how many GPUs there are: the most
-jobs one GPU holds, among the slices that hold one job in memory and finish its run within
-the limit. How many GPUs then follows from the number of jobs (:meth:`Layout.jobs_at_once`).
+needs. The layout depends on the GPU and the job: the most jobs one GPU holds, among the
+slices that hold one job in memory and finish its run within the limit. How many GPUs then
+follows from the number of jobs (:meth:`Layout.jobs_at_once`). Where a configuration has
+more GPUs than that (an instance sold only as 8 GPUs, for 3 jobs), :func:`spread` gives each
+job as many as leave room for the others, so that none idles while the jobs run.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class Layout:
     """One job fits its share."""
     peak_gib: float = 0.0
     """What one job needs on its share (gradient checkpointing on where it must be)."""
+    spread: bool = False
+    """Each job is given more GPUs than it needs, so that none idles while the jobs run."""
 
     def jobs_at_once(self, count: int) -> int:
         """The jobs ``count`` GPUs run at the same time."""
@@ -56,6 +60,10 @@ class Layout:
         if self.profile:
             return (f"{need}: {self.per_gpu} MIG slices of {self.slice_gib:,.0f} GiB "
                     f"({self.profile}) on each GPU, {at_once}")
+        if self.spread:
+            share = "a GPU" if self.per_gpu else f"{self.gpus_per_job} GPUs"
+            return (f"each job on {share} ({self.peak_gib:,.1f} GiB on each) so that none "
+                    f"idles, {at_once}")
         if self.per_gpu:
             return f"{need}: one job per GPU, {at_once}"
         return (f"a job needs {self.gpus_per_job} GPUs ({self.peak_gib:,.1f} GiB on each), "
@@ -85,8 +93,7 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
         if found is not None and found[0] <= deadline_hours:
             return Layout(p.name, tidy(_slice_gib(gpu, p), 1), p.instances, 1,
                           tidy(found[0], 3), True, tidy(found[1], 2))
-    counts = [k for k in (1, 2, 4, 8, 16) if k < node_gpus] + [node_gpus]
-    tried = [trial(catalog, job, gpu, k, 1, network) for k in counts]
+    tried = [trial(catalog, job, gpu, k, 1, network) for k in _shares(node_gpus)]
     fitting = [t for t in tried if t.fits]
     on_time = [t for t in fitting if t.run_hours <= deadline_hours]
     chosen = on_time[0] if on_time else (fitting[-1] if fitting else None)
@@ -94,6 +101,39 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
         return Layout("", tidy(gpu.vram_gib, 1), 0, node_gpus, 0.0, False)
     return Layout("", tidy(gpu.vram_gib, 1), 1 if chosen.count == 1 else 0, chosen.count,
                   tidy(chosen.run_hours, 3), True, chosen.peak)
+
+
+def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,
+           count: int, jobs: int, node_gpus: int) -> Layout:
+    """``base`` on ``count`` GPUs that run ``jobs`` at once: where the GPUs outnumber what
+    the jobs need, each job gets the most GPUs of one node (1, 2, 4 …) that still leave room
+    for all of them, as an operator spreads jobs over GPUs that would otherwise idle while
+    they run (remembered per job, GPU and count); else ``base``."""
+    if not base.fits:
+        return base
+    found: Layout = catalog.per_job(
+        ("pool_spread", job.request, job.method, job.precision, gpu.id, network, base, count,
+         jobs, node_gpus),
+        _spread, catalog, job, gpu, network, base, count, jobs, node_gpus)
+    return found
+
+
+def _spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,
+            count: int, jobs: int, node_gpus: int) -> Layout:
+    need = 1 if base.per_gpu else base.gpus_per_job
+    shares = [k for k in _shares(node_gpus) if need <= k and k * jobs <= count]
+    if not shares or (shares[-1] == need and not base.profile):
+        return base
+    given = trial(catalog, job, gpu, shares[-1], 1, network)
+    if not given.fits:
+        return base
+    return Layout("", tidy(gpu.vram_gib, 1), 1 if given.count == 1 else 0, given.count,
+                  tidy(given.run_hours, 3), True, given.peak, spread=True)
+
+
+def _shares(node_gpus: int) -> list[int]:
+    """The GPUs of one node a job can be given: 1, 2, 4 … up to the whole node."""
+    return [k for k in (1, 2, 4, 8, 16) if k < node_gpus] + [node_gpus]
 
 
 def _on_slice(catalog: Catalog, job: Job, gpu: Gpu, p: MigProfile,
