@@ -662,6 +662,9 @@ class Policy(Strict):
     checkpoints_kept: Constant
     capacity_busy_target: dict[Literal["low", "high"], Constant]
     close_call_margin: Constant
+    sooner_run_max_premium: Constant
+    sooner_run_min_days: Constant
+    sooner_run_days_share: Constant
     access_budget_usd_min: dict[Access, Constant]
     contract_cluster_gpus: Constant
     default_hours_per_run: Constant

@@ -372,6 +372,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "instance_restarts": 0,
         "outlived_count": 0,
         "outlived_days": 0.0,
+        **_NOT_SOONER,
         **_slower_facts(catalog, sizing, gpu, parts_of, own.purchase.value, slower,
                         run_days(slower) if slower else 0.0),
         "start_up_usd_per_run": 0.0,
@@ -658,10 +659,40 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     tried = _Counts(len(listed), make, judge)
     chosen, fewest = _scan(tried, [p.key for p in prices])
     lives = offer.on_demand_longest_hours is not None
-    return [_priced(catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
-                    fewest=fewest, smallest=next(iter(shapes)), pool=pools(t.count),
-                    outlived=_outlived(tried, listed, rented, t, key) if lives else None)
-            for key, t in chosen.items()]
+    out = []
+    for key, least in chosen.items():
+        sooner = _sooner(catalog.policy, sizing, tried, listed, rented, least, key)
+        for t in (least, sooner) if sooner is not least else (least,):
+            out.append(_priced(
+                catalog, sizing, offer, provider, gpu, rented[(t.count, key)], plan=plan,
+                fewest=fewest, smallest=next(iter(shapes)), pool=pools(t.count),
+                outlived=_outlived(tried, listed, rented, t, key) if lives else None,
+                sooner_than=None if t is least else rented[(least.count, key)]))
+    return out
+
+
+def _sooner(policy: Policy, sizing: Sizing, counts: _Counts, listed: list[tuple[int, int]],
+            rented: Mapping[tuple[int, str], _Rented], t: Trial, key: str) -> Trial:
+    """Where a run paid by the hour on ``t`` (the fewest GPUs that meet every requirement)
+    takes days, the largest count of one instance that finishes it sooner for at most the
+    policy's premium a year (``sooner_run_max_premium``), else ``t``: priced beside ``t``,
+    for the ranking to weigh (:func:`against_sooner`). A pool spreads its jobs instead
+    (:func:`engine.decide.pools.spread`)."""
+    r = rented[(t.count, key)]
+    if (sizing.concurrent_jobs > 1 or not r.ok or r.price.pricing not in ("on-demand", "spot")
+            or r.wall_hours < 24 * policy.sooner_run_min_days.value):
+        return t
+    most = r.cost * (1 + policy.sooner_run_max_premium.value)
+    best = t
+    for i in range(next(i for i, (c, _) in enumerate(listed) if c == t.count) + 1, counts.size):
+        if listed[i][1] != 1:
+            break
+        larger, verdicts = counts.at(i)
+        ok, cost = verdicts[key]
+        if not ok or cost > most:
+            break
+        best = larger
+    return best
 
 
 def _outlived(counts: _Counts, listed: list[tuple[int, int]],
@@ -712,7 +743,8 @@ def location_label(catalog: Catalog, loc: Location | None) -> str:
 def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, gpu: Gpu,
             r: _Rented, *, plan: bool, fewest: int | None, smallest: int,
             pool: Layout | None = None,
-            outlived: tuple[int, float] | None = None) -> PricedCandidate:
+            outlived: tuple[int, float] | None = None,
+            sooner_than: _Rented | None = None) -> PricedCandidate:
     t, price = r.trial, r.price
     runs = t.job.work.runs_per_year
     allowed = sizing.allowed_regions
@@ -760,6 +792,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "instance_restarts": r.restarts,
         "outlived_count": 0 if outlived is None else outlived[0],
         "outlived_days": 0.0 if outlived is None else tidy(outlived[1], 1),
+        **_sooner_facts(r, sooner_than),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
         "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
@@ -787,8 +820,25 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
 
     low, high = _cost_range(catalog, gpu, t, at)
     return PricedCandidate(facts, cost, t.speed, start_up=r.start_up, make_spot=spot,
-                           hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}",
+                           hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}"
+                           + (f":x{t.count}" if sooner_than else ""),
                            low_cost=low, high_cost=high)
+
+
+def _sooner_facts(r: _Rented, fewest: _Rented | None) -> dict[str, Any]:
+    """What the fewest GPUs that meet every requirement would be, where a larger instance
+    was taken to finish a long run sooner (:func:`_sooner`): their count, the days a run
+    would take on them and what the larger instance costs more a year (zeros otherwise)."""
+    if fewest is None:
+        return _NOT_SOONER
+    return {"sooner_than_count": fewest.trial.count,
+            "sooner_than_days": tidy(fewest.wall_hours / 24, 1),
+            "sooner_premium_usd": tidy(r.cost - fewest.cost, 0),
+            "sooner_premium_share": tidy(r.cost / fewest.cost - 1, 3) if fewest.cost else 0.0}
+
+
+_NOT_SOONER: dict[str, Any] = {"sooner_than_count": 0, "sooner_than_days": 0.0,
+                               "sooner_premium_usd": 0.0, "sooner_premium_share": 0.0}
 
 
 def _offer_facts(catalog: Catalog, offer: Offer, provider: Provider, gpu: Gpu, price: _Price,
@@ -1160,6 +1210,40 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_held(candidates, eligible)
 
 
+def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, bool],
+                    policy: Policy) -> None:
+    """For a run paid by the hour that takes days, the shortest run among the eligible
+    configurations of its like, GPU vendor and method on one instance that cost at most
+    ``sooner_run_max_premium`` more than the cheapest of them, where it is at most
+    ``sooner_run_days_share`` of this one's (about half; ``sooner_alike_days``, 0 where there
+    is none): the ranking marks the slow one down, as an operator fills a node rather than
+    wait weeks for a few per cent. Anchored to the cheapest, the premium does not add up
+    from one sooner configuration to the next."""
+    premium, least_days = policy.sooner_run_max_premium.value, policy.sooner_run_min_days.value
+    share = policy.sooner_run_days_share.value
+
+    def by_the_hour(c: Configuration) -> bool:
+        return (c.where == "cloud" and c.pricing in ("on-demand", "spot")
+                and c.jobs_at_once <= 1)
+
+    rows: dict[tuple[str, ...], list[Configuration]] = {}
+    for cand in candidates:
+        if eligible.get(cand.id, False) and by_the_hour(cand.config):
+            rows.setdefault(_alike(cand.config), []).append(cand.config)
+    fastest: dict[tuple[str, ...], float] = {}
+    for key, alike in rows.items():
+        most = min(c.cost_usd_year for c in alike) * (1 + premium)
+        fastest[key] = min((c.days_per_run for c in alike
+                            if c.nodes == 1 and c.cost_usd_year <= most), default=0.0)
+    for cand in candidates:
+        c = cand.config
+        found = 0.0
+        if by_the_hour(c) and c.days_per_run >= least_days:
+            days = fastest.get(_alike(c), 0.0)
+            found = days if 0 < days <= c.days_per_run * share else 0.0
+        cand.facts["sooner_alike_days"] = tidy(found, 1)
+
+
 def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
     """What the cheapest eligible configuration held all year (owned, or a committed term
     in months) costs for the work against each configuration (``held_vs_cost``; None where
@@ -1173,6 +1257,11 @@ def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool
         cost = cand.config.cost_usd_year
         cand.facts["held_vs_cost"] = (None if least is None or not cost
                                       else tidy(min(least / cost, MAX_RATIO), 3))
+
+
+def _alike(c: Configuration) -> tuple[str, ...]:
+    """What a run's length is weighed among: its like, GPU vendor and method."""
+    return (*_like(c), c.vendor, c.train_method)
 
 
 def _like(c: Configuration) -> tuple[str, ...]:

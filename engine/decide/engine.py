@@ -18,6 +18,7 @@ from engine.catalog.prices import PriceInput, read_prices
 from engine.decide.candidates import (
     SHARE_SUFFIX,
     PricedCandidate,
+    against_sooner,
     build_candidates,
     for_share,
     with_ratios,
@@ -364,7 +365,9 @@ class Engine:
                             [cand.facts for cand in candidates], [cand.id for cand in candidates])
         fired = self._run("candidate", 1, 0, facts)
         scored = score_candidates(self.rulebook, fired, candidates)
-        with_ratios(candidates, {s.id: not s.excluded for s in scored})
+        eligible = {s.id: not s.excluded for s in scored}
+        with_ratios(candidates, eligible)
+        against_sooner(candidates, eligible, self.catalog.policy)
         fired += self._run("candidate", 2, 0, facts)
         run.fired.extend(fired)
         return score_candidates(self.rulebook, fired, candidates)

@@ -453,6 +453,13 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("outlived_count", "number", "the next smaller count, where only the life of the "
          "provider's instances kept it out (0: none)", None, "GPUs"),
         ("outlived_days", "number", "days a run would take on that count", None, "days"),
+        ("sooner_than_count", "number", "the fewest GPUs that meet every requirement, where "
+         "a larger instance was taken to finish a long run sooner (0: none)", None, "GPUs"),
+        ("sooner_than_days", "number", "days a run would take on that count", None, "days"),
+        ("sooner_premium_usd", "number", "what the larger instance costs more a year", None,
+         "USD"),
+        ("sooner_premium_share", "number", "that premium as a share of the fewest GPUs' cost",
+         None, "fraction"),
         ("slower_count", "number", "a purchase's next smaller count, where only the run limit "
          "kept it out (0: none)", None, "GPUs"),
         ("slower_days", "number", "days a run would take on that count", None, "days"),
@@ -529,6 +536,11 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("held_vs_cost", "number", "what the cheapest eligible configuration held all "
              "year (owned, or committed for months) costs for the work ÷ this one's (absent "
              "where none is eligible)", origin="candidate", phase="summary"),
+    FactSpec("sooner_alike_days", "number", "for a run paid by the hour that takes days, the "
+             "shortest run among eligible configurations of its like and method on one "
+             "instance within sooner_run_max_premium of the cheapest of them, where at most "
+             "sooner_run_days_share of this one's (0: none)", origin="candidate",
+             phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 

@@ -1,0 +1,87 @@
+"""A long run paid by the hour goes on a larger instance where that costs little more: the
+fewest GPUs that meet the run limit may take weeks where a full node takes days, for about the
+same GPU-hours."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.answers.model import validate_answers
+from engine.decide.engine import load_engine
+from engine.output.brief import brief_lines
+
+PRETRAIN_1B = {"workload": "pretrain", "model": "llama-3.2-1b", "training_tokens_b": 50,
+               "runs_per_year": 1, "budget_usd": 2000, "upfront_capex": False}
+
+
+def _facts(answers: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    engine = load_engine()
+    evaluation = engine.evaluate(validate_answers(answers, engine.catalog), trace=False)
+    return {str(f["candidate_id"]): f for f in evaluation.candidate_facts}
+
+
+def test_a_weeks_long_run_fills_the_instance_for_a_few_per_cent() -> None:
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(PRETRAIN_1B, engine.catalog))
+    pick = decision.hardware.choice
+    assert pick is not None and pick.days_per_run is not None
+    facts = _facts(PRETRAIN_1B)[pick.id]
+    fewest, days = int(facts["sooner_than_count"]), float(facts["sooner_than_days"])
+    assert 0 < fewest < pick.count and days > 1.5 * pick.days_per_run
+    premium = engine.catalog.policy.sooner_run_max_premium.value
+    assert 0 <= float(facts["sooner_premium_share"]) <= premium
+    said = [w.text for w in decision.warnings if w.id == "larger-instance-for-a-long-run"]
+    assert said and f"instead of {days:.1f} on {fewest}" in " ".join(said[0].split())
+    brief = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    assert " ".join(said[0].split()) in brief  # declared for the one screen
+
+
+def test_what_is_taken_costs_at_most_the_premium_over_the_fewest() -> None:
+    """Every rented configuration sized up for a long run: on one instance, paid by the hour,
+    for one job, within the premium, and the fewest GPUs would take more than a day."""
+    policy = load_engine().catalog.policy
+    sized_up = [f for f in _facts(PRETRAIN_1B).values() if f["sooner_than_count"]]
+    assert sized_up
+    for f in sized_up:
+        assert f["where"] == "cloud" and f["nodes"] == 1
+        assert f["pricing"] in ("on-demand", "spot")
+        assert f["sooner_than_days"] >= policy.sooner_run_min_days.value
+        assert f["sooner_premium_share"] <= policy.sooner_run_max_premium.value + 1e-9
+        assert f["sooner_than_count"] < f["count"]
+
+
+def test_a_run_of_hours_keeps_the_fewest_gpus() -> None:
+    """A LoRA run of a few hours on one GPU finishes overnight: no larger instance for it."""
+    short = {"model": "llama-3.1-8b", "method": "lora", "training_tokens_b": 0.05,
+             "runs_per_year": 12, "budget_usd": 5000, "upfront_capex": False}
+    assert not any(f["sooner_than_count"] for f in _facts(short).values())
+
+
+def test_a_pool_spreads_its_jobs_instead() -> None:
+    pool = {**PRETRAIN_1B, "concurrent_jobs": 2, "budget_usd": 200000}
+    assert not any(f["sooner_than_count"] for f in _facts(pool).values())
+
+
+SMALL_PRETRAIN = {"workload": "pretrain", "model": "llama-3.2-1b", "training_tokens_b": 100,
+                  "runs_per_year": 2, "usage_pattern": "bursty", "budget_usd": 2500,
+                  "upfront_capex": False}
+
+
+def test_the_slow_run_is_marked_down_and_the_premium_is_counted_from_the_cheapest() -> None:
+    """The fewest GPUs of a marketplace H100 take 20.7 days; eight take 2.8 for 6 % more, so
+    the one is marked down. A B200 node faster still costs more than 10 % over the cheapest
+    alike: it does not mark the eight down in turn (premiums do not add up)."""
+    engine = load_engine()
+    answers = validate_answers(SMALL_PRETRAIN, engine.catalog)
+    evaluation = engine.evaluate(answers, trace=False)
+    facts = {str(f["candidate_id"]): f for f in evaluation.candidate_facts}
+    pick = evaluation.decision.hardware.choice
+    assert pick is not None and pick.count == 8 and pick.days_per_run is not None
+    assert facts[pick.id]["sooner_alike_days"] == 0
+    fewest = f"cloud:{pick.offer}:on-demandx1:pretrain"
+    assert 0 < facts[fewest]["sooner_alike_days"] <= 0.6 * facts[fewest]["days_per_run"]
+    assert fewest in evaluation.fired["hardware.slow-beside-a-sooner-alike"]
+    kind = facts[pick.id]["provider_kind"]
+    cheapest = min(f["cost_usd_year"] for f in facts.values()
+                   if f["provider_kind"] == kind and f["pricing"] == "on-demand")
+    assert pick.cost.per_year_usd <= cheapest * 1.1
