@@ -18,7 +18,7 @@ from engine.cli import cli
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
-from engine.output.summary import close_call_lines, peaks_pick, run_length, usd
+from engine.output.summary import close_call_lines, peaks_pick, run_length, usd, usd_small
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
                 or f"your {usd(budget)} budget leaves for compute" in text)
     assert "Next step:" in text
     if choice.where == "cloud":
-        assert f"{usd(cost.per_run_usd)} a run" in text
+        assert f"{usd_small(cost.per_run_usd)} a run" in text
         assert choice.link is None or choice.link in text  # the catalog's page, where it has one
         assert f"price of {choice.price_as_of}" in text
     elif not choice.owned:

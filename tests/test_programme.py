@@ -86,6 +86,23 @@ def test_answers_replace_the_policy_defaults() -> None:
     assert defaults["people"]["inputs"]["engineers"] == 0.5
 
 
+def test_a_hobbyist_budget_counts_no_salary_and_cleaned_data() -> None:
+    """A budget of the lowest tier is a hobbyist's or a student's: no engineers are assumed
+    (their own time) and the dataset is priced at the low end; said so on the one screen.
+    A team that says how many engineers it has is counted, whatever its budget."""
+    hobby = {**SMALL_FINE_TUNE, "budget_usd": 300}
+    decision = recommend(hobby)
+    parts = _parts(decision)
+    assert parts["people"]["usd_per_year"] == 0 and parts["people"]["assumed"]
+    low = _parts(recommend(SMALL_FINE_TUNE))["data"]
+    assert parts["data"]["inputs"]["usd_per_m_tokens"] == low["inputs"]["low_usd_per_m_tokens"]
+    assert parts["data"]["usd_per_year"] < low["usd_per_year"] / 5
+    said = " ".join(" ".join(brief_lines(decision)).split())
+    assert "people not counted (your own time)" in said
+    paid = _parts(recommend({**hobby, "ml_engineers_fte": 0.5}))
+    assert paid["people"]["usd_per_year"] == 0.5 * 200_000 and not paid["people"]["assumed"]
+
+
 def test_a_budget_for_the_whole_programme_leaves_less_for_compute() -> None:
     answers = {**SMALL_FINE_TUNE, "budget_usd": 205_000, "budget_covers": "programme",
                "ml_engineers_fte": 1, "dataset_prep_usd": 1000}

@@ -654,6 +654,7 @@ class Policy(Strict):
     engineer_usd_per_year: dict[TeamRegion, Constant]
     # the programme beside compute (people, data, evaluation, rework, storage)
     programme_engineers: dict[Literal["fine-tune", "pretrain"], Constant]
+    lowest_tier_programme_engineers: Constant
     data_prep_usd_per_m_tokens: dict[Literal["fine-tune", "pretrain"], RangeConstant]
     evaluation_share: Constant
     rework_share: RangeConstant

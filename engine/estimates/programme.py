@@ -64,11 +64,15 @@ class Shared:
 
 def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
                  dataset_prep_usd: float | None, rework_share: float | None,
-                 shape: Shape, work: Workload, policy: Policy) -> Shared:
-    """People, data and the re-run shares for a team's answers and the work of its method."""
+                 shape: Shape, work: Workload, policy: Policy,
+                 lowest_tier: bool = False) -> Shared:
+    """People, data and the re-run shares for a team's answers and the work of its method;
+    ``lowest_tier``: its budget is in the lowest budget tier, so what it does not say is
+    assumed as a hobbyist's (``lowest_tier_programme_engineers``)."""
     kind: Literal["fine-tune", "pretrain"] = ("pretrain" if workload_kind == "pretrain"
                                               else "fine-tune")
-    default_fte = policy.programme_engineers[kind]
+    default_fte = (policy.lowest_tier_programme_engineers if lowest_tier
+                   else policy.programme_engineers[kind])
     fte = default_fte.value if engineers is None else engineers
     salary = policy.engineer_usd_per_year[region]  # type: ignore[index]
     people = figure(fte * salary.value, "USD/year",
@@ -81,11 +85,16 @@ def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
                       tokens_per_run_m=tokens_m)
     else:
         rate = policy.data_prep_usd_per_m_tokens[kind]
-        data = figure(tokens_m * rate.expected, "USD/year",
+        per_m = rate.low if lowest_tier else rate.expected
+        data = figure(tokens_m * per_m, "USD/year",
                       "million tokens of one run (its dataset, prepared once a year) × $ per "
-                      "million tokens prepared", rate.sources, tokens_per_run_m=tokens_m,
-                      usd_per_m_tokens=rate.expected, low_usd_per_m_tokens=rate.low,
-                      high_usd_per_m_tokens=rate.high)
+                      "million tokens prepared" + (" (the low end: a budget of the lowest "
+                                                   "tier)" if lowest_tier else ""),
+                      [*rate.sources,
+                       *(policy.lowest_tier_programme_engineers.sources if lowest_tier
+                         else ())],
+                      tokens_per_run_m=tokens_m, usd_per_m_tokens=per_m,
+                      low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high)
     rework = policy.rework_share.expected if rework_share is None else rework_share
     stored = (tokens_m * 1e6 * policy.stored_bytes_per_token.value / GB
               + policy.checkpoints_kept.value * checkpoint_gb(shape, work.method, policy)

@@ -258,10 +258,12 @@ def shared_of(answers: Answers, catalog: Catalog, shape: Shape,
               method: MethodGroup) -> Shared:
     """The programme's parts every configuration shares, for the work of ``method``."""
     work = _workload(answers, catalog, shape, method)
+    bounds = sorted(catalog.policy.budget_tiers.bands.values())
     return shared_parts(workload_kind=answers.workload, engineers=answers.ml_engineers_fte,
                         region=answers.team_region, dataset_prep_usd=answers.dataset_prep_usd,
                         rework_share=answers.rework_share, shape=shape, work=work,
-                        policy=catalog.policy)
+                        policy=catalog.policy,
+                        lowest_tier=len(bounds) > 1 and answers.budget_usd < bounds[1])
 
 
 def _programme_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:

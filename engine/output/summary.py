@@ -61,6 +61,12 @@ def usd(value: float) -> str:
     return f"${value:,.0f}"
 
 
+def usd_small(value: float) -> str:
+    """``$0.48`` below $10 (a sum rounded to whole dollars would read ``$0``), else
+    ``$1,234``."""
+    return f"${value:,.2f}" if 0 < value < 9.995 else usd(value)
+
+
 def hours(value: float) -> str:
     """``1,234``, or ``0.4`` below ten."""
     return f"{value:,.0f}" if value >= 10 else f"{value:.1f}"
@@ -559,6 +565,9 @@ def programme_line(decision: Decision) -> str | None:
         text_part = f"{name} {usd(part['usd_per_year'])}"
         if name == "people":
             count = float(part["inputs"]["engineers"])
+            if not count and part["assumed"]:  # a budget of the lowest tier
+                beside.append("people not counted (your own time)")
+                continue
             text_part += f" ({count:g} engineer{'' if count == 1 else 's'}" + (
                 " assumed)" if part["assumed"] else ")")
         elif name == "data" and part["assumed"]:
