@@ -233,3 +233,22 @@ def test_no_work_is_said_at_the_top() -> None:
          "usage_pattern": "intermittent", "budget_usd": 100000, "cloud_ecosystem": "gcp"},
         engine.catalog))
     assert "No work" not in " ".join(brief_lines(with_work, engine.rulebook))
+
+
+def test_a_job_that_fits_nowhere_says_what_most_of_its_memory_is() -> None:
+    """A 32k-token LoRA at micro-batch 4: the logits (sequence × micro-batch × vocabulary)
+    are most of the memory, so the refusal says so and what cuts them."""
+    engine = load_engine()
+    answers = validate_answers({"model": "qwen3-8b", "method": "lora", "seq_len": 32768,
+                                "micro_batch": 4, "training_tokens_b": 0.5,
+                                "runs_per_year": 12, "budget_usd": 20000,
+                                "upfront_capex": False}, engine.catalog)
+    decision = engine.recommend(answers)
+    assert decision.hardware.choice is None
+    memory = decision.estimates["memory"]
+    logits = memory["breakdown"]["logits"]
+    assert logits > memory["total_gib"] / 2
+    said = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    assert (f"Most of it is logits: {logits:,.0f} of the {memory['total_gib']:,.0f} GiB"
+            in said)
+    assert "a smaller micro_batch cuts it" in said

@@ -132,7 +132,34 @@ def brief_refusal(decision: Decision) -> list[str]:
     counts, reason = _exclusions(decision)
     rule = _top_exclusion(counts)
     alone = one_limit_line(decision, (rule,))
-    return [_excluded_text(decision, counts, reason, rule), *([alone] if alone else [])]
+    memory = memory_line(decision) if rule == _DOES_NOT_FIT else None
+    return [_excluded_text(decision, counts, reason, rule),
+            *(line for line in (memory, alone) if line)]
+
+
+_DOES_NOT_FIT = "hardware.does-not-fit"
+_GROWS_WITH = {
+    "logits": "it grows with seq_len × micro_batch × the vocabulary: a smaller micro_batch "
+              "cuts it",
+    "activations": "it grows with seq_len × micro_batch: a smaller micro_batch cuts it",
+}
+
+
+def memory_line(decision: Decision) -> str | None:
+    """Where the job fits nowhere and one part of its memory is most of it: that part, and
+    what it grows with (``Most of it is logits: 223 of the 292 GiB one copy of the job
+    needs; …``). None where no part is half of it."""
+    memory = decision.estimates.get("memory") or {}
+    total = float(memory.get("total_gib") or 0.0)
+    parts = memory.get("breakdown") or {}
+    if not total or not parts:
+        return None
+    part, gib = max(parts.items(), key=lambda p: (float(p[1]), p[0]))
+    if float(gib) < total / 2:
+        return None
+    grows = _GROWS_WITH.get(part)
+    return (f"Most of it is {part}: {float(gib):,.0f} of the {total:,.0f} GiB one copy of the "
+            f"job needs" + (f"; {grows}." if grows else "."))
 
 
 class Refusal(NamedTuple):
