@@ -181,6 +181,9 @@ def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
         previous = job
 
 
+BURST_PRICING = ("on-demand", "spot")
+"""Pricings paid by the hour a run runs (not held for the year or a block)."""
+
 SHARE_SUFFIX = ":share"
 """The end of the id of a rented configuration priced for a share of the year's work (the
 peaks beside the team's own GPUs)."""
@@ -581,7 +584,7 @@ def rented_all_year(sizing: Sizing, pool: Layout | None, offer: Offer) -> bool:
     billed on the whole pool)."""
     if pool is None or not sizing.steady_jobs:
         return False
-    share = 1 if pool.per_gpu else pool.gpus_per_job
+    share = pool.gpus_a_job
     return bool(pool.profile) or share < offer.smallest_gpus or share not in offer.shapes
 
 
@@ -671,6 +674,11 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     return out
 
 
+def _index(listed: list[tuple[int, int]], count: int) -> int:
+    """Where ``count`` is among an offer's (GPUs, instances)."""
+    return next(i for i, (c, _) in enumerate(listed) if c == count)
+
+
 def _sooner(policy: Policy, sizing: Sizing, counts: _Counts, listed: list[tuple[int, int]],
             rented: Mapping[tuple[int, str], _Rented], t: Trial, key: str) -> Trial:
     """Where a run paid by the hour on ``t`` (the fewest GPUs that meet every requirement)
@@ -679,12 +687,12 @@ def _sooner(policy: Policy, sizing: Sizing, counts: _Counts, listed: list[tuple[
     for the ranking to weigh (:func:`against_sooner`). A pool spreads its jobs instead
     (:func:`engine.decide.pools.spread`)."""
     r = rented[(t.count, key)]
-    if (sizing.concurrent_jobs > 1 or not r.ok or r.price.pricing not in ("on-demand", "spot")
+    if (sizing.concurrent_jobs > 1 or not r.ok or r.price.pricing not in BURST_PRICING
             or r.wall_hours < 24 * policy.sooner_run_min_days.value):
         return t
     most = r.cost * (1 + policy.sooner_run_max_premium.value)
     best = t
-    for i in range(next(i for i, (c, _) in enumerate(listed) if c == t.count) + 1, counts.size):
+    for i in range(_index(listed, t.count) + 1, counts.size):
         if listed[i][1] != 1:
             break
         larger, verdicts = counts.at(i)
@@ -704,7 +712,7 @@ def _outlived(counts: _Counts, listed: list[tuple[int, int]],
     r = rented[(t.count, key)]
     if r.price.longest_hours is None or not r.ok:
         return None
-    i = next(i for i, (count, _) in enumerate(listed) if count == t.count)
+    i = _index(listed, t.count)
     if i == 0:
         return None
     smaller = listed[i - 1][0]
@@ -917,7 +925,7 @@ def _pool_facts(sizing: Sizing, pool: Layout | None, count: int, *,
     if pool is None:
         return {**_NO_POOL, "gpus_per_job": count}
     return {"jobs_at_once": pool.jobs_at_once(count),
-            "gpus_per_job": pool.gpus_per_job if not pool.per_gpu else 1,
+            "gpus_per_job": pool.gpus_a_job,
             "holds_jobs_at_once": _holds(sizing, pool, count),
             "always_on": always_on,
             "slices_per_gpu": pool.per_gpu if pool.profile else 0,
@@ -1223,7 +1231,7 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     share = policy.sooner_run_days_share.value
 
     def by_the_hour(c: Configuration) -> bool:
-        return (c.where == "cloud" and c.pricing in ("on-demand", "spot")
+        return (c.where == "cloud" and c.pricing in BURST_PRICING
                 and c.jobs_at_once <= 1)
 
     rows: dict[tuple[str, ...], list[Configuration]] = {}

@@ -14,13 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import SHARE_SUFFIX, owned_capacity_hours
+from engine.decide.candidates import BURST_PRICING, SHARE_SUFFIX, owned_capacity_hours
 from engine.decide.configuration import Configuration
 from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
-
-BURST_PRICING = ("on-demand", "spot")
-"""How peaks are rented: by the hour, with no term to pay for when they pass."""
 
 
 def owned_options(scored: Sequence[Scored], choice: Scored | None,

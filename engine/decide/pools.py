@@ -43,6 +43,11 @@ class Layout:
     spread: bool = False
     """Each job is given more GPUs than it needs, so that none idles while the jobs run."""
 
+    @property
+    def gpus_a_job(self) -> int:
+        """The GPUs one job runs on (1 for a job on a slice or a whole GPU)."""
+        return 1 if self.per_gpu else self.gpus_per_job
+
     def jobs_at_once(self, count: int) -> int:
         """The jobs ``count`` GPUs run at the same time."""
         if not self.fits:
@@ -120,7 +125,7 @@ def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: 
 
 def _spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,
             count: int, jobs: int, node_gpus: int) -> Layout:
-    need = 1 if base.per_gpu else base.gpus_per_job
+    need = base.gpus_a_job
     shares = [k for k in _shares(node_gpus) if need <= k and k * jobs <= count]
     if not shares or (shares[-1] == need and not base.profile):
         return base
