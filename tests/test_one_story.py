@@ -26,6 +26,7 @@ from hypothesis import given
 
 from engine.decide.engine import Decision
 from engine.output.chart import curves_from
+from engine.output.hardware_rows import decided_against
 from engine.output.summary import headline
 from engine.output.text import render_text
 
@@ -166,9 +167,15 @@ def _operators(decision: Decision) -> list[str]:
     margin = POLICY.close_call_margin.value
     near = {_group(r.id) for r in decision.hardware.close_calls}
     for alt in decision.hardware.alternatives:
+        # one the pick beats on every count (cost, run length, up front, rank) is no call
+        beaten = (alt.cost.per_year_usd > c.cost.per_year_usd + 1
+                  and (alt.days_per_run or 0) >= (c.days_per_run or 0) * (1 - margin)
+                  and alt.cost.upfront_usd >= c.cost.upfront_usd
+                  and (alt.score < c.score
+                       or decided_against(decision, alt, ENGINE.rulebook) is not None))
         if (abs(alt.cost.per_year_usd - c.cost.per_year_usd) < margin * c.cost.per_year_usd - 1
                 and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
-                and (alt.gpu, alt.where) not in near):
+                and (alt.gpu, alt.where) not in near and not beaten):
             bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")
     if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
             i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):

@@ -643,7 +643,9 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     def judge(t: Trial) -> Verdicts:
         out = {}
         instances = shapes[t.count]
-        start = _start_up(catalog, sizing, t.job, provider, instances)
+        # a pool's jobs each run on one instance: no cluster to start across them
+        start = _start_up(catalog, sizing, t.job, provider,
+                          1 if sizing.concurrent_jobs > 1 else instances)
         for price in prices:
             r = _rent(catalog, sizing, offer, provider, t, instances, start, price,
                       pools(t.count))

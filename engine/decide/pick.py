@@ -135,7 +135,9 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
     those that cost no more, finish a run more than ``margin`` sooner and go against none of
     the decided ``axes`` (the pick won on a rule of its own, not on the work or a decision),
-    then the nearest in cost. What would tip the decision is then said with them."""
+    then the nearest in cost. What would tip the decision is then said with them. One that
+    costs more, finishes no sooner, needs no less up front and goes against a decision or
+    ranks lower by a rule is no call at all: the pick beats it on every count."""
     cost, days = choice.config.cost_usd_year, choice.config.days_per_run
 
     def order(s: Scored) -> tuple[bool, float]:
@@ -144,11 +146,19 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
                   and axis_against(book, axes, choice.facts, s.facts) is None)
         return not better, abs(c.cost_usd_year - cost)
 
+    def beaten(s: Scored) -> bool:
+        c = s.config
+        return (c.cost_usd_year > cost and c.days_per_run >= days * (1 - margin)
+                and c.upfront_usd >= choice.config.upfront_usd
+                and (s.score < choice.score
+                     or axis_against(book, axes, choice.facts, s.facts) is not None))
+
     found: list[Scored] = []
     seen = {_side(choice)}
     for entry in sorted((s for s in scored if not s.excluded and s is not choice), key=order):
         other = entry.config.cost_usd_year
-        if not cost or abs(other - cost) > margin * cost or _side(entry) in seen:
+        if (not cost or abs(other - cost) > margin * cost or _side(entry) in seen
+                or beaten(entry)):
             continue
         seen.add(_side(entry))
         found.append(entry)

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from engine.decide.decision import Candidate, lean_exclusions
 from engine.decide.engine import Decision
-from engine.decide.pick import axis_against, axis_reason
+from engine.decide.pick import axis_against, axis_reason, reason_against
 from engine.output.summary import config_name, hours, usd
 from engine.rules.load import Rulebook
 
@@ -69,12 +69,21 @@ def decided_against(decision: Decision, c: Candidate, book: Rulebook
 
 
 def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | None:
-    """In a few words, why a configuration is not the pick: the decision it goes against
-    (``cloud kind is specialised``), else the strongest rule that scored it below the pick
-    (``ranked lower: cloud.same-ecosystem``); None where neither holds."""
+    """In a few words, why a configuration is not the pick: the decision it goes against and
+    the rule that decided it (``cloud kind is specialised [cloud.gpu-centric-specialised]``),
+    else the strongest rule that scored it below the pick (``ranked lower:
+    cloud.same-ecosystem``); None where neither holds."""
     against = decided_against(decision, c, book)
     if against is not None:
-        return f"{against[0].replace('_', ' ')} is {against[1]}"
+        axis, choice = against
+        axis_decision = decision.decisions[axis]
+        option = str(dict(c).get(book.fields[axis]))
+        said = f"{axis.replace('_', ' ')} is {choice}"
+        against_it = reason_against(axis, axis_decision, option)
+        if against_it is not None:
+            return f"{said}, not {option} [{against_it[0]}]"
+        rule = axis_reason(axis, axis_decision)[0]
+        return said if rule == axis else f"{said} [{rule}]"
     pick = decision.hardware.choice
     if pick is None or c.score >= pick.score:
         return None

@@ -1,0 +1,79 @@
+"""Close calls that are calls, and why-nots that name their rule: a configuration within the
+policy's margin of the pick's cost is said beside it only where the team could prefer it
+(cheaper, sooner, or less up front); one the pick beats on every count is not; a row kept
+out by a decision names the rule that decided it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from engine.answers.model import validate_answers
+from engine.decide.engine import Decision, load_engine
+from engine.output.brief import brief_items
+from engine.output.hardware_rows import decided_against, why_not_short
+
+GCP_DE = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
+          "training_tokens_b": 0.2, "runs_per_year": 12, "usage_pattern": "intermittent",
+          "budget_usd": 60000, "upfront_capex": False, "cloud_ecosystem": "gcp",
+          "data_residency": "region", "allowed_regions": ["de"]}
+"""A GCP shop whose data stays in Germany: the marketplace rows go against its data rule."""
+PRIVATE = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+           "training_tokens_b": 0.1, "runs_per_year": 4, "usage_pattern": "intermittent",
+           "budget_usd": 30000, "upfront_capex": False, "api_tokens_per_month_m": 2000,
+           "proprietary_data": True}
+"""Proprietary data, no ecosystem: marketplace rows cost about the same as the pick."""
+STEADY = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+          "training_tokens_b": 0.05, "runs_per_year": 200, "usage_pattern": "continuous",
+          "budget_usd": 20000, "upfront_capex": True}
+
+
+def _decide(answers: dict[str, Any]) -> Decision:
+    engine = load_engine()
+    return engine.recommend(validate_answers(answers, engine.catalog))
+
+
+@pytest.mark.parametrize("answers", [GCP_DE, PRIVATE, STEADY], ids=["gcp-de", "private",
+                                                                    "steady"])
+def test_no_close_call_the_pick_beats_on_every_count(answers: dict[str, Any]) -> None:
+    decision = _decide(answers)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.days_per_run is not None
+    for near in decision.hardware.close_calls:
+        assert near.days_per_run is not None
+        could_prefer = (near.premium < 0 or near.days_per_run < pick.days_per_run * 0.9
+                        or near.upfront_usd < pick.cost.upfront_usd)
+        assert could_prefer or not near.reason, (near.id, near.premium, near.reason)
+
+
+def test_a_marketplace_row_names_the_data_rule_that_kept_it_out() -> None:
+    engine = load_engine()
+    decision = _decide(GCP_DE)
+    shown = " ".join(" ".join(t for kind, t in brief_items(decision, 3, engine.rulebook)
+                              if kind == "alternative").split())
+    assert ("(not taken: cloud kind is hyperscaler, not marketplace "
+            "[cloud.marketplace-sensitive-data])") in shown
+
+
+@pytest.mark.parametrize("answers", [GCP_DE, PRIVATE, STEADY], ids=["gcp-de", "private",
+                                                                    "steady"])
+def test_every_decided_why_not_names_a_rule(answers: dict[str, Any]) -> None:
+    engine = load_engine()
+    decision = _decide(answers)
+    rules = {r.id for r in engine.rulebook.rules}
+    for c in decision.hardware.alternatives:
+        why = why_not_short(decision, c, engine.rulebook)
+        if decided_against(decision, c, engine.rulebook) is None or why is None:
+            continue
+        named = re.search(r"\[([a-z0-9.-]+)\]$", why)
+        assert named is not None and named.group(1) in rules, why
+
+
+def test_the_cheaper_api_is_said_where_the_data_keeps_the_team_off_it() -> None:
+    decision = _decide(PRIVATE)
+    assert decision.decisions["approach"].choice == "fine-tune"
+    said = [w.text for w in decision.warnings if w.id == "api-cheaper-than-own"]
+    assert len(said) == 1
+    assert "2,000 M tokens a month" in said[0] and "serving it around the clock" in said[0]
