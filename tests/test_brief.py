@@ -252,3 +252,12 @@ def test_a_job_that_fits_nowhere_says_what_most_of_its_memory_is() -> None:
     assert (f"Most of it is logits: {logits:,.0f} of the {memory['total_gib']:,.0f} GiB"
             in said)
     assert "a smaller micro_batch cuts it" in said
+    # every full format says it too, in its own escaping
+    from engine.output.html import render_html
+    from engine.output.markdown import render_markdown
+    from engine.output.text import render_text
+
+    part = f"Most of it is logits: {logits:,.0f} of the {memory['total_gib']:,.0f} GiB"
+    assert part in " ".join(render_text(decision, engine.rulebook).split())
+    assert part in render_html(decision, engine.rulebook)
+    assert "a smaller micro\\_batch cuts it" in render_markdown(decision, engine.rulebook)

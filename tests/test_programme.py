@@ -220,3 +220,28 @@ def test_estimate_training_refuses_a_cluster_recommend_does_not_consider() -> No
     ok = run_cli("estimate", "training", "--workload", "pretrain", "--model", "llama-3.1-405b",
                  "--gpu", "b200", "--gpus", "16384", "--tokens-b", "15000")
     assert ok.returncode == 0 and "sold by contract" in " ".join(ok.stdout.split())
+
+
+def test_a_fine_tune_keeps_its_trained_weights_a_pretrain_its_resumable_checkpoints() -> None:
+    """A 70B full fine-tune run twice a year keeps what its runs trained (16-bit weights,
+    141 GB a model) beside the base weights all year, not their optimizer states (14 bytes
+    a parameter with the weights, 988 GB each); a pretrain keeps resumable checkpoints to
+    train further."""
+    from engine.estimates.programme import kept_gb
+    from engine.estimates.runs import checkpoint_gb, trained_gb
+    from engine.estimates.shape import shape_of_preset
+
+    catalog = load_catalog()
+    policy = catalog.policy
+    shape = shape_of_preset(catalog.models["llama-3.1-70b"])
+    assert kept_gb(shape, "full", policy) == trained_gb(shape, "full", policy)
+    assert kept_gb(shape, "full", policy) < checkpoint_gb(shape, "full", policy) / 6
+    assert kept_gb(shape, "lora", policy) == trained_gb(shape, "lora", policy)
+    assert kept_gb(shape, "pretrain", policy) == checkpoint_gb(shape, "pretrain", policy)
+    decision = recommend({"workload": "fine-tune", "model": "llama-3.1-70b", "method": "full",
+                          "training_tokens_b": 0.1, "runs_per_year": 2,
+                          "usage_pattern": "intermittent", "budget_usd": 5000})
+    stored = _parts(decision)["storage"]["inputs"]["gb"]
+    models = policy.checkpoints_kept.value * trained_gb(shape, "full", policy)
+    base = shape.params * policy.weight_bytes_16bit.value / 1e9
+    assert stored == pytest.approx(models + base, rel=0.01)

@@ -14,9 +14,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from engine.catalog.models import Policy, Provider
+from engine.catalog.models import MethodGroup, Policy, Provider
 from engine.estimates.figure import Figure, figure, tidy
-from engine.estimates.runs import checkpoint_gb, weights_gb
+from engine.estimates.runs import checkpoint_gb, trained_gb, weights_gb
 from engine.estimates.shape import Shape
 from engine.estimates.workload import Workload
 
@@ -97,12 +97,21 @@ def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
                       low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high)
     rework = policy.rework_share.expected if rework_share is None else rework_share
     stored = (tokens_m * 1e6 * policy.stored_bytes_per_token.value / GB
-              + policy.checkpoints_kept.value * checkpoint_gb(shape, work.method, policy)
+              + policy.checkpoints_kept.value * kept_gb(shape, work.method, policy)
               + (weights_gb(shape, work.method, policy) if work.method != "pretrain" else 0.0))
     return Shared(people=ProgrammePart("people", people, engineers is None),
                   data=ProgrammePart("data", data, dataset_prep_usd is None),
                   evaluation_share=policy.evaluation_share.value, rework_share=rework,
                   rework_assumed=rework_share is None, data_gb=stored)
+
+
+def kept_gb(shape: Shape, method: MethodGroup, policy: Policy) -> float:
+    """GB of one model kept all year: a pretrain's resumable checkpoint (weights and
+    optimizer states, to train it further); a fine-tune's trained weights or adapters, whose
+    optimizer states go when the run has finished."""
+    if method == "pretrain":
+        return checkpoint_gb(shape, method, policy)
+    return trained_gb(shape, method, policy)
 
 
 def tokens_per_run_m(work: Workload) -> float:
@@ -129,7 +138,8 @@ def storage_part(shared: Shared, price: Figure, policy: Policy) -> ProgrammePart
     """The data (raw and tokenised) and the kept checkpoints, stored all year."""
     return ProgrammePart("storage", figure(
         shared.data_gb * price.value * 12, "USD/year",
-        "GB stored (tokens × bytes a token + checkpoints kept × checkpoint GB + base weights) "
+        "GB stored (tokens × bytes a token + models kept × GB a model (a pretrain's "
+        "resumable checkpoint; a fine-tune's trained weights or adapters) + base weights) "
         "× $ per GB-month × 12", [*price.sources, *policy.stored_bytes_per_token.sources,
                                   *policy.checkpoints_kept.sources],
         gb=shared.data_gb, usd_per_gb_month=price.value, where=price.formula), True)

@@ -181,6 +181,8 @@ class Refusal(NamedTuple):
     (counted as :func:`_exclusions` counts)."""
     alone: str | None
     """:func:`one_limit_line`, without the reasons ``rules`` gave already."""
+    memory: str | None = None
+    """:func:`memory_line`, where most were excluded for not fitting."""
 
 
 def refusal(decision: Decision, most: int = 4) -> Refusal | None:
@@ -192,7 +194,8 @@ def refusal(decision: Decision, most: int = 4) -> Refusal | None:
         return None
     return Refusal(f"All {decision.hardware.considered} configurations are excluded:",
                    [f"{counts[rule]} by {rule}, e.g.: {reason(rule)}" for rule in ranked],
-                   one_limit_line(decision, ranked))
+                   one_limit_line(decision, ranked),
+                   memory_line(decision) if ranked[0] == _DOES_NOT_FIT else None)
 
 
 def one_limit_line(decision: Decision, explained: Collection[str] = (),

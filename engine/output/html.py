@@ -159,7 +159,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
         if found is None:
             return []
         return ["<h2>Hardware</h2>", f"<p>{escape(found.head)}</p>", _list(found.rules),
-                *([f"<p>{escape(found.alone)}</p>"] if found.alone else [])]
+                *(f"<p>{escape(line)}</p>" for line in (found.memory, found.alone) if line)]
     days = with_days(decision)
     titles = headers(days)
     numeric = set(range(4, len(titles) + 1))  # after the mark, configuration, offer, region

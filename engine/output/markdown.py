@@ -130,7 +130,8 @@ def _refused(decision: Decision) -> list[str]:
     if found is None:
         return []
     return ["## Hardware", "", _text(found.head), "", *(f"- {_text(t)}" for t in found.rules),
-            "", *([_text(found.alone), ""] if found.alone else [])]
+            "", *(item for line in (found.memory, found.alone) if line
+                  for item in (_text(line), ""))]
 
 
 def _text(text: str) -> str:

@@ -160,6 +160,7 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
             for text in found.rules:
                 grid.add_row(" ✗", escape(text))
             out.print(grid)
+            _line(out, found.memory, "")
             _line(out, found.alone, "")
         return
     days = with_days(decision)
