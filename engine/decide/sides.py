@@ -121,6 +121,8 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
             if found is not None:
                 costs[key] = found.config.cost_usd_year
                 out[f"best_{key}_cost_usd_year"] = costs[key]
+                if key == "spot" and found.config.days_per_run is not None:
+                    out["spot_run_hours"] = tidy(found.config.days_per_run * 24, 2)
     out.update(_ratios(costs))
     out.update(_reservation(own or scored))
     return out

@@ -219,6 +219,8 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("ecosystem_cloud_name", "string", "the name of the hyperscaler the team runs on "
        "(empty where it runs on none)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
+    _d("spot_run_hours", "number", "how long a run takes on the best spot configuration, "
+       "start-up and expected rework included (hours)"),
     _d("spot_saving", "number", "what the best spot configuration saves against the best "
        "on-demand one for the work, rework and start-ups included (a share)"),
     _d("reserved_to_on_demand_cost_ratio", "number",
