@@ -73,8 +73,8 @@ def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() ->
     rows = table(out)
     assert rows[0] == ("   8× H100 SXM      Vast.ai on-demand    us,eu +1   2.40    0.3"
                        "       $0    $864")  # ranked higher, on another cloud kind
-    assert rows[1] == ("→  1× GH200         Lambda on-demand     us         2.29    2.6"
-                       "       $0    $968")
+    assert rows[1] == ("→  2× B200          RunPod on-demand     us,eu +2   6.79    0.4"
+                       "       $0    $974")
     assert rows[-1] == ("   2× RTX PRO 6000  to buy               on site    0.12    2.5"
                         "  $25,586  $7,024")
     assert all(len(line) <= 80 for line in out.splitlines())

@@ -38,7 +38,7 @@ def test_the_page_is_self_contained(tmp_path: Path) -> None:
     for fetching in ("<script", "<link", "src=", "@import", "url("):
         assert fetching not in text, fetching
     assert "Content-Security-Policy" in text and "default-src 'none'" in text
-    assert 'href="https://lambda.ai/instances"' in text  # the offer's page, for the reader
+    assert 'href="https://runpod.io/pricing"' in text  # the offer's page, for the reader
 
 
 @needs_chromium

@@ -59,8 +59,8 @@ def test_only_an_eligible_single_node_counts() -> None:
 
 
 def test_a_cheaper_faster_rival_is_the_first_close_call() -> None:
-    """The research example rents a GH200 for 2.6-day runs; 8 MI300X do the work for 5 % less
-    in 8.5-hour runs but on ROCm, which the policy weighs against: that is the close call said
+    """The overnight team rents one B200 for 5.5-hour runs; 8 MI300X do the work for 4 % less
+    in 2.4-hour runs but on ROCm, which the policy weighs against: that is the close call said
     first, with the rule the pick won on, before rivals nearer in cost but no better."""
     from pathlib import Path
 
@@ -68,13 +68,12 @@ def test_a_cheaper_faster_rival_is_the_first_close_call() -> None:
     from engine.decide.engine import load_engine
 
     engine = load_engine()
-    example = (Path(__file__).resolve().parent.parent / "examples"
-               / "research-70b-intermittent.yaml")
-    decision = engine.recommend(load_answers(example, [], engine.catalog))
+    team = Path(__file__).resolve().parent / "teams" / "overnight-8b.yaml"
+    decision = engine.recommend(load_answers(team, [], engine.catalog))
     pick = decision.hardware.choice
-    assert pick is not None and pick.gpu == "gh200"
+    assert pick is not None and pick.gpu == "b200"
     first = decision.hardware.close_calls[0]
-    assert first.id.startswith("cloud:vultr-mi300x:")
+    assert first.id.startswith("cloud:tensorwave-mi300x:")
     assert first.premium < 0 and first.days_per_run is not None
     assert pick.days_per_run is not None and first.days_per_run < pick.days_per_run * 0.9
     assert first.reason and "ROCm" in first.reason

@@ -85,3 +85,29 @@ def test_the_slow_run_is_marked_down_and_the_premium_is_counted_from_the_cheapes
     cheapest = min(f["cost_usd_year"] for f in facts.values()
                    if f["provider_kind"] == kind and f["pricing"] == "on-demand")
     assert pick.cost.per_year_usd <= cheapest * 1.1
+
+
+RESEARCH_70B = {"workload": "fine-tune", "model": "llama-3.1-70b", "training_tokens_b": 0.2,
+                "runs_per_year": 6, "usage_pattern": "intermittent", "budget_usd": 8000,
+                "upfront_capex": True}
+"""The README's research example: QLoRA fits one GH200 in 2.6-day runs; LoRA, a better
+method, runs on 2× B200 of the same kind of cloud in 10 hours for under 1 % more."""
+
+
+def test_a_better_method_in_hours_beats_a_lesser_one_in_days_at_the_same_price() -> None:
+    engine = load_engine()
+    facts = _facts(RESEARCH_70B)
+    slow = facts["cloud:lambda-gh200:on-demandx1:qlora"]
+    assert slow["days_per_run"] > 2 and 0 < slow["sooner_alike_days"] < 0.5
+    decision = engine.recommend(validate_answers(RESEARCH_70B, engine.catalog))
+    pick = decision.hardware.choice
+    assert pick is not None and pick.days_per_run is not None
+    assert pick.method == "lora" and pick.days_per_run < 1
+    premium = engine.catalog.policy.sooner_run_max_premium.value
+    assert pick.cost.per_year_usd <= slow["cost_usd_year"] * (1 + premium)
+    # never the other way: what marks a LoRA run down is LoRA or full training, not QLoRA
+    for f in facts.values():
+        if f["method_option"] == "lora" and f.get("sooner_alike_days"):
+            assert any(g["method_option"] in ("full", "lora")
+                       and round(g["days_per_run"], 1) == f["sooner_alike_days"]
+                       for g in facts.values()), f["candidate_id"]

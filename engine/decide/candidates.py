@@ -1223,12 +1223,13 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
 def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, bool],
                     policy: Policy) -> None:
     """For a run paid by the hour that takes days, the shortest run among the eligible
-    configurations of its like, GPU vendor and method on one instance that cost at most
-    ``sooner_run_max_premium`` more than the cheapest of them, where it is at most
-    ``sooner_run_days_share`` of this one's (about half; ``sooner_alike_days``, 0 where there
-    is none): the ranking marks the slow one down, as an operator fills a node rather than
-    wait weeks for a few per cent. Anchored to the cheapest, the premium does not add up
-    from one sooner configuration to the next."""
+    configurations of its like and GPU vendor, trained with a method at least as good (full
+    before LoRA before QLoRA), on one instance, that cost at most ``sooner_run_max_premium``
+    more than the cheapest of them, where it is at most ``sooner_run_days_share`` of this
+    one's (about half; ``sooner_alike_days``, 0 where there is none): the ranking marks the
+    slow one down, as an operator fills a node rather than wait weeks for a few per cent,
+    and takes LoRA in hours over QLoRA in days at the same price. Anchored to the cheapest,
+    the premium does not add up from one sooner configuration to the next."""
     premium, least_days = policy.sooner_run_max_premium.value, policy.sooner_run_min_days.value
     share = policy.sooner_run_days_share.value
 
@@ -1240,16 +1241,21 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     for cand in candidates:
         if eligible.get(cand.id, False) and by_the_hour(cand.config):
             rows.setdefault(_alike(cand.config), []).append(cand.config)
-    fastest: dict[tuple[str, ...], float] = {}
+    fastest: dict[tuple[tuple[str, ...], int], float] = {}
     for key, alike in rows.items():
-        most = min(c.cost_usd_year for c in alike) * (1 + premium)
-        fastest[key] = min((c.days_per_run for c in alike
-                            if c.nodes == 1 and c.cost_usd_year <= most), default=0.0)
+        for rank in range(len(_QUALITY)):
+            good = [c for c in alike if _quality(c) <= rank]
+            if not good:
+                continue
+            most = min(c.cost_usd_year for c in good) * (1 + premium)
+            fastest[key, rank] = min((c.days_per_run for c in good
+                                      if c.nodes == 1 and c.cost_usd_year <= most),
+                                     default=0.0)
     for cand in candidates:
         c = cand.config
         found = 0.0
         if by_the_hour(c) and c.days_per_run >= least_days:
-            days = fastest.get(_alike(c), 0.0)
+            days = fastest.get((_alike(c), _quality(c)), 0.0)
             found = days if 0 < days <= c.days_per_run * share else 0.0
         cand.facts["sooner_alike_days"] = tidy(found, 1)
 
@@ -1270,8 +1276,18 @@ def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool
 
 
 def _alike(c: Configuration) -> tuple[str, ...]:
-    """What a run's length is weighed among: its like, GPU vendor and method."""
-    return (*_like(c), c.vendor, c.train_method)
+    """What a run's length is weighed among: its like and GPU vendor (each method among
+    those at least as good, :func:`_quality`)."""
+    return (*_like(c), c.vendor)
+
+
+_QUALITY = ("full", "lora", "qlora")
+"""Training methods best quality first (a pretrain is full training)."""
+
+
+def _quality(c: Configuration) -> int:
+    """0 for full training or a pretrain, 1 for LoRA, 2 for QLoRA: lower is better."""
+    return _QUALITY.index("full" if c.train_method == "pretrain" else c.train_method)
 
 
 def _like(c: Configuration) -> tuple[str, ...]:
