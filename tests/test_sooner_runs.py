@@ -111,3 +111,24 @@ def test_a_better_method_in_hours_beats_a_lesser_one_in_days_at_the_same_price()
             assert any(g["method_option"] in ("full", "lora")
                        and round(g["days_per_run"], 1) == f["sooner_alike_days"]
                        for g in facts.values()), f["candidate_id"]
+
+
+def test_a_better_method_on_another_offer_is_weighed_within_the_margin() -> None:
+    """Every configuration trained with adapters knows the cheapest one of its kind and GPU
+    vendor trained with a better method, and what it costs more: never a worse method, and
+    only eligible, one-job-at-a-time configurations."""
+    facts = _facts(RESEARCH_70B)
+    order = ("full", "lora", "qlora")
+    seen = 0
+    for f in facts.values():
+        better = f["better_method_alike"]
+        if better == "none":
+            assert f["better_method_alike_premium"] is None
+            continue
+        seen += 1
+        assert order.index(better) < order.index(f["method_option"]), f["candidate_id"]
+        premium = f["better_method_alike_premium"]  # a share, to three decimals
+        assert any(g["method_option"] == better
+                   and abs(g["cost_usd_year"] / f["cost_usd_year"] - 1 - premium) <= 6e-4
+                   for g in facts.values()), f["candidate_id"]
+    assert seen

@@ -1251,6 +1251,7 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
             fastest[key, rank] = min((c.days_per_run for c in good
                                       if c.nodes == 1 and c.cost_usd_year <= most),
                                      default=0.0)
+    _better_alike(candidates, eligible)
     for cand in candidates:
         c = cand.config
         found = 0.0
@@ -1273,6 +1274,29 @@ def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool
         cost = cand.config.cost_usd_year
         cand.facts["held_vs_cost"] = (None if least is None or not cost
                                       else tidy(min(least / cost, MAX_RATIO), 3))
+
+
+def _better_alike(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """For each configuration trained with adapters, the cheapest eligible one of its like
+    and GPU vendor trained with a better method (``better_method_alike``, 'none' where there
+    is none) and what it costs more (``better_method_alike_premium``): the method is chosen
+    with the hardware across offers too, not only on one offer."""
+    cheapest: dict[tuple[tuple[str, ...], int], tuple[float, str]] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False) and c.jobs_at_once <= 1:
+            key = (_alike(c), _quality(c))
+            if key not in cheapest or c.cost_usd_year < cheapest[key][0]:
+                cheapest[key] = (c.cost_usd_year, c.train_method)
+    for cand in candidates:
+        c = cand.config
+        mine = _alike(c)
+        better = [cheapest[mine, rank] for rank in range(_quality(c))
+                  if (mine, rank) in cheapest]
+        found = min(better) if better and c.cost_usd_year and c.jobs_at_once <= 1 else None
+        cand.facts["better_method_alike"] = "none" if found is None else found[1]
+        cand.facts["better_method_alike_premium"] = (
+            None if found is None else tidy(found[0] / c.cost_usd_year - 1, 3))
 
 
 def _alike(c: Configuration) -> tuple[str, ...]:

@@ -539,10 +539,17 @@ RANKED: tuple[FactSpec, ...] = (
              "year (owned, or committed for months) costs for the work ÷ this one's (absent "
              "where none is eligible)", origin="candidate", phase="summary"),
     FactSpec("sooner_alike_days", "number", "for a run paid by the hour that takes days, the "
-             "shortest run among eligible configurations of its like and method on one "
-             "instance within sooner_run_max_premium of the cheapest of them, where at most "
-             "sooner_run_days_share of this one's (0: none)", origin="candidate",
+             "shortest run among eligible configurations of its like and GPU vendor trained "
+             "with a method at least as good, on one instance, within sooner_run_max_premium "
+             "of the cheapest of them, where at most sooner_run_days_share of this one's (0: "
+             "none)", origin="candidate", phase="summary"),
+    FactSpec("better_method_alike", "string", "the better training method (full over LoRA "
+             "over QLoRA) of the cheapest eligible configuration of this one's like and GPU "
+             "vendor trained with one ('none' where there is none)", origin="candidate",
              phase="summary"),
+    FactSpec("better_method_alike_premium", "number", "what that configuration costs more "
+             "for the work than this one, as a share (negative where it costs less; absent "
+             "where there is none)", origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 
