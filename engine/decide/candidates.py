@@ -59,7 +59,7 @@ from engine.estimates.runs import (
     spot_rework,
 )
 from engine.estimates.throughput import in_fp8, mfu
-from engine.facts.build import Job, Sizing, needed_on
+from engine.facts.build import METHOD_QUALITY, Job, Sizing, needed_on
 
 MAX_RATIO = 1e12
 """Largest ratio reported (far beyond any rule threshold, still a plain number)."""
@@ -1237,26 +1237,27 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
         return (c.where == "cloud" and c.pricing in BURST_PRICING
                 and c.jobs_at_once <= 1)
 
-    rows: dict[tuple[str, ...], list[Configuration]] = {}
-    for cand in candidates:
+    keys = [(_alike(cand.config), _quality(cand.config)) for cand in candidates]
+    rows: dict[tuple[str, ...], list[tuple[int, Configuration]]] = {}
+    for cand, (alike_key, rank) in zip(candidates, keys, strict=True):
         if eligible.get(cand.id, False) and by_the_hour(cand.config):
-            rows.setdefault(_alike(cand.config), []).append(cand.config)
+            rows.setdefault(alike_key, []).append((rank, cand.config))
     fastest: dict[tuple[tuple[str, ...], int], float] = {}
-    for key, alike in rows.items():
-        for rank in range(len(_QUALITY)):
-            good = [c for c in alike if _quality(c) <= rank]
+    for alike_key, alike in rows.items():
+        for rank in range(len(METHOD_QUALITY)):
+            good = [c for r, c in alike if r <= rank]
             if not good:
                 continue
             most = min(c.cost_usd_year for c in good) * (1 + premium)
-            fastest[key, rank] = min((c.days_per_run for c in good
-                                      if c.nodes == 1 and c.cost_usd_year <= most),
-                                     default=0.0)
-    _better_alike(candidates, eligible)
-    for cand in candidates:
+            fastest[alike_key, rank] = min((c.days_per_run for c in good
+                                            if c.nodes == 1 and c.cost_usd_year <= most),
+                                           default=0.0)
+    _better_alike(candidates, keys, eligible)
+    for cand, key in zip(candidates, keys, strict=True):
         c = cand.config
         found = 0.0
         if by_the_hour(c) and c.days_per_run >= least_days:
-            days = fastest.get((_alike(c), _quality(c)), 0.0)
+            days = fastest.get(key, 0.0)
             found = days if 0 < days <= c.days_per_run * share else 0.0
         cand.facts["sooner_alike_days"] = tidy(found, 1)
 
@@ -1276,22 +1277,22 @@ def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool
                                       else tidy(min(least / cost, MAX_RATIO), 3))
 
 
-def _better_alike(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+def _better_alike(candidates: list[PricedCandidate],
+                  keys: list[tuple[tuple[str, ...], int]], eligible: Mapping[str, bool]) -> None:
     """For each configuration trained with adapters, the cheapest eligible one of its like
     and GPU vendor trained with a better method (``better_method_alike``, 'none' where there
     is none) and what it costs more (``better_method_alike_premium``): the method is chosen
-    with the hardware across offers too, not only on one offer."""
+    with the hardware across offers too, not only on one offer. ``keys``: each candidate's
+    (:func:`_alike`, :func:`_quality`)."""
     cheapest: dict[tuple[tuple[str, ...], int], tuple[float, str]] = {}
-    for cand in candidates:
+    for cand, key in zip(candidates, keys, strict=True):
         c = cand.config
-        if eligible.get(cand.id, False) and c.jobs_at_once <= 1:
-            key = (_alike(c), _quality(c))
-            if key not in cheapest or c.cost_usd_year < cheapest[key][0]:
-                cheapest[key] = (c.cost_usd_year, c.train_method)
-    for cand in candidates:
+        if (eligible.get(cand.id, False) and c.jobs_at_once <= 1
+                and (key not in cheapest or c.cost_usd_year < cheapest[key][0])):
+            cheapest[key] = (c.cost_usd_year, c.train_method)
+    for cand, (mine, quality) in zip(candidates, keys, strict=True):
         c = cand.config
-        mine = _alike(c)
-        better = [cheapest[mine, rank] for rank in range(_quality(c))
+        better = [cheapest[mine, rank] for rank in range(quality)
                   if (mine, rank) in cheapest]
         found = min(better) if better and c.cost_usd_year and c.jobs_at_once <= 1 else None
         cand.facts["better_method_alike"] = "none" if found is None else found[1]
@@ -1305,13 +1306,10 @@ def _alike(c: Configuration) -> tuple[str, ...]:
     return (*_like(c), c.vendor)
 
 
-_QUALITY = ("full", "lora", "qlora")
-"""Training methods best quality first (a pretrain is full training)."""
-
-
 def _quality(c: Configuration) -> int:
-    """0 for full training or a pretrain, 1 for LoRA, 2 for QLoRA: lower is better."""
-    return _QUALITY.index("full" if c.train_method == "pretrain" else c.train_method)
+    """0 for full training or a pretrain, 1 for LoRA, 2 for QLoRA: lower is better (as
+    ``Job.quality_rank`` ranks a job)."""
+    return METHOD_QUALITY.index("full" if c.train_method == "pretrain" else c.train_method)
 
 
 def _like(c: Configuration) -> tuple[str, ...]:
