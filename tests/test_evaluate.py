@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.answers.model import load_answers
+from engine.catalog.load import load_catalog
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EvaluationError
 from engine.facts.build import build_facts
@@ -293,15 +294,21 @@ def _without_id(engine: Engine, answers: Any) -> str:
 def test_remembered_verdicts_give_the_same_decisions_as_durable_every_time(
         engine: Engine, part: int) -> None:
     """Every scenario, and the examples over hours × budgets: the engine reusing verdicts by
-    signature decides byte for byte like one that asks durable_rules about every fact (in
-    four parts, every fourth variant each, so that parallel workers share them)."""
-    fresh = Engine(engine.catalog, engine.rulebook, engine.compiled,
-                   Evaluator(engine.compiled, memo=False))
+    signature and remembering figures across requests decides byte for byte like one that
+    asks durable_rules about every fact on a catalog whose memos are empty (its own, for
+    each request), whatever came before (in four parts, every fourth variant each, so that
+    parallel workers share them)."""
+    asks_every_fact = Evaluator(engine.compiled, memo=False)
+
+    def fresh(answers: Any) -> str:
+        return _without_id(Engine(load_catalog(), engine.rulebook, engine.compiled,
+                                  asks_every_fact), answers)
+
     remembering = Engine.build(engine.catalog, engine.rulebook)
     every = _variants(engine)
     assert len(every) > 90
     variants = every[part::4]
-    expected = [_without_id(fresh, answers) for answers in variants]
+    expected = [fresh(answers) for answers in variants]
     for answers, want in zip(variants, expected, strict=True):
         assert _without_id(remembering, answers) == want
     for answers, want in zip(reversed(variants), reversed(expected), strict=True):  # memo only

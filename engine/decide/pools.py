@@ -77,13 +77,13 @@ class Layout:
 
 def layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
            deadline_hours: float, node_gpus: int) -> Layout:
-    """The layout of ``gpu`` for ``job``'s pool (remembered per job, GPU and limit): the
-    smallest MIG slice that holds a job and finishes its run within ``deadline_hours``, else
-    a whole GPU, else the fewest GPUs of one node of ``node_gpus`` a job needs (1, 2, 4 …;
-    the fastest that holds it where none finishes in time)."""
+    """The layout of ``gpu`` for ``job``'s pool (remembered per job, its run's work, GPU and
+    limit): the smallest MIG slice that holds a job and finishes its run within
+    ``deadline_hours``, else a whole GPU, else the fewest GPUs of one node of ``node_gpus`` a
+    job needs (1, 2, 4 …; the fastest that holds it where none finishes in time)."""
     found: Layout = catalog.per_job(
-        ("pool_layout", job.request, job.method, job.precision, gpu.id, network, deadline_hours,
-         node_gpus),
+        ("pool_layout", job.request, job.method, job.precision, job.work.flops_per_run, gpu.id,
+         network, deadline_hours, node_gpus),
         _layout, catalog, job, gpu, network, deadline_hours, node_gpus)
     return found
 
@@ -113,12 +113,12 @@ def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: 
     """``base`` on ``count`` GPUs that run ``jobs`` at once: where the GPUs outnumber what
     the jobs need, each job gets the most GPUs of one node (1, 2, 4 …) that still leave room
     for all of them, as an operator spreads jobs over GPUs that would otherwise idle while
-    they run (remembered per job, GPU and count); else ``base``."""
+    they run (remembered per job, its run's work, GPU and count); else ``base``."""
     if not base.fits:
         return base
     found: Layout = catalog.per_job(
-        ("pool_spread", job.request, job.method, job.precision, gpu.id, network, base, count,
-         jobs, node_gpus),
+        ("pool_spread", job.request, job.method, job.precision, job.work.flops_per_run, gpu.id,
+         network, base, count, jobs, node_gpus),
         _spread, catalog, job, gpu, network, base, count, jobs, node_gpus)
     return found
 
