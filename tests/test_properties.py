@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from engine.answers.model import validate_answers
+from engine.catalog.load import load_catalog
 from engine.decide.engine import Engine, load_engine
 from engine.estimates.cost import CostLine, break_even
 from engine.estimates.shape import shape_for_params
@@ -43,9 +44,10 @@ def decision_schema() -> dict[str, Any]:
 
 
 # -- no crash, deterministic, valid JSON --------------------------------------------------------
-FRESH = Engine(ENGINE.catalog, ENGINE.rulebook, ENGINE.compiled,
+FRESH = Engine(load_catalog(), ENGINE.rulebook, ENGINE.compiled,
                Evaluator(ENGINE.compiled, memo=False))
-"""Asks durable_rules about every fact: the reference."""
+"""Asks durable_rules about every fact, on a catalog of its own (whose memos another history
+of requests fills): the reference."""
 
 
 @pytest.mark.slow
@@ -54,7 +56,8 @@ FRESH = Engine(ENGINE.catalog, ENGINE.rulebook, ENGINE.compiled,
 def test_reused_verdicts_decide_like_durable_rules_on_every_fact(
         raw: dict[str, Any]) -> None:
     """The shared engine (verdicts reused by signature, memos filled by every other property
-    test) decides byte for byte like an engine that hands every fact to durable_rules."""
+    test) decides byte for byte like an engine that hands every fact to durable_rules and
+    remembers figures on its own catalog."""
     answers = answers_of(raw)
     assert (ENGINE.recommend(answers, decision_id="same").to_json()
             == FRESH.recommend(answers, decision_id="same").to_json())

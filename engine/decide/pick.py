@@ -135,16 +135,17 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
     those that cost no more, finish a run more than ``margin`` sooner and go against none of
     the decided ``axes`` (the pick won on a rule of its own, not on the work or a decision),
-    then the nearest in cost. What would tip the decision is then said with them. One that
-    costs more, finishes no sooner, needs no less up front and goes against a decision or
-    ranks lower by a rule is no call at all: the pick beats it on every count."""
+    then those that cost no more and finish sooner against a decision (a trade the team may
+    weigh), then the nearest in cost. What would tip the decision is then said with them.
+    One that costs more, finishes no sooner, needs no less up front and goes against a
+    decision or ranks lower by a rule is no call at all: the pick beats it on every count."""
     cost, days = choice.config.cost_usd_year, choice.config.days_per_run
 
-    def order(s: Scored) -> tuple[bool, float]:
+    def order(s: Scored) -> tuple[bool, bool, float]:
         c = s.config
-        better = (c.cost_usd_year <= cost and c.days_per_run < days * (1 - margin)
-                  and axis_against(book, axes, choice.facts, s.facts) is None)
-        return not better, abs(c.cost_usd_year - cost)
+        trade = c.cost_usd_year <= cost and c.days_per_run < days * (1 - margin)
+        better = trade and axis_against(book, axes, choice.facts, s.facts) is None
+        return not better, not trade, abs(c.cost_usd_year - cost)
 
     def beaten(s: Scored) -> bool:
         c = s.config
