@@ -224,9 +224,9 @@ def test_estimate_training_refuses_a_cluster_recommend_does_not_consider() -> No
 
 def test_a_fine_tune_keeps_its_trained_weights_a_pretrain_its_resumable_checkpoints() -> None:
     """A 70B full fine-tune run twice a year keeps what its runs trained (16-bit weights,
-    141 GB a model) beside the base weights all year, not their optimizer states (14 bytes
-    a parameter with the weights, 988 GB each); a pretrain keeps resumable checkpoints to
-    train further."""
+    141 GB a model) all year, not their optimizer states (14 bytes a parameter with the
+    weights, 988 GB each); rented, it keeps no base weights (each run downloads them), owned
+    GPUs keep them too; a pretrain keeps resumable checkpoints to train further."""
     from engine.estimates.programme import kept_gb
     from engine.estimates.runs import checkpoint_gb, trained_gb
     from engine.estimates.shape import shape_of_preset
@@ -241,7 +241,21 @@ def test_a_fine_tune_keeps_its_trained_weights_a_pretrain_its_resumable_checkpoi
     decision = recommend({"workload": "fine-tune", "model": "llama-3.1-70b", "method": "full",
                           "training_tokens_b": 0.1, "runs_per_year": 2,
                           "usage_pattern": "intermittent", "budget_usd": 5000})
-    stored = _parts(decision)["storage"]["inputs"]["gb"]
+    assert decision.hardware.choice is not None and decision.hardware.choice.where == "cloud"
+    stored = _parts(decision)["storage"]["inputs"]
     models = policy.checkpoints_kept.value * trained_gb(shape, "full", policy)
+    assert stored["gb"] == pytest.approx(models, rel=0.01)
+    assert stored["base_weights_gb"] == 0
+    owned = recommend({"workload": "fine-tune", "model": "llama-3.1-70b",  # scenario 49
+                       "training_tokens_b": 0.5, "runs_per_year": 24,
+                       "usage_pattern": "continuous", "budget_usd": 100_000,
+                       "upfront_capex": True, "owned_gpu": "a100-80gb",
+                       "owned_gpu_count": 8})
+    assert owned.hardware.choice is not None and owned.hardware.choice.where == "local"
+    kept = _parts(owned)["storage"]["inputs"]
+    adapters = policy.checkpoints_kept.value * trained_gb(
+        shape, owned.hardware.choice.method, policy)
     base = shape.params * policy.weight_bytes_16bit.value / 1e9
-    assert stored == pytest.approx(models + base, rel=0.01)
+    assert kept["base_weights_gb"] == pytest.approx(base, rel=0.01)
+    data = 0.5e9 * policy.stored_bytes_per_token.value / 1e9  # its tokens
+    assert kept["gb"] == pytest.approx(data + adapters + base, rel=0.01)

@@ -229,13 +229,16 @@ class Engine:
         provider = catalog.providers.get(c.provider) if c.where == "cloud" else None
         price = storage_price(provider, c.where != "cloud", catalog.policy)
         compute = choice.candidate.cost
-        owned = run.values.get("peaks_owned_usd_year")
-        if choice.id.endswith(SHARE_SUFFIX) and owned is not None:
+        owned = (run.values.get("peaks_owned_usd_year") if choice.id.endswith(SHARE_SUFFIX)
+                 else None)  # the team's own GPUs do part of the work
+        if owned is not None:
             compute = figure(compute.value + float(owned), compute.unit,
                              "rent of the peaks + power and upkeep of your own GPUs busy on "
                              "the rest of the work", [*compute.sources, "price.local-tco-parts"],
                              rent_usd=compute.value, own_gpus_usd=float(owned))
-        return programme(shared, compute, price, catalog.policy).record()
+        # the team's own GPUs keep the base weights; a rented run downloads them
+        return programme(shared, compute, price, catalog.policy,
+                         rented=c.where == "cloud" and owned is None).record()
 
     def choices(self, answers: Answers) -> dict[str, AxisDecision]:
         """The decided axes of ``answers`` alone (what :meth:`recommend` decides, without

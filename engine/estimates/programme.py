@@ -54,7 +54,10 @@ class Shared:
     rework_share: float
     rework_assumed: bool
     data_gb: float
-    """What the data and checkpoints take in storage, GB."""
+    """What the data and the models kept take in storage, GB."""
+    base_gb: float
+    """The base model's weights a fine-tune starts from, GB: stored where owned GPUs train
+    (a rented run downloads them at its start-up instead)."""
 
     @property
     def rerun_share(self) -> float:
@@ -97,12 +100,12 @@ def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
                       low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high)
     rework = policy.rework_share.expected if rework_share is None else rework_share
     stored = (tokens_m * 1e6 * policy.stored_bytes_per_token.value / GB
-              + policy.checkpoints_kept.value * kept_gb(shape, work.method, policy)
-              + (weights_gb(shape, work.method, policy) if work.method != "pretrain" else 0.0))
+              + policy.checkpoints_kept.value * kept_gb(shape, work.method, policy))
     return Shared(people=ProgrammePart("people", people, engineers is None),
                   data=ProgrammePart("data", data, dataset_prep_usd is None),
                   evaluation_share=policy.evaluation_share.value, rework_share=rework,
-                  rework_assumed=rework_share is None, data_gb=stored)
+                  rework_assumed=rework_share is None, data_gb=stored,
+                  base_gb=weights_gb(shape, work.method, policy))
 
 
 def kept_gb(shape: Shape, method: MethodGroup, policy: Policy) -> float:
@@ -134,15 +137,21 @@ def storage_price(provider: Provider | None, local: bool, policy: Policy) -> Fig
                   default.sources)
 
 
-def storage_part(shared: Shared, price: Figure, policy: Policy) -> ProgrammePart:
-    """The data (raw and tokenised) and the kept checkpoints, stored all year."""
+def storage_part(shared: Shared, price: Figure, policy: Policy, *,
+                 rented: bool) -> ProgrammePart:
+    """The data (raw and tokenised) and the models kept, stored all year, with the base
+    weights where owned GPUs train (``rented``: each run downloads them at start-up)."""
+    base = 0.0 if rented else shared.base_gb
+    gb = shared.data_gb + base
     return ProgrammePart("storage", figure(
-        shared.data_gb * price.value * 12, "USD/year",
+        gb * price.value * 12, "USD/year",
         "GB stored (tokens × bytes a token + models kept × GB a model (a pretrain's "
-        "resumable checkpoint; a fine-tune's trained weights or adapters) + base weights) "
-        "× $ per GB-month × 12", [*price.sources, *policy.stored_bytes_per_token.sources,
-                                  *policy.checkpoints_kept.sources],
-        gb=shared.data_gb, usd_per_gb_month=price.value, where=price.formula), True)
+        "resumable checkpoint; a fine-tune's trained weights or adapters) + the base "
+        "weights on owned GPUs (a rented run downloads them at start-up)) × $ per GB-month "
+        "× 12", [*price.sources, *policy.stored_bytes_per_token.sources,
+                 *policy.checkpoints_kept.sources],
+        gb=gb, base_weights_gb=base, usd_per_gb_month=price.value, where=price.formula),
+        True)
 
 
 def rerun_parts(shared: Shared, compute: Figure, policy: Policy) -> tuple[ProgrammePart, ...]:
@@ -192,12 +201,13 @@ class Programme:
                 "parts": [p.record() for p in self.parts]}
 
 
-def programme(shared: Shared, compute: Figure, storage: Figure, policy: Policy) -> Programme:
-    """The whole bill a year around ``compute`` (the counted runs on one configuration),
-    its data stored at ``storage`` $ per GB-month."""
+def programme(shared: Shared, compute: Figure, storage: Figure, policy: Policy, *,
+              rented: bool) -> Programme:
+    """The whole bill a year around ``compute`` (the counted runs on one configuration,
+    ``rented`` or owned), its data stored at ``storage`` $ per GB-month."""
     return Programme((ProgrammePart("compute", compute, False),
                       *rerun_parts(shared, compute, policy), shared.people, shared.data,
-                      storage_part(shared, storage, policy)))
+                      storage_part(shared, storage, policy, rented=rented)))
 
 
 def months(value: float) -> float:

@@ -274,7 +274,7 @@ def _programme_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Sh
     method = request_method(answers)
     shared = shared_of(answers, catalog, shape, method)
     compute = reference_rental(catalog, answers, shape, method)
-    storage = storage_part(shared, storage_price(None, False, policy), policy)
+    storage = storage_part(shared, storage_price(None, False, policy), policy, rented=True)
     facts.put("programme_engineers", shared.people.usd_per_year.inputs["engineers"])
     facts.put("programme_engineers_assumed", shared.people.assumed)
     facts.put("programme_people_usd_year", shared.people.usd_per_year.value,
