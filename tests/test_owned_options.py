@@ -166,3 +166,42 @@ def test_the_audit_list_counts_the_own_gpus_of_a_peaks_pick(tmp_path: Path) -> N
     assert listed.exit_code == 0, listed.output
     assert "your 8× NVIDIA A100 80GB (SXM4) + 1× B200, " in listed.output
     assert f"for the peaks, ${total:,.0f} a year" in listed.output
+
+
+THREE_AT_ONCE = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
+                 "training_tokens_b": 0.2, "runs_per_year": 60, "usage_pattern": "continuous",
+                 "concurrent_jobs": 3, "owned_gpu": "a100-80gb", "owned_gpu_count": 8,
+                 "budget_usd": 100000, "upfront_capex": False}
+"""Three 70B LoRA jobs at once; the team's 8× A100 80GB hold two (four GPUs a job)."""
+
+
+def test_own_gpus_that_hold_some_of_the_jobs_at_once_run_those(engine: Engine) -> None:
+    """Where the team's GPUs run two of its three jobs at once, keeping them alone is no
+    option; running two there and renting a GPU for the third as it runs is priced: their
+    power on two thirds of the work, their upkeep, and a third of the pick's rent (a pool
+    rented by the job scales with the work). The one screen says so with both costs."""
+    decision = engine.recommend(THREE_AT_ONCE, decision_id="x")
+    choice = decision.hardware.choice
+    assert choice is not None and choice.where == "cloud"
+    found = decision.estimates["owned_options"]
+    by = options(found)
+    keep, jobs = by["keep"], by["jobs"]
+    assert not keep["feasible"]
+    assert (jobs["owned_jobs_at_once"], jobs["rented_jobs_at_once"]) == (2, 1)
+    assert jobs["owned_share"] == pytest.approx(2 / 3, abs=1e-3)
+    assert jobs["power_usd_per_year"] == pytest.approx(keep["power_usd_per_year"] * 2 / 3,
+                                                       rel=1e-3)
+    assert jobs["rented"]["id"] == choice.id
+    assert jobs["rented_usd_per_year"] == pytest.approx(choice.cost.per_year_usd / 3, rel=1e-3)
+    assert jobs["usd_per_year"] == pytest.approx(
+        jobs["power_usd_per_year"] + jobs["upkeep_usd_per_year"]
+        + jobs["rented_usd_per_year"], abs=0.02)
+    assert found["cheapest"] != "keep"
+    text = " ".join(brief_lines(decision))
+    assert "run 2 of the jobs at once on them" in text.lower()
+    assert f"${jobs['usd_per_year']:,.0f} a year" in text
+
+
+def test_no_jobs_split_where_the_own_gpus_hold_every_job(engine: Engine) -> None:
+    decision = engine.recommend({**THREE_AT_ONCE, "concurrent_jobs": 2}, decision_id="x")
+    assert "jobs" not in options(decision.estimates["owned_options"])

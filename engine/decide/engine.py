@@ -216,7 +216,8 @@ class Engine:
 
     def _owned_options(self, made: _Made, choice: Scored | None) -> dict[str, Any]:
         """``owned_options`` for a team that owns GPUs (nothing otherwise)."""
-        found = owned_options(made.scored, choice, self.catalog.policy)
+        found = owned_options(made.scored, choice, self.catalog.policy,
+                              made.run.answers.concurrent_jobs)
         return {} if found is None else {"owned_options": found}
 
     def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:

@@ -1,5 +1,6 @@
 """What a team that owns GPUs can do with them, each priced for the same work: keep using
-them, add to them, rent the peaks beside them, or retire them (sell, and rent it all).
+them, add to them, rent the peaks beside them, run as many of its jobs at once as they hold
+and rent GPUs for the others, or retire them (sell, and rent it all).
 
 Owned GPUs are bought already: using them costs their power, and their upkeep is paid as
 long as they are kept. Where the year's work needs them busier than the policy's busy
@@ -21,9 +22,9 @@ from engine.estimates.figure import tidy
 
 
 def owned_options(scored: Sequence[Scored], choice: Scored | None,
-                  policy: Policy) -> dict[str, Any] | None:
+                  policy: Policy, concurrent_jobs: int = 1) -> dict[str, Any] | None:
     """The team's options for its own GPUs on the pick's method (None: it owns none, or
-    they cannot hold the job at all)."""
+    they cannot hold the job at all); ``concurrent_jobs``: the jobs it runs at once."""
     if choice is None:
         return None
     method = choice.config.train_method
@@ -35,7 +36,8 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     upkeep = float(f.upkeep_usd_year or 0.0)
     capacity = owned_capacity_hours(policy)
     busy = f.busy_hours_per_year
-    feasible = f.within_year and f.meets_deadline and busy <= capacity
+    feasible = (f.within_year and f.meets_deadline and busy <= capacity
+                and f.holds_jobs_at_once)
     options: list[dict[str, Any]] = [{
         "option": "keep", "feasible": feasible, "upfront_usd": 0.0,
         "usd_per_year": tidy(f.cost_usd_year + upkeep, 2),
@@ -54,6 +56,9 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
               else _cheapest_burst(same))
     if rented is not None and f.meets_deadline and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
+    jobs = None if peaks_picked else _jobs_split(f, choice, capacity, upkeep, concurrent_jobs)
+    if jobs is not None:
+        options.append(jobs)
     if rented is not None:
         options.append({"option": "retire", "feasible": True, "upfront_usd": 0.0,
                         "resale_usd": tidy(float(f.resale_usd or 0.0), 2),
@@ -127,6 +132,30 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
     power, rent = _split(f, rented, share)
     return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
             "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
+            "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
+            "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
+            "usd_per_year": tidy(power + upkeep + rent, 2)}
+
+
+def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float,
+                concurrent: int) -> dict[str, Any] | None:
+    """Where the team's GPUs run some, not all, of the jobs it needs at once: they run as
+    many as they hold, on that share of the work (within the busy target), and ``rented``,
+    a pool rented by the hour that each job takes only while it runs (so its rent scales
+    with the work), runs the others (None where that does not apply)."""
+    r = rented.config
+    if (concurrent <= 1 or f.holds_jobs_at_once or f.jobs_at_once < 1 or not f.fits
+            or not f.meets_deadline or r.where != "cloud" or r.always_on
+            or r.pricing not in BURST_PRICING or f.busy_hours_per_year <= 0):
+        return None
+    share = min(f.jobs_at_once / concurrent, capacity / f.busy_hours_per_year)
+    power, rent = _split(f, rented, share)
+    return {"option": "jobs", "feasible": True, "upfront_usd": 0.0,
+            "owned_jobs_at_once": f.jobs_at_once,
+            "rented_jobs_at_once": concurrent - f.jobs_at_once,
+            "rented_gpus_per_job": int(rented.facts.get("gpus_per_job") or r.count),
+            "owned_share": tidy(share, 4),
+            "owned_busy_hours_per_year": tidy(f.busy_hours_per_year * share, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
             "usd_per_year": tidy(power + upkeep + rent, 2)}

@@ -224,8 +224,9 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                 "and the pick rents the rest by the hour.")
     if mine is None:
         them = "it" if count == 1 else "them"
+        split = _jobs_split(decision, them)
         then = (f"develop and test on {them} (QLoRA fits), rent for the runs"
-                if _develops_on_own(decision) else
+                if _develops_on_own(decision) else split if split else
                 f"keep {them} for other work, rent beside {them} for this, or sell {them}")
         if said:  # the brief: why first, then what to do with them
             return (f"Your own {count}× {short_name(name)} cannot do this work within your "
@@ -297,6 +298,28 @@ def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
     choice = decision.hardware.choice
     rent = choice.cost.per_year_usd if choice is not None else 0.0
     return own_usd_per_year(peaks) + rent
+
+
+def _jobs_split(decision: Decision, them: str) -> str | None:
+    """Where the team's GPUs run some of its jobs at once: running those on them and renting
+    GPUs for the others as they run, its cost a year against the pick's (None otherwise)."""
+    found: dict[str, Any] = decision.estimates.get("owned_options") or {}
+    jobs = next((o for o in found.get("options", []) if o["option"] == "jobs"), None)
+    choice = decision.hardware.choice
+    if jobs is None or choice is None:
+        return None
+    rented = jobs["rented"]
+    rest = jobs["rented_jobs_at_once"]
+    others = f"each of the other {rest:,}" if rest > 1 else "the other"
+    verdict = ("less than" if jobs["usd_per_year"] < choice.cost.per_year_usd
+               else "against")
+    return (f"run {jobs['owned_jobs_at_once']:,} of the jobs at once on {them} and rent "
+            f"{jobs['rented_gpus_per_job']:,}× {rented['gpu_label']} "
+            f"({rented['provider_label']}, {rented['pricing']}) for {others} as it runs: "
+            f"{usd(jobs['usd_per_year'])} a year with their power and upkeep "
+            f"({usd(jobs['rented_usd_per_year'])} of it rent), {verdict} "
+            f"{usd(choice.cost.per_year_usd)} for the pick; or keep {them} for other work, or "
+            f"sell {them}")
 
 
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
