@@ -524,7 +524,7 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     spot = interruptions = 0.0
     if price.pricing == "spot" and pool is None:
         spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
-                                                _checkpoint_gb(catalog, sizing, job), policy,
+                                                _checkpoint_gb(catalog, job), policy,
                                                 frequent=sizing.frequent_checkpoints)
     runs = job.work.runs_per_year
     all_year = rented_all_year(sizing, pool, offer)
@@ -595,12 +595,10 @@ def waves(sizing: Sizing, runs: float) -> float:
     return max(1.0, runs / sizing.concurrent_jobs) if runs > 0 else 0.0
 
 
-def _start_up(catalog: Catalog, sizing: Sizing, job: Job, provider: Provider,
-              instances: int) -> Figure:
-    found: Figure = catalog.per_job(
-        ("run_overhead", sizing.shape.label, sizing.shape.params_b, job.method, provider.kind,
-         instances), run_overhead, sizing.shape, job.method, provider.kind, instances,
-        catalog.policy)
+def _start_up(catalog: Catalog, job: Job, provider: Provider, instances: int) -> Figure:
+    found: Figure = catalog.per_job(  # the job's token names its shape exactly
+        ("run_overhead", job.request.token, job.method, provider.kind, instances),
+        run_overhead, job.request.shape, job.method, provider.kind, instances, catalog.policy)
     return found
 
 
@@ -609,10 +607,9 @@ def _restart_hours(start: Figure) -> float:
     return float(start.value) - float(start.inputs["upload_h"] or 0.0)
 
 
-def _checkpoint_gb(catalog: Catalog, sizing: Sizing, job: Job) -> float:
-    found: float = catalog.per_job(("checkpoint_gb", sizing.shape.label, sizing.shape.params_b,
-                                    job.method), checkpoint_gb, sizing.shape, job.method,
-                                   catalog.policy)
+def _checkpoint_gb(catalog: Catalog, job: Job) -> float:
+    found: float = catalog.per_job(("checkpoint_gb", job.request.token, job.method),
+                                   checkpoint_gb, job.request.shape, job.method, catalog.policy)
     return found
 
 
@@ -644,7 +641,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
         out = {}
         instances = shapes[t.count]
         # a pool's jobs each run on one instance: no cluster to start across them
-        start = _start_up(catalog, sizing, t.job, provider,
+        start = _start_up(catalog, t.job, provider,
                           1 if sizing.concurrent_jobs > 1 else instances)
         for price in prices:
             r = _rent(catalog, sizing, offer, provider, t, instances, start, price,

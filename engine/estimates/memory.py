@@ -66,11 +66,12 @@ class MemoryRequest:
 
     @cached_property
     def _key(self) -> tuple[Any, ...]:
-        # Hashing/comparing the pydantic Shape field by field is slow on the hot path; its
-        # identifying numbers are enough. Computed once per request object.
+        # Hashing/comparing the pydantic Shape field by field is slow on the hot path; the
+        # numbers every estimate reads of it are enough. Computed once per request object.
         s = self.shape
-        return (s.label, s.params_b, s.layers, s.hidden, s.vocab, self.method, self.seq_len,
-                self.micro_batch, self.checkpointing)
+        return (s.label, s.params_b, s.compute_params_b, s.layers, s.hidden, s.intermediate,
+                s.heads, s.kv_heads, s.head_dim, s.vocab, s.tied_embeddings, self.method,
+                self.seq_len, self.micro_batch, self.checkpointing)
 
     @cached_property
     def _hash(self) -> int:
