@@ -198,8 +198,9 @@ def test_own_gpus_that_hold_some_of_the_jobs_at_once_run_those(engine: Engine) -
         + jobs["rented_usd_per_year"], abs=0.02)
     assert found["cheapest"] != "keep"
     text = " ".join(brief_lines(decision))
-    assert "run 2 of the jobs at once on them" in text.lower()
+    assert "hold 2 of your 3 jobs at once" in text
     assert f"${jobs['usd_per_year']:,.0f} a year" in text
+    assert f"the pick's ${choice.cost.per_year_usd:,.0f}" in text
 
 
 def test_no_jobs_split_where_the_own_gpus_hold_every_job(engine: Engine) -> None:

@@ -225,8 +225,11 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
     if mine is None:
         them = "it" if count == 1 else "them"
         split = _jobs_split(decision, them)
+        if split is not None:  # they hold some of the jobs at once: what that costs, first
+            return (f"Your own {count}× {short_name(name)} hold {split[0]:,} of your "
+                    f"{split[1]:,} jobs at once{because}: {split[2]}.")
         then = (f"develop and test on {them} (QLoRA fits), rent for the runs"
-                if _develops_on_own(decision) else split if split else
+                if _develops_on_own(decision) else
                 f"keep {them} for other work, rent beside {them} for this, or sell {them}")
         if said:  # the brief: why first, then what to do with them
             return (f"Your own {count}× {short_name(name)} cannot do this work within your "
@@ -300,9 +303,10 @@ def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
     return own_usd_per_year(peaks) + rent
 
 
-def _jobs_split(decision: Decision, them: str) -> str | None:
-    """Where the team's GPUs run some of its jobs at once: running those on them and renting
-    GPUs for the others as they run, its cost a year against the pick's (None otherwise)."""
+def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
+    """Where the team's GPUs run some of its jobs at once: how many, of how many, and
+    running those on them and renting GPUs for the others as they run, its cost a year
+    against the pick's (None otherwise)."""
     found: dict[str, Any] = decision.estimates.get("owned_options") or {}
     jobs = next((o for o in found.get("options", []) if o["option"] == "jobs"), None)
     choice = decision.hardware.choice
@@ -312,14 +316,15 @@ def _jobs_split(decision: Decision, them: str) -> str | None:
     rest = jobs["rented_jobs_at_once"]
     others = f"each of the other {rest:,}" if rest > 1 else "the other"
     verdict = ("less than" if jobs["usd_per_year"] < choice.cost.per_year_usd
-               else "against")
-    return (f"run {jobs['owned_jobs_at_once']:,} of the jobs at once on {them} and rent "
-            f"{jobs['rented_gpus_per_job']:,}× {rented['gpu_label']} "
-            f"({rented['provider_label']}, {rented['pricing']}) for {others} as it runs: "
-            f"{usd(jobs['usd_per_year'])} a year with their power and upkeep "
-            f"({usd(jobs['rented_usd_per_year'])} of it rent), {verdict} "
-            f"{usd(choice.cost.per_year_usd)} for the pick; or keep {them} for other work, or "
-            f"sell {them}")
+               else "more than")
+    held = jobs["owned_jobs_at_once"]
+    return held, held + rest, (
+        f"running those on {them} and renting {jobs['rented_gpus_per_job']:,}× "
+        f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) for {others} "
+        f"as it runs costs {usd(jobs['usd_per_year'])} a year with their power and upkeep, "
+        f"{verdict} the pick's {usd(choice.cost.per_year_usd)} "
+        f"({usd(jobs['rented_usd_per_year'])} of it rent); or keep {them} for other work, or "
+        f"sell {them}")
 
 
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
