@@ -310,8 +310,10 @@ class Steps:
             # the peaks beside the team's own GPUs: the rented configuration priced again
             # for the share of the work they leave, as the engine does
             whole = self.scored_by_id(candidate_id.removesuffix(SHARE_SUFFIX))
-            share = float(self.evaluation.request_facts["peaks_owned_share"])
-            rest = for_share(load_engine().catalog, self.sizing, whole.candidate, 1 - share)
+            facts = self.evaluation.request_facts
+            share = float(facts["peaks_owned_share"])
+            rest = for_share(load_engine().catalog, self.sizing, whole.candidate, 1 - share,
+                             int(facts.get("peaks_rented_jobs") or 0))
             assert rest is not None
             return Scored(rest, whole.score, whole.excluded, whole.rules)
         assert found is not None, candidate_id

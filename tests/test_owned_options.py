@@ -206,3 +206,23 @@ def test_own_gpus_that_hold_some_of_the_jobs_at_once_run_those(engine: Engine) -
 def test_no_jobs_split_where_the_own_gpus_hold_every_job(engine: Engine) -> None:
     decision = engine.recommend({**THREE_AT_ONCE, "concurrent_jobs": 2}, decision_id="x")
     assert "jobs" not in options(decision.estimates["owned_options"])
+
+
+def test_where_running_the_jobs_they_hold_costs_less_it_is_the_pick(engine: Engine) -> None:
+    """With 250 runs a year renting all three jobs costs far more than the team's GPUs
+    running two and one B200 rented for the third: that hybrid is the pick, priced for its
+    share of the work on one job's GPUs, and said as such."""
+    decision = engine.recommend({**THREE_AT_ONCE, "runs_per_year": 250, "budget_usd": 300000},
+                                decision_id="x")
+    assert decision.decisions["deployment"].choice == "hybrid"
+    choice = decision.hardware.choice
+    assert choice is not None and choice.where == "cloud" and choice.count == 1
+    found = decision.estimates["owned_options"]
+    assert found["peaks_is_the_pick"]
+    jobs = options(found)["jobs"]
+    assert choice.cost.per_year_usd == pytest.approx(jobs["rented_usd_per_year"], rel=0.02)
+    assert decision.facts["peaks_split"] == "jobs"
+    lines = brief_lines(decision)
+    assert lines[0].startswith("Run 2 of your 3 jobs at once on your 8× A100 80GB")
+    total = jobs["power_usd_per_year"] + jobs["upkeep_usd_per_year"] + choice.cost.per_year_usd
+    assert f"~${total:,.0f} a year in all" in " ".join(lines)

@@ -127,13 +127,14 @@ def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
     cost = (choice.get("cost") or {}).get("per_year_usd")
     pick = f"{choice.get('count')}× {choice.get('gpu_label')}, {where}"
     owned = result.get("estimates", {}).get("owned_options") or {}
-    peaks = next((o for o in owned.get("options", []) if o.get("option") == "peaks"), None)
-    if owned.get("peaks_is_the_pick") and peaks is not None and isinstance(cost, (int, float)):
+    from engine.decide.owned_options import own_usd_per_year, picked_split
+
+    peaks = picked_split(owned) if isinstance(owned, dict) else None
+    if peaks is not None and isinstance(cost, (int, float)):
         # the team's own GPUs on most of the work, the pick rented for the rest
         name = result.get("facts", {}).get("owned_gpu_name") or owned.get("gpu")
-        pick = f"your {owned.get('count')}× {name} + {pick} for the peaks"
-        from engine.decide.owned_options import own_usd_per_year
-
+        rest = "the other jobs" if peaks["option"] == "jobs" else "the peaks"
+        pick = f"your {owned.get('count')}× {name} + {pick} for {rest}"
         cost += own_usd_per_year(peaks)
     return pick, float(cost) if isinstance(cost, (int, float)) else None
 

@@ -190,11 +190,18 @@ peaks beside the team's own GPUs)."""
 
 
 def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
-              share: float) -> PricedCandidate | None:
+              share: float, jobs: int = 0) -> PricedCandidate | None:
     """``rented`` (a cloud configuration priced for the year's work) priced again for
     ``share`` of that work, the rest done elsewhere: the same offer, GPUs, pricing and
-    method, for fewer runs (``SHARE_SUFFIX`` on its id). None where it no longer prices."""
+    method, for fewer runs (``SHARE_SUFFIX`` on its id); with ``jobs``, for that many of its
+    jobs at once (each on the instances it takes in ``rented``). None where it no longer
+    prices."""
     f = rented.config
+    counts = [(f.count, f.nodes)]
+    if jobs:  # each job on instances of its own in ``rented`` (owned_options.jobs_held)
+        per_job = f.nodes // max(1, f.jobs_at_once)
+        counts = [(int(rented.facts.get("gpus_per_job") or f.count) * jobs, per_job * jobs)]
+        sizing = replace(sizing, concurrent_jobs=jobs)
     job = next((j for j in sizing.jobs if j.method == f.train_method), None)
     offer = next((o for o in catalog.offers if o.id == f.offer), None)
     if job is None or offer is None:
@@ -205,8 +212,7 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
         "flops_per_year": work.flops_per_year * share,
         "reference_gpu_hours": work.reference_gpu_hours * share,
         "hours_per_year": None if work.hours_per_year is None else work.hours_per_year * share})
-    found = [c for c in _cloud(catalog, sizing, replace(job, work=scaled), offer,
-                               [(f.count, f.nodes)])
+    found = [c for c in _cloud(catalog, sizing, replace(job, work=scaled), offer, counts)
              if c.config.pricing == f.pricing and c.config.reserved_months == f.reserved_months]
     if not found:
         return None

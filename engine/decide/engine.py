@@ -234,6 +234,9 @@ class Engine:
                  else None)  # the team's own GPUs do part of the work
         if owned is not None:
             compute = figure(compute.value + float(owned), compute.unit,
+                             "rent for the jobs your own GPUs do not hold at once + their "
+                             "power and upkeep on the jobs they hold"
+                             if run.values.get("peaks_split") == "jobs" else
                              "rent of the peaks + power and upkeep of your own GPUs busy on "
                              "the rest of the work", [*compute.sources, "price.local-tco-parts"],
                              rent_usd=compute.value, own_gpus_usd=float(owned))
@@ -298,7 +301,8 @@ class Engine:
         rented = next((s for s in priced.scored if s.id == rented_id), None)
         if rented is None or share is None or priced.sizing is None:
             return cloud, []
-        rest = for_share(self.catalog, priced.sizing, rented.candidate, 1 - float(share))
+        rest = for_share(self.catalog, priced.sizing, rented.candidate, 1 - float(share),
+                         int(run.values.get("peaks_rented_jobs") or 0))
         if rest is None:
             return cloud, []
         after = rest.config.pricing
@@ -443,7 +447,8 @@ class _Priced:
         owned = [s for s in self.scored if not s.excluded and s.config.where == "local"]
         facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned)
         run.facts.values.update(facts)
-        run.facts.values.update(peaks_facts(self.scored, self.cloud, policy))
+        run.facts.values.update(peaks_facts(self.scored, self.cloud, policy,
+                                            run.answers.concurrent_jobs))
         if line is not None:
             run.facts.traces["break_even_work"] = line
 

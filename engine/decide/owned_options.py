@@ -56,7 +56,11 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
               else _cheapest_burst(same))
     if rented is not None and f.meets_deadline and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
-    jobs = None if peaks_picked else _jobs_split(f, choice, capacity, upkeep, concurrent_jobs)
+    # the jobs they hold at once beside a pick rented by the job (the whole of it where the
+    # pick is that split already)
+    jobs = (_jobs_split(f, rented, capacity, upkeep, concurrent_jobs) if peaks_picked
+            and rented is not None else None if peaks_picked
+            else _jobs_split(f, choice, capacity, upkeep, concurrent_jobs))
     if jobs is not None:
         options.append(jobs)
     if rented is not None:
@@ -73,13 +77,14 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
             "peaks_beat_the_pick": not peaks_picked and _beats(options, choice, policy)}
 
 
-def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
-                policy: Policy) -> dict[str, Any]:
+def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
+                concurrent_jobs: int = 1) -> dict[str, Any]:
     """What the deployment rules weigh for a team whose own GPUs do a run within the limit
-    but not the year's work within the busy target: keeping them busy up to it and renting
-    the rest of the work by the hour, on the resolved cloud configuration or, where that is
-    a committed term, the best hourly one of its kind of cloud (nothing where that does
-    not apply)."""
+    but not all of the work: not the year's work within the busy target (keep them busy up
+    to it), or not all the ``concurrent_jobs`` at once (run those they hold,
+    :func:`jobs_held`); the rest of the work rented by the hour, on the resolved cloud
+    configuration or, where that is a committed term, the best hourly one of its kind of
+    cloud (nothing where that does not apply)."""
     rented = peaks_rented(scored, cloud)
     if rented is None:
         return {}
@@ -88,19 +93,32 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None,
         return {}
     f = mine.config
     capacity = owned_capacity_hours(policy)
-    if not (f.fits and f.meets_deadline and f.vendor_allowed) or (
-            f.busy_hours_per_year <= capacity):
+    if not (f.fits and f.meets_deadline and f.vendor_allowed) or f.busy_hours_per_year <= 0:
         return {}
-    share = tidy(capacity / f.busy_hours_per_year, 6)
+    held = jobs_held(f, rented, concurrent_jobs)
+    share = min(1.0 if held is None else held / concurrent_jobs,
+                capacity / f.busy_hours_per_year)
+    if share >= 1:
+        return {}
+    share = tidy(share, 6)
     power, rent = _split(f, rented, share)
     owned = power + float(f.upkeep_usd_year or 0.0)
     r = rented.config
+    rest = 0 if held is None else concurrent_jobs - held
+    gpus = _gpus_a_job(rented) * rest if rest else r.count
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
             "peaks_cost_usd_year": tidy(owned + rent, 0),
             "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
             "peaks_owned_label": f"{f.count:,}× {f.gpu_label}",
+            "peaks_split": "hours" if held is None else "jobs",
+            "peaks_owned_jobs": held or 0, "peaks_rented_jobs": rest,
             "peaks_rented_candidate": rented.id,
-            "peaks_rented_label": f"{r.count:,}× {r.gpu_label} ({r.provider_label}, {r.pricing})"}
+            "peaks_rented_label": f"{gpus:,}× {r.gpu_label} ({r.provider_label}, {r.pricing})"}
+
+
+def _gpus_a_job(rented: Scored) -> int:
+    """GPUs one job takes on a rented configuration (all of them where it runs one job)."""
+    return int(rented.facts.get("gpus_per_job") or rented.config.count)
 
 
 def peaks_rented(scored: Sequence[Scored], cloud: Scored | None) -> Scored | None:
@@ -137,23 +155,34 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
             "usd_per_year": tidy(power + upkeep + rent, 2)}
 
 
-def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float,
-                concurrent: int) -> dict[str, Any] | None:
-    """Where the team's GPUs run some, not all, of the jobs it needs at once: they run as
-    many as they hold, on that share of the work (within the busy target), and ``rented``,
-    a pool rented by the hour that each job takes only while it runs (so its rent scales
-    with the work), runs the others (None where that does not apply)."""
+def jobs_held(f: Configuration, rented: Scored, concurrent: int) -> int | None:
+    """How many of the ``concurrent`` jobs the team's GPUs ``f`` run at once, where that is
+    some but not all and ``rented`` can run the others: rented by the hour, each job on
+    instances of its own taken only while it runs, so that its rent scales with the work
+    (None otherwise)."""
     r = rented.config
     if (concurrent <= 1 or f.holds_jobs_at_once or f.jobs_at_once < 1 or not f.fits
-            or not f.meets_deadline or r.where != "cloud" or r.always_on
-            or r.pricing not in BURST_PRICING or f.busy_hours_per_year <= 0):
+            or not f.meets_deadline or f.busy_hours_per_year <= 0 or r.where != "cloud"
+            or r.always_on or r.pricing not in BURST_PRICING or r.jobs_at_once < 1
+            or r.nodes % r.jobs_at_once):
         return None
-    share = min(f.jobs_at_once / concurrent, capacity / f.busy_hours_per_year)
+    return f.jobs_at_once
+
+
+def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float,
+                concurrent: int) -> dict[str, Any] | None:
+    """Where the team's GPUs run some, not all, of the jobs it needs at once
+    (:func:`jobs_held`): they run as many as they hold, on that share of the work (within
+    the busy target), and ``rented`` runs the others (None where that does not apply)."""
+    held = jobs_held(f, rented, concurrent)
+    if held is None:
+        return None
+    share = min(held / concurrent, capacity / f.busy_hours_per_year)
     power, rent = _split(f, rented, share)
     return {"option": "jobs", "feasible": True, "upfront_usd": 0.0,
-            "owned_jobs_at_once": f.jobs_at_once,
-            "rented_jobs_at_once": concurrent - f.jobs_at_once,
-            "rented_gpus_per_job": int(rented.facts.get("gpus_per_job") or r.count),
+            "owned_jobs_at_once": held,
+            "rented_jobs_at_once": concurrent - held,
+            "rented_gpus_per_job": _gpus_a_job(rented),
             "owned_share": tidy(share, 4),
             "owned_busy_hours_per_year": tidy(f.busy_hours_per_year * share, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
@@ -165,6 +194,16 @@ def _split(f: Configuration, rented: Scored, share: float) -> tuple[float, float
     """The power of the team's GPUs doing ``share`` of the work, and the rent of ``rented``
     doing the rest (it is priced for all of it; the rent scales with the runs)."""
     return f.cost_usd_year * share, rented.config.cost_usd_year * (1 - share)
+
+
+def picked_split(found: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Of ``estimates.owned_options``, the option the pick is part of where it rents beside
+    the team's own GPUs: running the jobs they hold at once (``jobs``), else keeping them busy
+    up to the target (``peaks``); None where the pick is not such a split."""
+    if not found.get("peaks_is_the_pick"):
+        return None
+    by = {o["option"]: o for o in found.get("options", [])}
+    return by.get("jobs") or by.get("peaks")
 
 
 def own_usd_per_year(peaks: Mapping[str, Any]) -> float:

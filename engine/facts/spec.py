@@ -263,6 +263,12 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("peaks_owned_usd_year", "number", "their power and upkeep then", "USD/year"),
         _d("peaks_rented_usd_year", "number", "the rent for the rest", "USD/year"),
         _d("peaks_owned_label", "string", "the team's own GPUs (``8× A100 80GB``)"),
+        _d("peaks_split", "string", "how the work is split: ``hours`` (they are busy up to "
+           "the busy target) or ``jobs`` (they run the jobs at once they hold, the others "
+           "rented)"),
+        _d("peaks_owned_jobs", "number", "jobs at once the team's own GPUs run then (0: "
+           "split by hours)"),
+        _d("peaks_rented_jobs", "number", "jobs at once rented then (0: split by hours)"),
         _d("peaks_rented_candidate", "string", "the configuration that rents the rest: the "
            "cloud one, or where that is a committed term the best hourly one of its kind"),
         _d("peaks_rented_label", "string", "it, in words (``8× L40S (AWS, on-demand)``)"),

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
-from engine.decide.owned_options import own_usd_per_year
+from engine.decide.owned_options import own_usd_per_year, picked_split
 from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
@@ -105,8 +105,14 @@ def headline(decision: Decision) -> str:
     facts = decision.facts
     found, peaks = peaks_pick(decision)
     if peaks is not None:
-        return (f"Keep your {_owned_gpus(decision, found)} busy on {peaks['owned_share']:.0%} "
-                f"of the work and rent the rest: {config_name(choice)} on "
+        lead = (f"Run {peaks['owned_jobs_at_once']:,} of your "
+                f"{peaks['owned_jobs_at_once'] + peaks['rented_jobs_at_once']:,} jobs at once "
+                f"on your {_owned_gpus(decision, found)} and rent for the "
+                f"{'other' if peaks['rented_jobs_at_once'] == 1 else 'others'}"
+                if peaks["option"] == "jobs" else
+                f"Keep your {_owned_gpus(decision, found)} busy on {peaks['owned_share']:.0%} "
+                "of the work and rent the rest")
+        return (f"{lead}: {config_name(choice)} on "
                 f"{KIND_NAMES.get(choice.provider_kind, 'a cloud')} ({choice.provider_name}), "
                 f"{choice.pricing} at ${choice.usd_per_gpu_hour:.2f}/GPU-hour; "
                 f"~{usd(peaks_total(decision, peaks))} a year in all")
@@ -218,6 +224,11 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                  f"limits{because}")
         return f"{alone}; {rent}." if rent else f"{alone}."
     _, peaks = peaks_pick(decision)
+    if peaks is not None and peaks["option"] == "jobs":
+        return (f"Your own {count}× {short_name(name)} alone cannot run all your jobs at "
+                f"once{because}: they run {peaks['owned_jobs_at_once']:,} of them "
+                f"({peaks['owned_share']:.0%} of the work), and the pick rents GPUs for the "
+                "others as each runs.")
     if peaks is not None:
         return (f"Your own {count}× {short_name(name)} alone cannot do all of this work within "
                 f"your limits{because}: kept busy they do {peaks['owned_share']:.0%} of it, "
@@ -290,10 +301,10 @@ def peaks_notice(decision: Decision) -> str | None:
 
 
 def peaks_pick(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """The decision's ``owned_options`` and their peaks option where it is the pick: the
-    team's own GPUs busy on most of the work, the pick rented for the rest."""
-    found, peaks = _peaks(decision)
-    return found, peaks if found.get("peaks_is_the_pick") else None
+    """The decision's ``owned_options`` and the option the pick is part of where it rents
+    beside the team's own GPUs (``jobs`` or ``peaks``: :func:`picked_split`)."""
+    found: dict[str, Any] = decision.estimates.get("owned_options") or {}
+    return found, picked_split(found)
 
 
 def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
