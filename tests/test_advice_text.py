@@ -83,6 +83,20 @@ def test_the_table_has_offer_region_price_days_and_cost_and_fits_80_columns() ->
     assert all(len(line) <= 80 for line in out.splitlines())
 
 
+def test_a_plan_of_100000_gpus_wraps_its_configuration_not_the_sums() -> None:
+    """A plan so large that its configuration, offer and region at their least leave too
+    little room: the configuration wraps between words, and every sum prints whole."""
+    decision = load_engine().recommend(
+        {"planned_gpu": "rtx-pro-6000-blackwell-server", "planned_gpu_count": 100_000,
+         "model_params_b": 1.0, "work_unknown": True}, decision_id="x")
+    out = render_text(decision, load_engine().rulebook)
+    assert all(len(line) <= 80 for line in out.splitlines())
+    assert "…" not in "".join(table(out))
+    plan = next(i for i, row in enumerate(table(out)) if "100,000×" in row)
+    assert table(out)[plan].split()[:4] == ["100,000×", "RTX", "PRO", "6000"]
+    assert table(out)[plan + 1].split()[0] == "Server"
+
+
 def test_work_in_hours_comes_in_runs_with_their_length() -> None:
     """GPU-hours a year come in runs (here of the default length, said as assumed): the table
     shows how long one run takes, as for work in tokens."""

@@ -165,8 +165,10 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
         return
     days = with_days(decision)
     titles = ["", *headers(days, compact=True)]
-    # too wide for the terminal: shorter sums ($65.8k, $5.32M), then the region wrapped too
-    for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3})):
+    # too wide for the terminal: shorter sums ($65.8k, $5.32M), then the region wrapped too,
+    # then the configuration (a plan of 100,000 GPUs)
+    for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3}),
+                           (usd_short, {1, 2, 3})):
         printed = [[mark, *cells(cand, days, compact=True, money=money)] for mark, cand in rows]
         least = _column_widths(titles, printed, wrapped)
         if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule
@@ -198,8 +200,9 @@ def _column_widths(titles: list[str], printed: list[list[str]],
 def _hardware_table(titles: list[str], printed: list[list[str]], least: list[int],
                     width: int) -> Any:
     """The hardware table of the ``printed`` rows in ``width`` columns, each column at least
-    ``least`` wide: only the offer and the region may wrap, between words, never inside one,
-    the region only where the offer cannot."""
+    ``least`` wide: only the configuration, the offer and the region may wrap, between
+    words, never inside one, the region only where the offer cannot, the configuration only
+    where neither can."""
     from rich import box
     from rich.markup import escape
     from rich.table import Table
@@ -209,10 +212,15 @@ def _hardware_table(titles: list[str], printed: list[list[str]], least: list[int
                   box=box.SIMPLE_HEAD, title_justify="left", title_style="bold",
                   pad_edge=False, show_edge=False, padding=(0, 1, 0, 0))
     full = _column_widths(titles, printed, set())
-    room = width - 2 * (len(full) - 1) - sum(w for i, w in enumerate(full) if i not in (2, 3))
+    others = width - 2 * (len(full) - 1) - sum(
+        w for i, w in enumerate(full) if i not in (1, 2, 3))
+    # the configuration keeps its width unless the offer and region at their least leave
+    # too little (``least`` is its longest word only where it may wrap)
+    config = min(full[1], max(least[1], others - least[2] - least[3]))
+    room = others - config
     # the offer takes what the region leaves it; the region wraps only if the offer cannot
     offer = min(full[2], max(least[2], room - full[3]))
-    fixed = {2: offer, 3: max(least[3], min(full[3], room - offer))}
+    fixed = {1: config, 2: offer, 3: max(least[3], min(full[3], room - offer))}
     for i, title in enumerate(titles):
         table.add_column(title, justify="left" if i < 4 else "right", no_wrap=i not in fixed,
                          width=fixed.get(i))

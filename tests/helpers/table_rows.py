@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+import re
+
 from engine.decide.engine import Decision
 from engine.output.hardware_rows import cells, table_rows, usd_short, with_days
 from engine.output.summary import usd
 
+_COUNT = re.compile(r"^[\d,]+×")
+"""How a configuration cell begins (``16× H100 SXM``); a wrapped one continues otherwise."""
+
 
 def printed_rows(text: str) -> list[str]:
     """Each row of the hardware table as one string: a row's wrapped lines joined (a line
-    whose configuration column is blank continues the row above)."""
+    whose configuration column is blank, or does not begin with a count, continues the row
+    above)."""
     lines = text.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("─")) + 1
     rows: list[str] = []
     for line in lines[start:]:
         if line.startswith("$ per GPU-h:"):
             break
-        if rows and not line[:4].strip():  # nothing in the mark or configuration column
+        if rows and (not line[:4].strip() or not _COUNT.match(line[3:])):
             rows[-1] += " " + line.strip()
         else:
             rows.append(line.rstrip())
