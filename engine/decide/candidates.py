@@ -200,7 +200,7 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
     counts = [(f.count, f.nodes)]
     if jobs:  # each job on instances of its own in ``rented`` (owned_options.jobs_held)
         per_job = f.nodes // max(1, f.jobs_at_once)
-        counts = [(int(rented.facts.get("gpus_per_job") or f.count) * jobs, per_job * jobs)]
+        counts = [(gpus_a_job(rented) * jobs, per_job * jobs)]
         sizing = replace(sizing, concurrent_jobs=jobs)
     job = next((j for j in sizing.jobs if j.method == f.train_method), None)
     offer = next((o for o in catalog.offers if o.id == f.offer), None)
@@ -218,6 +218,11 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
         return None
     return replace(found[0], facts={**rented.facts, **found[0].facts,
                                     "candidate_id": f"{f.candidate_id}{SHARE_SUFFIX}"})
+
+
+def gpus_a_job(rented: PricedCandidate) -> int:
+    """GPUs one job takes on a configuration (all of them where it runs one job)."""
+    return int(rented.facts.get("gpus_per_job") or rented.config.count)
 
 
 # -- choosing a count ---------------------------------------------------------------------

@@ -15,7 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from engine.catalog.models import Policy
-from engine.decide.candidates import BURST_PRICING, SHARE_SUFFIX, owned_capacity_hours
+from engine.decide.candidates import (
+    BURST_PRICING,
+    SHARE_SUFFIX,
+    gpus_a_job,
+    owned_capacity_hours,
+)
 from engine.decide.configuration import Configuration
 from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
@@ -58,9 +63,9 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
         options.append(_peaks(f, rented, capacity, upkeep))
     # the jobs they hold at once beside a pick rented by the job (the whole of it where the
     # pick is that split already)
-    jobs = (_jobs_split(f, rented, capacity, upkeep, concurrent_jobs) if peaks_picked
-            and rented is not None else None if peaks_picked
-            else _jobs_split(f, choice, capacity, upkeep, concurrent_jobs))
+    beside = rented if peaks_picked else choice
+    jobs = None if beside is None else _jobs_split(f, beside, capacity, upkeep,
+                                                   concurrent_jobs)
     if jobs is not None:
         options.append(jobs)
     if rented is not None:
@@ -96,8 +101,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     if not (f.fits and f.meets_deadline and f.vendor_allowed) or f.busy_hours_per_year <= 0:
         return {}
     held = jobs_held(f, rented, concurrent_jobs)
-    share = min(1.0 if held is None else held / concurrent_jobs,
-                capacity / f.busy_hours_per_year)
+    share = _owned_share(f, held, concurrent_jobs, capacity)
     if share >= 1:
         return {}
     share = tidy(share, 6)
@@ -105,7 +109,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     owned = power + float(f.upkeep_usd_year or 0.0)
     r = rented.config
     rest = 0 if held is None else concurrent_jobs - held
-    gpus = _gpus_a_job(rented) * rest if rest else r.count
+    gpus = gpus_a_job(rented.candidate) * rest if rest else r.count
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
             "peaks_cost_usd_year": tidy(owned + rent, 0),
             "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
@@ -116,9 +120,13 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
             "peaks_rented_label": f"{gpus:,}× {r.gpu_label} ({r.provider_label}, {r.pricing})"}
 
 
-def _gpus_a_job(rented: Scored) -> int:
-    """GPUs one job takes on a rented configuration (all of them where it runs one job)."""
-    return int(rented.facts.get("gpus_per_job") or rented.config.count)
+def _owned_share(f: Configuration, held: int | None, concurrent: int,
+                 capacity: float) -> float:
+    """The share of the work the team's GPUs ``f`` do beside rented ones: the jobs at once
+    they hold of ``concurrent`` (``held``, None: all), within the busy target's ``capacity``
+    hours (1 where they do it all)."""
+    jobs = 1.0 if held is None else held / concurrent
+    return min(jobs, capacity / f.busy_hours_per_year)
 
 
 def peaks_rented(scored: Sequence[Scored], cloud: Scored | None) -> Scored | None:
@@ -177,12 +185,12 @@ def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float
     held = jobs_held(f, rented, concurrent)
     if held is None:
         return None
-    share = min(held / concurrent, capacity / f.busy_hours_per_year)
+    share = _owned_share(f, held, concurrent, capacity)
     power, rent = _split(f, rented, share)
     return {"option": "jobs", "feasible": True, "upfront_usd": 0.0,
             "owned_jobs_at_once": held,
             "rented_jobs_at_once": concurrent - held,
-            "rented_gpus_per_job": _gpus_a_job(rented),
+            "rented_gpus_per_job": gpus_a_job(rented.candidate),
             "owned_share": tidy(share, 4),
             "owned_busy_hours_per_year": tidy(f.busy_hours_per_year * share, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
