@@ -773,7 +773,8 @@ def test_a_kind_with_no_eligible_offer_becomes_the_next_ranked_and_says_so() -> 
     assert found is not None and found.facts["provider_kind"] == "hyperscaler"
     assert [(r.axis, r.before, r.after, r.text) for r in revisions] == [
         ("cloud_kind", "specialised", "hyperscaler",
-         "no specialised cloud offers hold this job: hyperscaler")]
+         "no specialised cloud offers hold this job within your limits: hyperscaler "
+         "instead")]
 
 
 def test_no_cloud_side_without_an_eligible_offer_or_a_decided_option() -> None:

@@ -104,7 +104,7 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
     rule = min((r for r in mine[0].rules if r.scoring[0]), key=lambda r: r.order)
     facts = mine[0].facts
     slow = (facts.get("fits") and facts.get("meets_deadline") is False
-            and facts.get("max_days_per_run") is None)  # only the default limit kept them out
+            and facts.get("run_deadline_days") is None)  # only the default limit kept them out
     return text_of(rule, facts) + (
         f" If a run may take {math.ceil(facts['days_per_run']):,} days, say so "
         "(max_days_per_run) and they do it for their power alone." if slow else "")
@@ -323,8 +323,8 @@ def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str,
     """(rule, text): the strongest reason the rules gave against ``option`` of an axis
     (marketplace: "not for proprietary data"), where it weighs at least as much as the
     strongest reason for the choice: the more telling why-not. None otherwise, or where the
-    axis was revised."""
-    if decision.revision:
+    axis was revised from ``option`` (the revision says why not)."""
+    if decision.revision and option == decision.revised_from:
         return None
     chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
     theirs = next((o for o in decision.ranking if o.option == option), None)

@@ -323,7 +323,8 @@ def _revisions(kinds: tuple[str, str], pricings: tuple[str, str], scored: Sequen
         what = "offers" if best(scored, where="cloud", **{kind_of: kind0}) is None else (
             f"{pricing0} offers")
         out.append(Revision("cloud_kind", kind0, kind,
-                            f"no {kind0} cloud {what} hold this job: {kind}"))
+                            f"no {kind0} cloud {what} hold this job within your limits: {kind} "
+                            "instead"))
     return out
 
 

@@ -529,6 +529,9 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("max_days_per_run_effective", deadline)
     facts.put("max_days_per_run_rented", burst)
     facts.put("max_days_per_run_default", _default_run_limit(lightest.work, policy))
+    team_limit = team_run_limit(answers, _default_run_limit(lightest.work, policy))
+    if team_limit is not None:
+        facts.put("run_deadline_days", team_limit)
     allowed = (frozenset(answers.allowed_regions) if answers.data_residency == "region"
                else None)
     plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
@@ -551,21 +554,37 @@ def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
     least its runs back to back over the share of the year owned capacity is sized to be
     busy."""
     burst = burst_run_limit_days(answers, work, policy)
-    if (answers.max_days_per_run is not None or answers.usage_pattern != "continuous"
+    if (team_run_limit(answers, _default_run_limit(work, policy)) is not None
+            or answers.usage_pattern != "continuous"
             or work.runs_per_year <= 0):
         return burst
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
-    return tidy(max(burst, min(fill, year_days)), 2)
+    weeks = answers.weeks_to_first_model
+    first = year_days if weeks is None else weeks * 7  # the first model's run ends by then
+    return tidy(max(burst, min(fill, year_days, first)), 2)
 
 
 def burst_run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
-    """The longest acceptable run on capacity paid by the hour it runs: the team's answer,
-    else the policy's for the workload (steady work does not stretch it: rented by the hour,
-    shorter runs cost no more)."""
-    if answers.max_days_per_run is not None:
-        return answers.max_days_per_run
-    return _default_run_limit(work, policy)
+    """The longest acceptable run on capacity paid by the hour it runs: the team's limit
+    (:func:`team_run_limit`), else the policy's for the workload (steady work does not
+    stretch it: rented by the hour, shorter runs cost no more)."""
+    default = _default_run_limit(work, policy)
+    team = team_run_limit(answers, default)
+    return default if team is None else team
+
+
+def team_run_limit(answers: Answers, default_days: float) -> float | None:
+    """The longest run the team's answers allow, in days: ``max_days_per_run``, or the days
+    to its deadline for a first model (``weeks_to_first_model``: a first model needs at
+    least one whole run) where shorter than that or, with no ``max_days_per_run``, than
+    the policy's ``default_days``; None where neither limits a run."""
+    given = answers.max_days_per_run
+    weeks = answers.weeks_to_first_model
+    deadline = None if weeks is None else weeks * 7
+    if deadline is None or deadline >= (default_days if given is None else given):
+        return given
+    return deadline
 
 
 def _default_run_limit(work: Workload, policy: Policy) -> float:

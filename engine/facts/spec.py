@@ -182,6 +182,9 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
        "committed capacity (steady work stretches it)", "days"),
     _d("max_days_per_run_rented", "number", "the longest acceptable run on capacity paid by "
        "the hour it runs (on demand, spot, blocks bought per run)", "days"),
+    _d("run_deadline_days", "number", "the longest run the team allows: max_days_per_run, or "
+       "the days to its first model (weeks_to_first_model) where shorter than that or than "
+       "the policy's default; absent where neither limits a run", "days"),
     _d("max_days_per_run_default", "number", "the policy's longest run for the workload, "
        "before steady work stretches it to fill the year", "days"),
     _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
