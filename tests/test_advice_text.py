@@ -388,3 +388,24 @@ def test_the_reason_that_decided_against_an_option_is_shown() -> None:
         "reserved": [why("reserve", "prefer", 2), why("idle", "avoid", 4)]})
     shown = [(sign, text) for sign, text, _, _ in top_reasons(pricing)]
     assert shown == [("+", "steady text"), ("−", "reserved: idle text")]
+
+
+def test_cards_priced_used_are_said_to_be_used(tmp_path: Path) -> None:
+    """The catalog prices an RTX A6000 second-hand: a pick of them says so in the headline,
+    the purchase, the next step, the table and the JSON; a new card's row does not."""
+    answers = tmp_path / "a.yaml"
+    answers.write_text(yaml.safe_dump({
+        "workload": "fine-tune", "model": "llama-3.1-8b", "method": "full",
+        "training_tokens_b": 2, "runs_per_year": 52, "usage_pattern": "continuous",
+        "budget_usd": 2_000_000, "upfront_capex": True}))
+    text = run(answers)
+    assert text.startswith("Buy: 4× RTX A6000 (used), ")
+    assert "4× RTX A6000 $10,000 ($2,500 each, used)" in text
+    rows = [line for line in text.splitlines() if line.startswith(("→", "   2× RTX PRO"))]
+    assert "to buy used" in rows[0] and "to buy used" not in rows[1]
+    brief = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(answers)])
+    assert "Next step: get quotes for 4× used RTX A6000" in brief.output
+    data = json.loads(run(answers, "--format", "json"))
+    assert data["hardware"]["choice"]["used"] is True
+    assert all("used" not in alt for alt in data["hardware"]["alternatives"]
+               if alt["gpu"] == "rtx-pro-6000-blackwell")

@@ -85,6 +85,8 @@ class Configuration:
     pool_layout: str
     always_on: bool
     # owned GPUs only
+    condition: str | None = None
+    """Bought ``new`` or ``used`` (the catalog's purchase price), or ``rented``."""
     is_owned: bool | None = None
     owned_added: int | None = None
     platform: str | None = None

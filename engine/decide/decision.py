@@ -151,6 +151,8 @@ class Candidate(_Out):
     """Owned: their upkeep a year, paid whether they train or idle."""
     added_to_owned: int = 0
     """GPUs to buy beside the team's own to make ``count`` (omitted when none)."""
+    used: bool = False
+    """Bought used: the catalog prices these cards second-hand (omitted when not)."""
     """The GPUs the team plans, at the planned count."""
     busy_hours_per_year: float
     runs_per_year: float
@@ -179,6 +181,8 @@ class Candidate(_Out):
             del data["pool"]
         if not self.added_to_owned:
             del data["added_to_owned"]
+        if not self.used:
+            del data["used"]
         return data
 
 

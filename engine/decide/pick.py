@@ -275,8 +275,8 @@ def label(entry: Scored) -> str:
 
 def label_of(c: Configuration) -> str:
     """:func:`label` of a configuration."""
-    where = ("yours" if c.is_owned else "to buy") if c.where == "local" else \
-        f"{c.provider_label} {c.pricing}"
+    where = ("yours" if c.is_owned else "to buy used" if c.condition == "used" else "to buy") \
+        if c.where == "local" else f"{c.provider_label} {c.pricing}"
     if c.owned_added:
         where = f"yours + {c.owned_added} bought"
     return f"{c.count:,}× {c.gpu_label}, {where}"
@@ -457,6 +457,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         resale_usd=float(c.resale_usd or 0.0),
         upkeep_usd_year=float(c.upkeep_usd_year or 0.0),
         added_to_owned=int(c.owned_added or 0),
+        used=local and not c.is_owned and c.condition == "used",
         busy_hours_per_year=c.busy_hours_per_year, runs_per_year=c.runs_per_year,
         run_hours=c.run_hours, start_up_hours=c.start_up_hours,
         spot_rework_hours=c.spot_extra_hours, days_per_run=c.days_per_run,

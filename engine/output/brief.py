@@ -259,8 +259,10 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
         return (f"Next step: schedule the runs on your {choice.count:,}× "
                 f"{short_name(choice.gpu_label)}; nothing to buy.")
     if choice.where == "local":
-        what = (f"{choice.added_to_owned}× {short_name(choice.gpu_label)} to add to yours"
-                if choice.added_to_owned else f"{choice.count:,}× {short_name(choice.gpu_label)}")
+        used = "used " if choice.used else ""
+        what = (f"{choice.added_to_owned}× {used}{short_name(choice.gpu_label)} to add to yours"
+                if choice.added_to_owned else
+                f"{choice.count:,}× {used}{short_name(choice.gpu_label)}")
         return (f"Next step: get quotes for {what}{dated} and what holds them "
                 "(the parts and their prices are in --explain).")
     where = f" in {choice.location}" if choice.location else ""
@@ -301,7 +303,8 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
 
 def _label(c: Candidate) -> str:
     where = ("yours" if c.owned else f"yours + {c.added_to_owned} bought" if c.added_to_owned
-             else "to buy" if c.where == "local" else f"{c.provider_label} {c.pricing}")
+             else ("to buy used" if c.used else "to buy") if c.where == "local"
+             else f"{c.provider_label} {c.pricing}")
     return f"{c.count:,}× {short_name(c.gpu_label)}, {where}"
 
 

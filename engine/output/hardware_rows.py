@@ -302,11 +302,11 @@ def run_days(days: float | None) -> str:
 
 def offer(c: Candidate) -> str:
     """``RunPod CC on-demand``, ``AWS reserved 12 mo``, ``AWS 1-day blocks``, ``to buy``,
-    ``yours``, ``yours + 2`` (more bought beside the team's own)."""
+    ``to buy used``, ``yours``, ``yours + 2`` (more bought beside the team's own)."""
     if c.where == "local":
         if c.added_to_owned:
             return f"yours + {c.added_to_owned}"
-        return "yours" if c.owned else "to buy"
+        return "yours" if c.owned else "to buy used" if c.used else "to buy"
     return f"{c.provider_label} {pricing_label(c)}"
 
 

@@ -94,12 +94,14 @@ def headline(decision: Decision) -> str:
         return (f"Keep using your {config_name(choice)}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
     if choice.added_to_owned:
-        return (f"Add {choice.added_to_owned}× {choice.gpu_label} to your "
+        return (f"Add {choice.added_to_owned}× {choice.gpu_label}"
+                f"{' (used)' if choice.used else ''} to your "
                 f"{choice.count - choice.added_to_owned}: ~{usd(choice.cost.upfront_usd)} up "
                 f"front, ~{usd(choice.cost.per_year_usd)} a year for your work on all "
                 f"{choice.count}")
     if choice.where == "local":
-        return (f"Buy: {config_name(choice)}, ~{usd(choice.cost.upfront_usd)} up front, "
+        return (f"Buy: {config_name(choice)}{' (used)' if choice.used else ''}, "
+                f"~{usd(choice.cost.upfront_usd)} up front, "
                 f"~{usd(choice.cost.per_year_usd)} a year for your work")
     verb = "Rent"
     facts = decision.facts
@@ -150,8 +152,9 @@ def purchase_line(decision: Decision,
                 f"{usd(i['owned_usd'])} ({i['cards']} more at {usd(i['card_usd'])} each, and "
                 "what holding them all takes).")
     cards = f"{i['cards']:,}× {choice.gpu_label} {usd(i['cards_usd'])}"
-    if i["cards"] > 1:
-        cards += f" ({usd(i['card_usd'])} each)"
+    each = [f"{usd(i['card_usd'])} each"] if i["cards"] > 1 else []
+    if each or choice.used:
+        cards += f" ({', '.join([*each, *(['used'] if choice.used else [])])})"
     boxes = f"{i['boxes']}× " if i["boxes"] > 1 else ""
     parts = [cards, f"{boxes}{platform_name(i['platform'], platforms)} "
                     f"{usd(i['platform_usd'] * i['boxes'])}"]
