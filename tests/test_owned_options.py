@@ -226,3 +226,28 @@ def test_where_running_the_jobs_they_hold_costs_less_it_is_the_pick(engine: Engi
     assert lines[0].startswith("Run 2 of your 3 jobs at once on your 8× A100 80GB")
     total = jobs["power_usd_per_year"] + jobs["upkeep_usd_per_year"] + choice.cost.per_year_usd
     assert f"~${total:,.0f} a year in all" in " ".join(lines)
+
+
+SMALL_POOL = {"workload": "fine-tune", "model": "llama-3.2-3b", "method": "lora",
+              "training_tokens_b": 0.02, "runs_per_year": 300, "concurrent_jobs": 4,
+              "usage_pattern": "continuous", "owned_gpu": "rtx-3090", "owned_gpu_count": 2,
+              "budget_usd": 5000, "upfront_capex": True}
+"""Four small jobs at once that come when they come; the team's 2× RTX 3090 hold two, and
+the pick rents a one-GPU instance for each job as it starts (one 4-GPU configuration)."""
+
+
+def test_jobs_rented_one_instance_each_can_be_split_off(engine: Engine) -> None:
+    """Steady jobs rented by the job each have an instance of their own even where the
+    pick is one configuration of four GPUs, so the jobs the team's GPUs do not hold can be
+    rented apart: the split is priced and said, and no longer read as "cannot do your runs"
+    (the develop-on-your-own hybrid). Here it costs more than renting it all (upkeep)."""
+    decision = engine.recommend(SMALL_POOL, decision_id="x")
+    jobs = options(decision.estimates["owned_options"])["jobs"]
+    assert (jobs["owned_jobs_at_once"], jobs["rented_jobs_at_once"]) == (2, 2)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.pool is not None and choice.nodes == 1
+    assert jobs["usd_per_year"] > choice.cost.per_year_usd
+    assert decision.decisions["deployment"].choice == "cloud"
+    text = " ".join(" ".join(brief_lines(decision)).split())
+    assert "Your own 2× RTX 3090 hold 2 of your 4 jobs at once" in text
+    assert "of it rent, the rest their power and upkeep), more than the pick's" in text

@@ -216,8 +216,9 @@ class Engine:
 
     def _owned_options(self, made: _Made, choice: Scored | None) -> dict[str, Any]:
         """``owned_options`` for a team that owns GPUs (nothing otherwise)."""
+        answers = made.run.answers
         found = owned_options(made.scored, choice, self.catalog.policy,
-                              made.run.answers.concurrent_jobs)
+                              answers.concurrent_jobs, answers.usage_pattern == "continuous")
         return {} if found is None else {"owned_options": found}
 
     def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:
@@ -448,7 +449,8 @@ class _Priced:
         facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned)
         run.facts.values.update(facts)
         run.facts.values.update(peaks_facts(self.scored, self.cloud, policy,
-                                            run.answers.concurrent_jobs))
+                                            run.answers.concurrent_jobs,
+                                            run.answers.usage_pattern == "continuous"))
         if line is not None:
             run.facts.traces["break_even_work"] = line
 

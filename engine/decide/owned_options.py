@@ -27,9 +27,11 @@ from engine.estimates.figure import tidy
 
 
 def owned_options(scored: Sequence[Scored], choice: Scored | None,
-                  policy: Policy, concurrent_jobs: int = 1) -> dict[str, Any] | None:
+                  policy: Policy, concurrent_jobs: int = 1,
+                  steady_jobs: bool = False) -> dict[str, Any] | None:
     """The team's options for its own GPUs on the pick's method (None: it owns none, or
-    they cannot hold the job at all); ``concurrent_jobs``: the jobs it runs at once."""
+    they cannot hold the job at all); ``concurrent_jobs``: the jobs it runs at once,
+    ``steady_jobs``: whether they come when they come (:func:`jobs_held`)."""
     if choice is None:
         return None
     method = choice.config.train_method
@@ -65,7 +67,7 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     # pick is that split already)
     beside = rented if peaks_picked else choice
     jobs = None if beside is None else _jobs_split(f, beside, capacity, upkeep,
-                                                   concurrent_jobs)
+                                                   concurrent_jobs, steady_jobs)
     if jobs is not None:
         options.append(jobs)
     if rented is not None:
@@ -83,7 +85,7 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
 
 
 def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
-                concurrent_jobs: int = 1) -> dict[str, Any]:
+                concurrent_jobs: int = 1, steady_jobs: bool = False) -> dict[str, Any]:
     """What the deployment rules weigh for a team whose own GPUs do a run within the limit
     but not all of the work: not the year's work within the busy target (keep them busy up
     to it), or not all the ``concurrent_jobs`` at once (run those they hold,
@@ -100,7 +102,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     capacity = owned_capacity_hours(policy)
     if not (f.fits and f.meets_deadline and f.vendor_allowed) or f.busy_hours_per_year <= 0:
         return {}
-    held = jobs_held(f, rented, concurrent_jobs)
+    held = jobs_held(f, rented, concurrent_jobs, steady_jobs)
     share = _owned_share(f, held, concurrent_jobs, capacity)
     if share >= 1:
         return {}
@@ -163,26 +165,29 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
             "usd_per_year": tidy(power + upkeep + rent, 2)}
 
 
-def jobs_held(f: Configuration, rented: Scored, concurrent: int) -> int | None:
+def jobs_held(f: Configuration, rented: Scored, concurrent: int,
+              steady: bool = False) -> int | None:
     """How many of the ``concurrent`` jobs the team's GPUs ``f`` run at once, where that is
     some but not all and ``rented`` can run the others: rented by the hour, each job on
     instances of its own taken only while it runs, so that its rent scales with the work
-    (None otherwise)."""
+    (None otherwise). Each job has instances of its own where the pool spans one or more
+    instances a job, or where ``steady`` jobs (they come when they come) rent it by the job
+    (a pool of them not rented all year: the offer sells a job's share as an instance)."""
     r = rented.config
     if (concurrent <= 1 or f.holds_jobs_at_once or f.jobs_at_once < 1 or not f.fits
             or not f.meets_deadline or f.busy_hours_per_year <= 0 or r.where != "cloud"
             or r.always_on or r.pricing not in BURST_PRICING or r.jobs_at_once < 1
-            or r.nodes % r.jobs_at_once):
+            or (r.nodes % r.jobs_at_once and not (steady and not r.mig_profile))):
         return None
     return f.jobs_at_once
 
 
 def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float,
-                concurrent: int) -> dict[str, Any] | None:
+                concurrent: int, steady: bool) -> dict[str, Any] | None:
     """Where the team's GPUs run some, not all, of the jobs it needs at once
     (:func:`jobs_held`): they run as many as they hold, on that share of the work (within
     the busy target), and ``rented`` runs the others (None where that does not apply)."""
-    held = jobs_held(f, rented, concurrent)
+    held = jobs_held(f, rented, concurrent, steady)
     if held is None:
         return None
     share = _owned_share(f, held, concurrent, capacity)

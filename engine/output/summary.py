@@ -335,10 +335,10 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
     return held, held + rest, (
         f"running those on {them} and renting {jobs['rented_gpus_per_job']:,}× "
         f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) for {others} "
-        f"as it runs costs {usd(jobs['usd_per_year'])} a year with their power and upkeep, "
-        f"{verdict} the pick's {usd(choice.cost.per_year_usd)} "
-        f"({usd(jobs['rented_usd_per_year'])} of it rent); or keep {them} for other work, or "
-        f"sell {them}")
+        f"as it runs costs {usd(jobs['usd_per_year'])} a year "
+        f"({usd(jobs['rented_usd_per_year'])} of it rent, the rest their power and upkeep), "
+        f"{verdict} the pick's {usd(choice.cost.per_year_usd)}; or keep {them} for other "
+        f"work, or sell {them}")
 
 
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
