@@ -122,7 +122,8 @@ def _pick(store: Any, decision_id: str) -> tuple[str | None, float | None]:
     choice = result.get("hardware", {}).get("choice")
     if not isinstance(choice, dict):
         return None, None
-    bought = "to buy used" if choice.get("used") else "to buy"
+    from engine.decide.decision import to_buy
+    bought = to_buy(bool(choice.get("used")))
     where = ("yours" if choice.get("owned") else bought) if choice.get("where") == "local" \
         else f"{choice.get('provider_label')} {choice.get('pricing')}"
     cost = (choice.get("cost") or {}).get("per_year_usd")

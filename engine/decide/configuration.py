@@ -84,9 +84,9 @@ class Configuration:
     mig_profile: str
     pool_layout: str
     always_on: bool
-    # owned GPUs only
+    # how it is had: bought ``new`` or ``used`` (the catalog's purchase price), or ``rented``
     condition: str | None = None
-    """Bought ``new`` or ``used`` (the catalog's purchase price), or ``rented``."""
+    # owned GPUs only
     is_owned: bool | None = None
     owned_added: int | None = None
     platform: str | None = None

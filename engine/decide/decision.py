@@ -143,6 +143,7 @@ class Candidate(_Out):
     usd_per_gpu_hour: float
     access: Literal["self-serve", "account", "contract"]
     plan: bool
+    """The GPUs the team plans, at the planned count."""
     owned: bool = False
     """The team's own GPUs (purchase spent)."""
     resale_usd: float = 0.0
@@ -153,7 +154,6 @@ class Candidate(_Out):
     """GPUs to buy beside the team's own to make ``count`` (omitted when none)."""
     used: bool = False
     """Bought used: the catalog prices these cards second-hand (omitted when not)."""
-    """The GPUs the team plans, at the planned count."""
     busy_hours_per_year: float
     runs_per_year: float
     run_hours: float
@@ -184,6 +184,11 @@ class Candidate(_Out):
         if not self.used:
             del data["used"]
         return data
+
+
+def to_buy(used: bool) -> str:
+    """How a configuration to be bought is offered: ``to buy``, or ``to buy used``."""
+    return "to buy used" if used else "to buy"
 
 
 class Excluded(_Out):

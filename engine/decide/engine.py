@@ -51,7 +51,15 @@ from engine.errors import EngineError
 from engine.estimates.figure import figure, tidy
 from engine.estimates.programme import programme, storage_price
 from engine.estimates.workload import Workload
-from engine.facts.build import Facts, Sizing, build_facts, methods_allowed, shared_of, size
+from engine.facts.build import (
+    Facts,
+    Sizing,
+    build_facts,
+    methods_allowed,
+    shared_of,
+    size,
+    steady_jobs,
+)
 from engine.facts.spec import CANDIDATE, RANKED
 from engine.gc_pause import collector_paused
 from engine.resources import bundled_dir
@@ -218,7 +226,7 @@ class Engine:
         """``owned_options`` for a team that owns GPUs (nothing otherwise)."""
         answers = made.run.answers
         found = owned_options(made.scored, choice, self.catalog.policy,
-                              answers.concurrent_jobs, answers.usage_pattern == "continuous")
+                              answers.concurrent_jobs, steady_jobs(answers))
         return {} if found is None else {"owned_options": found}
 
     def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:
@@ -450,7 +458,7 @@ class _Priced:
         run.facts.values.update(facts)
         run.facts.values.update(peaks_facts(self.scored, self.cloud, policy,
                                             run.answers.concurrent_jobs,
-                                            run.answers.usage_pattern == "continuous"))
+                                            steady_jobs(run.answers)))
         if line is not None:
             run.facts.traces["break_even_work"] = line
 

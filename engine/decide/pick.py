@@ -29,6 +29,7 @@ from engine.decide.decision import (
     note,
     reason,
     text_of,
+    to_buy,
 )
 from engine.decide.decision import (
     Candidate as CandidateOut,
@@ -275,7 +276,7 @@ def label(entry: Scored) -> str:
 
 def label_of(c: Configuration) -> str:
     """:func:`label` of a configuration."""
-    where = ("yours" if c.is_owned else "to buy used" if c.condition == "used" else "to buy") \
+    where = ("yours" if c.is_owned else to_buy(c.condition == "used")) \
         if c.where == "local" else f"{c.provider_label} {c.pricing}"
     if c.owned_added:
         where = f"yours + {c.owned_added} bought"

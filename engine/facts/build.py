@@ -545,7 +545,13 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
                   else None,
                   upfront_capex=answers.upfront_capex,
                   concurrent_jobs=answers.concurrent_jobs,
-                  steady_jobs=answers.usage_pattern == "continuous")
+                  steady_jobs=steady_jobs(answers))
+
+
+def steady_jobs(answers: Answers) -> bool:
+    """Whether the team's jobs are steady work that comes when it comes (continuous), not
+    together in waves."""
+    return answers.usage_pattern == "continuous"
 
 
 def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:

@@ -12,7 +12,7 @@ import itertools
 import textwrap
 from collections.abc import Mapping
 
-from engine.decide.decision import Candidate
+from engine.decide.decision import Candidate, to_buy
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
 from engine.output.hardware_rows import brief_refusal, table_rows, why_not_short
@@ -303,8 +303,7 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
 
 def _label(c: Candidate) -> str:
     where = ("yours" if c.owned else f"yours + {c.added_to_owned} bought" if c.added_to_owned
-             else ("to buy used" if c.used else "to buy") if c.where == "local"
-             else f"{c.provider_label} {c.pricing}")
+             else to_buy(c.used) if c.where == "local" else f"{c.provider_label} {c.pricing}")
     return f"{c.count:,}× {short_name(c.gpu_label)}, {where}"
 
 

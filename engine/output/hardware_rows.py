@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import NamedTuple
 
-from engine.decide.decision import Candidate, lean_exclusions
+from engine.decide.decision import Candidate, lean_exclusions, to_buy
 from engine.decide.engine import Decision
 from engine.decide.pick import axis_against, axis_reason, reason_against
 from engine.output.summary import config_name, hours, usd
@@ -306,7 +306,7 @@ def offer(c: Candidate) -> str:
     if c.where == "local":
         if c.added_to_owned:
             return f"yours + {c.added_to_owned}"
-        return "yours" if c.owned else "to buy used" if c.used else "to buy"
+        return "yours" if c.owned else to_buy(c.used)
     return f"{c.provider_label} {pricing_label(c)}"
 
 
