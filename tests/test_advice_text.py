@@ -409,3 +409,16 @@ def test_cards_priced_used_are_said_to_be_used(tmp_path: Path) -> None:
     assert data["hardware"]["choice"]["used"] is True
     assert all("used" not in alt for alt in data["hardware"]["alternatives"]
                if alt["gpu"] == "rtx-pro-6000-blackwell")
+
+
+def test_an_oversized_purchase_compares_memory_with_the_whole_job(tmp_path: Path) -> None:
+    """16× H100 for an 8B full fine-tune: the why-not compares all their memory with what
+    the whole job needs on one GPU (125 GiB), not with the share each card holds."""
+    answers = tmp_path / "a.yaml"
+    answers.write_text(yaml.safe_dump({
+        "workload": "fine-tune", "model": "llama-3.1-8b", "method": "full",
+        "training_tokens_b": 2, "runs_per_year": 52, "usage_pattern": "continuous",
+        "planned_gpu": "h100-sxm", "planned_gpu_count": 16,
+        "budget_usd": 2_000_000, "upfront_capex": True}))
+    text = " ".join(run(answers).split())
+    assert "has 1,280 GiB for a job needing about 125 GiB on one GPU (10.3× more" in text

@@ -1190,6 +1190,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         if sizing.budget_usd > 0 else 1000.0,
         "vram_headroom_ratio": tidy(gpu.vram_gib / t.peak, 3) if t.peak else 0.0,
         "vram_ratio": tidy(gpu.vram_gib * t.count / single, 3) if single else 0.0,
+        "vram_job_gib": tidy(single, 2),
     }
 
 

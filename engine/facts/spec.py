@@ -363,6 +363,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("vram_total_gib", "number", "VRAM of all cards", None, "GiB"),
         ("vram_needed_gib", "number", "peak VRAM per card at this count", None, "GiB"),
         ("vram_ratio", "number", "VRAM of all cards ÷ VRAM the job needs on one", None, None),
+        ("vram_job_gib", "number", "VRAM the whole job needs on one GPU (its method, unsharded)",
+         None, "GiB"),
         ("vram_headroom_ratio", "number", "VRAM of one card ÷ what the job needs per card",
          None, None),
         ("fits", "bool", "the job fits the cards' memory", None, None),
