@@ -150,12 +150,14 @@ def test_rows_ranked_above_the_pick_say_which_decision_they_go_against(tmp_path:
     out = run(scenario_answers(tmp_path, "26-small-model-full-finetune"))
     joined = " ".join(out.split())
     # the decision a row goes against, with that decision's own reason and rule (not
-    # "deployment is local, this one is rented")
-    assert "· 1× L40S, RunPod CC on-demand (ranked higher): deployment is local: For " \
-           "your work (4,000 GPU-hours a year on one NVIDIA GeForce RTX 4090), owning 2× " \
-           "NVIDIA GeForce RTX 4070 Ti SUPER costs $1,944 a year" in joined
-    assert "[usage.cheaper-to-own]." in joined
+    # "deployment is local, this one is rented"); the marketplace row costs less than
+    # owning, so what kept it out is the kind of cloud the rented side was weighed on, not
+    # "owning costs less" (the axes that apply only to renting come first)
+    assert "· 1× L40S, RunPod CC on-demand (ranked higher): cloud kind is specialised: " \
+           "With no cloud ecosystem to stay in" in joined
+    assert "[cloud.gpu-centric-specialised]." in joined
     assert "this one is rented" not in joined
+    assert "(ranked higher): deployment is local" not in joined
 
 
 SITE_RULES = """\

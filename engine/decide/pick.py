@@ -305,8 +305,7 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
     first); then a rival on the other side; then the rules. Where the decision it goes
     against was taken by declared order alone, a rule that scored the rival lower is the
     better reason (an offer sold under contract, say)."""
-    narrow_first = sorted(constrained_axes(book), key=lambda a: not book.applies_when.get(a))
-    for axis in narrow_first:
+    for axis in narrow_first(book):
         if goes_against(axis, book, axes, choice.facts, rival.facts):
             against = reason_against(axis, axes[axis], str(rival.facts[book.fields[axis]]))
             if against is not None:
@@ -346,11 +345,18 @@ def constrained_axes(book: Rulebook) -> list[str]:
     return [axis for axis in book.fields if axis not in book.picked]
 
 
+def narrow_first(book: Rulebook) -> list[str]:
+    """:func:`constrained_axes`, those that apply only where another axis decided (cloud kind
+    and pricing: renting) first: a rented rival of another kind or pricing than decided was
+    never on the rented side the deployment decision weighed."""
+    return sorted(constrained_axes(book), key=lambda a: not book.applies_when.get(a))
+
+
 def axis_against(book: Rulebook, axes: Mapping[str, AxisDecision],
                  pick: Mapping[str, Any] | None, rival: Mapping[str, Any]) -> str | None:
-    """The first axis, in declared order, whose decision a configuration (``rival``, by its
-    facts) goes against (:func:`goes_against`), or None."""
-    return next((axis for axis in constrained_axes(book)
+    """The first axis, in :func:`narrow_first` order, whose decision a configuration
+    (``rival``, by its facts) goes against (:func:`goes_against`), or None."""
+    return next((axis for axis in narrow_first(book)
                  if goes_against(axis, book, axes, pick, rival)), None)
 
 

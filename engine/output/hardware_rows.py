@@ -61,8 +61,9 @@ def passed_over(decision: Decision, book: Rulebook) -> list[str]:
 
 def decided_against(decision: Decision, c: Candidate, book: Rulebook
                     ) -> tuple[str, str | None] | None:
-    """The first decision the configuration goes against, in declared order (deployment,
-    cloud kind, pricing): (axis, its choice), or None."""
+    """The first decision the configuration goes against, the axes that apply only to renting
+    first (cloud kind, pricing, then deployment: ``pick.narrow_first``): (axis, its choice),
+    or None."""
     pick = decision.hardware.choice
     axis = axis_against(book, decision.decisions, dict(pick) if pick else None, dict(c))
     return None if axis is None else (axis, decision.decisions[axis].choice)
