@@ -251,3 +251,12 @@ def test_jobs_rented_one_instance_each_can_be_split_off(engine: Engine) -> None:
     text = " ".join(" ".join(brief_lines(decision)).split())
     assert "Your own 2× RTX 3090 hold 2 of your 4 jobs at once" in text
     assert "of it rent, the rest their power and upkeep), more than the pick's" in text
+
+
+def test_the_jobs_rented_beside_own_gpus_each_have_an_instance(engine: Engine) -> None:
+    """Where that split is the pick (1,500 runs), the rented side is two jobs' pods: two
+    instances of one GPU each, not a pool of no instances."""
+    decision = engine.recommend({**SMALL_POOL, "runs_per_year": 1500}, decision_id="x")
+    choice = decision.hardware.choice
+    assert decision.decisions["deployment"].choice == "hybrid"
+    assert choice is not None and (choice.count, choice.nodes) == (2, 2)

@@ -198,8 +198,10 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
     prices."""
     f = rented.config
     counts = [(f.count, f.nodes)]
-    if jobs:  # each job on instances of its own in ``rented`` (owned_options.jobs_held)
-        per_job = f.nodes // max(1, f.jobs_at_once)
+    if jobs:  # each job on instances of its own in ``rented`` (owned_options.jobs_held):
+        # its share of the pool's instances, or one where steady jobs each rent an instance
+        # of their share while the pool is priced as one
+        per_job = max(1, f.nodes // max(1, f.jobs_at_once))
         counts = [(gpus_a_job(rented) * jobs, per_job * jobs)]
         sizing = replace(sizing, concurrent_jobs=jobs)
     job = next((j for j in sizing.jobs if j.method == f.train_method), None)
