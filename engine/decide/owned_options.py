@@ -147,7 +147,7 @@ def peaks_rented(scored: Sequence[Scored], cloud: Scored | None) -> Scored | Non
 def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> bool:
     """Whether renting the peaks beside the team's GPUs costs less than a pick that is not
     theirs by more than the close-call margin, with nothing to buy."""
-    peaks = next((o for o in options if o["option"] == "peaks"), None)
+    peaks = named(options, "peaks")
     pick = choice.config.cost_usd_year
     return peaks is not None and not choice.config.is_owned and (
         peaks["usd_per_year"] < pick * (1 - policy.close_call_margin.value))
@@ -215,8 +215,13 @@ def picked_split(found: Mapping[str, Any]) -> dict[str, Any] | None:
     up to the target (``peaks``); None where the pick is not such a split."""
     if not found.get("peaks_is_the_pick"):
         return None
-    by = {o["option"]: o for o in found.get("options", [])}
-    return by.get("jobs") or by.get("peaks")
+    options = found.get("options", [])
+    return named(options, "jobs") or named(options, "peaks")
+
+
+def named(options: Sequence[Mapping[str, Any]], option: str) -> dict[str, Any] | None:
+    """The option of that name among ``owned_options``' options (None where it is not)."""
+    return next((dict(o) for o in options if o["option"] == option), None)
 
 
 def own_usd_per_year(peaks: Mapping[str, Any]) -> float:

@@ -12,7 +12,7 @@ from typing import Any
 
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
-from engine.decide.owned_options import own_usd_per_year, picked_split
+from engine.decide.owned_options import named, own_usd_per_year, picked_split
 from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
@@ -322,7 +322,7 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
     running those on them and renting GPUs for the others as they run, its cost a year
     against the pick's (None otherwise)."""
     found: dict[str, Any] = decision.estimates.get("owned_options") or {}
-    jobs = next((o for o in found.get("options", []) if o["option"] == "jobs"), None)
+    jobs = named(found.get("options", []), "jobs")
     choice = decision.hardware.choice
     if jobs is None or choice is None:
         return None
@@ -344,7 +344,7 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """The decision's ``owned_options`` and their peaks option (None where there is none)."""
     found: dict[str, Any] = decision.estimates.get("owned_options") or {}
-    return found, next((o for o in found.get("options", []) if o["option"] == "peaks"), None)
+    return found, named(found.get("options", []), "peaks")
 
 
 def _owned_gpus(decision: Decision, found: dict[str, Any]) -> str:
