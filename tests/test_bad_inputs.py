@@ -107,6 +107,10 @@ CASES: dict[str, Expect] = {
     "answers-model-and-params.yaml": Expect("not both", _ANS, 2),
     "answers-region-without-regions.yaml": Expect("allowed_regions: data_residency is region",
                                                   _ANS),
+    "answers-owned-count-without-card.yaml": Expect(
+        "owned_gpu_count: only applies with owned_gpu: name the card these 4 GPUs are", _ANS, 3),
+    "answers-adapter-for-pretrain.yaml": Expect(
+        "method: qlora only applies to fine-tuning", _ANS, 3),
     "answers-include-key.yaml": Expect("include: unknown answer", _ANS, 1),
     "answers-ref-key.yaml": Expect("$ref: unknown answer", _ANS, 1),
     "answers-timestamp.yaml": Expect("workload: expected one of", _ANS, 1),

@@ -2,7 +2,8 @@
 
 The answers strategy is built from catalog/questions.yaml (choices, bools, numbers within each
 question's min/max, catalog ids) and respects the cross-answer rules (model xor
-model_params_b; allowed_regions exactly when data_residency is region).
+model_params_b; allowed_regions exactly when data_residency is region; a GPU count only with
+its card; LoRA and QLoRA only for a fine-tune).
 """
 
 from __future__ import annotations

@@ -108,6 +108,22 @@ def _regions_unused(v: Values) -> str | None:
     return None
 
 
+def _adapter_for_pretrain(v: Values) -> str | None:
+    method = v.get("method")
+    if v.get("workload") == "pretrain" and method in ("lora", "qlora"):
+        return (f"{method} only applies to fine-tuning: a pretrain trains every weight "
+                "(full or auto)")
+    return None
+
+
+def _count_without_card(card: str, count: str) -> Callable[[Values], str | None]:
+    def problem(v: Values) -> str | None:
+        if v.get(card) is None and v.get(count) not in (None, 1):
+            return f"only applies with {card}: name the card these {v.get(count)} GPUs are"
+        return None
+    return problem
+
+
 def _check(reads: str, blames: str, problem: Callable[[Values], str | None]) -> CrossCheck:
     return CrossCheck(frozenset(reads.split()), blames, problem)
 
@@ -129,6 +145,11 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
     _check("data_residency allowed_regions", "allowed_regions", _regions_unused),
     _check("training_tokens_b hours_per_year work_unknown", "hours_per_year", _work_missing),
+    _check("workload method", "method", _adapter_for_pretrain),
+    _check("owned_gpu owned_gpu_count", "owned_gpu_count",
+           _count_without_card("owned_gpu", "owned_gpu_count")),
+    _check("planned_gpu planned_gpu_count", "planned_gpu_count",
+           _count_without_card("planned_gpu", "planned_gpu_count")),
 )
 
 

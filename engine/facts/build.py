@@ -73,8 +73,21 @@ def memory_request(answers: Answers, shape: Shape, method: Method) -> MemoryRequ
 
 def scratch_reasons(answers: Answers) -> int:
     """How many of the four reasons to train from scratch the team gives (decide.scratch)."""
-    return sum((answers.proprietary_data, answers.specialised_domain,
-                answers.competitive_moat, answers.regulated_control))
+    return len(_reasons_to_own(answers))
+
+
+def _reasons_to_own(answers: Answers) -> list[str]:
+    given = (("proprietary data", answers.proprietary_data),
+             ("a specialised domain", answers.specialised_domain),
+             ("a competitive moat", answers.competitive_moat),
+             ("regulated control", answers.regulated_control))
+    return [name for name, holds in given if holds]
+
+
+def _in_words(items: list[str]) -> str:
+    if len(items) < 2:
+        return items[0] if items else "none"
+    return f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 # -- 1. request facts ------------------------------------------------------------------------
@@ -95,6 +108,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     _plan_facts(facts, answers, catalog)
     _owned_facts(facts, answers, catalog)
     facts.put("scratch_reasons", scratch_reasons(answers))
+    facts.put("own_model_reasons", _in_words(_reasons_to_own(answers)))
     facts.put("fine_tune_advised",
               answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
@@ -221,7 +235,7 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     volume = answers.api_tokens_per_month_m
     if volume is None:
         return
-    api = api_for(catalog, shape)
+    api = api_for(catalog, shape, frontier=answers.needs_frontier_capability)
     if api is None:
         return
     bill = api_cost_per_month(volume, api, catalog.policy)
@@ -331,14 +345,14 @@ def reference_rental(catalog: Catalog, answers: Answers, shape: Shape,
                   hidden_overhead=over)
 
 
-def api_for(catalog: Catalog, shape: Shape) -> ApiOffer | None:
-    """The hosted API a team's own model of this size stands in for: the cheapest (blended)
-    current price of its class (``api_class_max_params_b``; stale prices only when no
-    current one is listed)."""
+def api_for(catalog: Catalog, shape: Shape, *, frontier: bool = False) -> ApiOffer | None:
+    """The hosted API a team's own model of this size stands in for (a frontier one where the
+    team needs frontier capability): the cheapest (blended) current price of its class
+    (``api_class_max_params_b``; stale prices only when no current one is listed)."""
     policy = catalog.policy
     limits = policy.api_class_max_params_b
-    model_class = ("small" if shape.params_b <= limits["small"].value else
-                   "mid" if shape.params_b <= limits["mid"].value else "frontier")
+    model_class = ("frontier" if frontier or shape.params_b > limits["mid"].value else
+                   "small" if shape.params_b <= limits["small"].value else "mid")
     offers = [a for a in catalog.apis if a.model_class == model_class]
     current = [a for a in offers if not catalog.is_stale(a.as_of)] or offers
     share = policy.api_output_token_share.value

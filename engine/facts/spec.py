@@ -129,6 +129,8 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("fine_tune_advised", "bool", "fine-tuning is planned, or none of the four reasons to "
        "train from scratch holds"),
     _d("scratch_reasons", "number", "how many of the four reasons to train from scratch hold"),
+    _d("own_model_reasons", "string", "those reasons in words (\"proprietary data and "
+       "regulated control\"), or \"none\""),
     _d("owns_gpus", "bool", "the team owns GPUs it can train on (owned_gpu)"),
     _d("owned_gpu_name", "string", "name of the GPU the team owns"),
     _d("planned_gpu_name", "string", "name of the planned GPU"),

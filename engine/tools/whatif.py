@@ -359,7 +359,8 @@ def _distance(current: float, value: float) -> float:
 
 def _with(engine: Engine, answers: Answers, field: str, value: Any) -> Answers | None:
     """The answers with one changed (and those it implies: regions only with region
-    residency, runs only with tokens); None when that is not a valid set of answers."""
+    residency, a GPU count only with its card, adapters only for a fine-tune); None when
+    that is not a valid set of answers."""
     data = answers.model_dump(mode="json")
     data[field] = value
     if field in SHAPE_OF:
@@ -370,6 +371,10 @@ def _with(engine: Engine, answers: Answers, field: str, value: Any) -> Answers |
                                        or [])[:1]
     if field == "data_residency" and value != "region":
         data["allowed_regions"] = []
+    if field in ("owned_gpu", "planned_gpu") and value is None:
+        data[f"{field}_count"] = engine.catalog.question(f"{field}_count").default
+    if field == "workload" and value == "pretrain" and data.get("method") in ("lora", "qlora"):
+        data["method"] = "auto"
     try:
         return validate_answers(data, engine.catalog)
     except InputError:

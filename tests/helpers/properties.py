@@ -96,6 +96,11 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
         regions = QUESTIONS["allowed_regions"].choices or []
         out["allowed_regions"] = draw(st.lists(st.sampled_from(regions), min_size=1,
                                                max_size=len(regions), unique=True))
+    for card in ("owned_gpu", "planned_gpu"):  # a count only with the card it counts
+        if out.get(card) is None:
+            out.pop(f"{card}_count", None)
+    if out.get("workload") == "pretrain" and out.get("method") in ("lora", "qlora"):
+        del out["method"]  # adapters are for fine-tuning
     return out
 
 
