@@ -261,3 +261,20 @@ def test_a_job_that_fits_nowhere_says_what_most_of_its_memory_is() -> None:
     assert part in " ".join(render_text(decision, engine.rulebook).split())
     assert part in render_html(decision, engine.rulebook)
     assert "a smaller micro\\_batch cuts it" in render_markdown(decision, engine.rulebook)
+
+
+def test_activations_that_fit_nowhere_with_checkpointing_off_say_to_turn_it_on() -> None:
+    """A 70B LoRA at micro-batch 4 with gradient_checkpointing: false: activations are most
+    of the memory, and the refusal names the answer that keeps them whole."""
+    engine = load_engine()
+    raw = {"model": "llama-3.1-70b", "method": "lora", "seq_len": 4096, "micro_batch": 4,
+           "training_tokens_b": 0.2, "runs_per_year": 10, "budget_usd": 30000,
+           "upfront_capex": False}
+    off = engine.recommend(validate_answers({**raw, "gradient_checkpointing": False},
+                                            engine.catalog))
+    assert off.hardware.choice is None
+    said = " ".join(" ".join(brief_lines(off, engine.rulebook)).split())
+    assert "Most of it is activations" in said
+    assert "gradient checkpointing (false in your answers) or a smaller micro_batch" in said
+    auto = engine.recommend(validate_answers(raw, engine.catalog))
+    assert auto.hardware.choice is not None  # checkpointing where needed lets it fit

@@ -168,6 +168,9 @@ def memory_line(decision: Decision) -> str | None:
     if float(gib) < total / 2:
         return None
     grows = _GROWS_WITH.get(part)
+    if part == "activations" and decision.answers.get("gradient_checkpointing") is False:
+        grows = ("it grows with seq_len × micro_batch: gradient checkpointing (false in your "
+                 "answers) or a smaller micro_batch cuts it")
     return (f"Most of it is {part}: {float(gib):,.0f} of the {total:,.0f} GiB one copy of the "
             f"job needs" + (f"; {grows}." if grows else "."))
 
