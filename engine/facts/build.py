@@ -71,12 +71,8 @@ def memory_request(answers: Answers, shape: Shape, method: Method) -> MemoryRequ
                          checkpointing=None if ckpt == "auto" else bool(ckpt))
 
 
-def scratch_reasons(answers: Answers) -> int:
-    """How many of the four reasons to train from scratch the team gives (decide.scratch)."""
-    return len(_reasons_to_own(answers))
-
-
 def _reasons_to_own(answers: Answers) -> list[str]:
+    """The four reasons to train from scratch (decide.scratch) the team gives, in words."""
     given = (("proprietary data", answers.proprietary_data),
              ("a specialised domain", answers.specialised_domain),
              ("a competitive moat", answers.competitive_moat),
@@ -107,10 +103,10 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     _api_facts(facts, answers, catalog, shape)
     _plan_facts(facts, answers, catalog)
     _owned_facts(facts, answers, catalog)
-    facts.put("scratch_reasons", scratch_reasons(answers))
-    facts.put("own_model_reasons", _in_words(_reasons_to_own(answers)))
-    facts.put("fine_tune_advised",
-              answers.workload == "fine-tune" or scratch_reasons(answers) == 0)
+    reasons = _reasons_to_own(answers)
+    facts.put("scratch_reasons", len(reasons))
+    facts.put("own_model_reasons", _in_words(reasons))
+    facts.put("fine_tune_advised", answers.workload == "fine-tune" or not reasons)
     facts.put("newest_release_year", max(g.release_year for g in catalog.gpus.values()))
     announced = sorted(catalog.announced, key=lambda a: (a.expected, a.id))
     facts.put("announced_gpu", f"{announced[0].name}, expected {announced[0].expected}, no "
