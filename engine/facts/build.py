@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.answers.model import Answers
 from engine.catalog.load import Catalog
@@ -466,11 +466,11 @@ class Sizing:
     shape: Shape
     deadline_days: float
     """Longest acceptable run, start-up included, on owned or committed capacity (for steady
-    work stretched so that it stays busy: ``run_limit_days``)."""
+    work stretched so that it stays busy: ``RunLimits.held``)."""
     burst_deadline_days: float
     """The same for capacity paid by the hour it runs (on demand, spot, blocks bought per run):
     idle hours cost nothing there, so steady work does not stretch it
-    (``burst_run_limit_days``)."""
+    (``RunLimits.rented``)."""
     electricity_usd_per_kwh: float
     budget_usd: float
     """What the budget leaves for compute (all of it unless it covers the whole programme)."""
@@ -534,18 +534,17 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("checkpointing_on", estimate.gradient_checkpointing)
     _work_facts(facts, lightest.work)
     _plan_fit_facts(facts, answers, catalog, lightest.request)
-    deadline = run_limit_days(answers, lightest.work, policy)
-    burst = burst_run_limit_days(answers, lightest.work, policy)
-    facts.put("max_days_per_run_effective", deadline)
-    facts.put("max_days_per_run_rented", burst)
-    facts.put("max_days_per_run_default", _default_run_limit(lightest.work, policy))
-    team_limit = team_run_limit(answers, _default_run_limit(lightest.work, policy))
-    if team_limit is not None:
-        facts.put("run_deadline_days", team_limit)
+    limits = run_limits(answers, lightest.work, policy)
+    facts.put("max_days_per_run_effective", limits.held)
+    facts.put("max_days_per_run_rented", limits.rented)
+    facts.put("max_days_per_run_default", limits.default)
+    if limits.team is not None:
+        facts.put("run_deadline_days", limits.team)
     allowed = (frozenset(answers.allowed_regions) if answers.data_residency == "region"
                else None)
     plan = (answers.planned_gpu, answers.planned_gpu_count) if answers.planned_gpu else None
-    return Sizing(jobs=jobs, shape=shape, deadline_days=deadline, burst_deadline_days=burst,
+    return Sizing(jobs=jobs, shape=shape, deadline_days=limits.held,
+                  burst_deadline_days=limits.rented,
                   electricity_usd_per_kwh=answers.electricity_usd_per_kwh,
                   budget_usd=facts.values["compute_budget_usd"],
                   rerun_share=facts.values["rerun_share"], allowed_regions=allowed,
@@ -564,30 +563,34 @@ def steady_jobs(answers: Answers) -> bool:
     return answers.usage_pattern == "continuous"
 
 
-def run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
-    """The longest acceptable run on capacity held all year: the limit of capacity rented by
-    the hour (``burst_run_limit_days``), and where the team gave none, for continuous work at
-    least its runs back to back over the share of the year owned capacity is sized to be
-    busy."""
-    burst = burst_run_limit_days(answers, work, policy)
-    if (team_run_limit(answers, _default_run_limit(work, policy)) is not None
-            or answers.usage_pattern != "continuous"
-            or work.runs_per_year <= 0):
-        return burst
-    year_days = policy.hours_per_year_max.value / 24
-    fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
-    weeks = answers.weeks_to_first_model
-    first = year_days if weeks is None else weeks * 7  # the first model's run ends by then
-    return tidy(max(burst, min(fill, year_days, first)), 2)
+class RunLimits(NamedTuple):
+    """The longest acceptable runs, in days, for one workload."""
+
+    default: float
+    """The policy's for the workload."""
+    team: float | None
+    """The team's (:func:`team_run_limit`), None where its answers set none."""
+    rented: float
+    """On capacity paid by the hour it runs: the team's, else the policy's (steady work does
+    not stretch it: rented by the hour, shorter runs cost no more)."""
+    held: float
+    """On capacity held all year: ``rented``, and where the team gave no limit, for
+    continuous work at least its runs back to back over the share of the year owned
+    capacity is sized to be busy (never past the deadline for a first model)."""
 
 
-def burst_run_limit_days(answers: Answers, work: Workload, policy: Policy) -> float:
-    """The longest acceptable run on capacity paid by the hour it runs: the team's limit
-    (:func:`team_run_limit`), else the policy's for the workload (steady work does not
-    stretch it: rented by the hour, shorter runs cost no more)."""
+def run_limits(answers: Answers, work: Workload, policy: Policy) -> RunLimits:
+    """:class:`RunLimits` of ``work`` for the team's answers."""
     default = _default_run_limit(work, policy)
     team = team_run_limit(answers, default)
-    return default if team is None else team
+    rented = default if team is None else team
+    if team is not None or answers.usage_pattern != "continuous" or work.runs_per_year <= 0:
+        return RunLimits(default, team, rented, rented)
+    year_days = policy.hours_per_year_max.value / 24
+    fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
+    first = _first_model_days(answers)  # the first model's run ends by then
+    most = year_days if first is None else min(year_days, first)
+    return RunLimits(default, team, rented, tidy(max(rented, min(fill, most)), 2))
 
 
 def team_run_limit(answers: Answers, default_days: float) -> float | None:
@@ -596,11 +599,16 @@ def team_run_limit(answers: Answers, default_days: float) -> float | None:
     least one whole run) where shorter than that or, with no ``max_days_per_run``, than
     the policy's ``default_days``; None where neither limits a run."""
     given = answers.max_days_per_run
-    weeks = answers.weeks_to_first_model
-    deadline = None if weeks is None else weeks * 7
+    deadline = _first_model_days(answers)
     if deadline is None or deadline >= (default_days if given is None else given):
         return given
     return deadline
+
+
+def _first_model_days(answers: Answers) -> float | None:
+    """The days to the team's deadline for a first model (None where it gives none)."""
+    weeks = answers.weeks_to_first_model
+    return None if weeks is None else weeks * 7
 
 
 def _default_run_limit(work: Workload, policy: Policy) -> float:

@@ -148,11 +148,9 @@ def brief_refusal(decision: Decision) -> list[str]:
 
 
 _DOES_NOT_FIT = "hardware.does-not-fit"
-_GROWS_WITH = {
-    "logits": "it grows with seq_len × micro_batch × the vocabulary: a smaller micro_batch "
-              "cuts it",
-    "activations": "it grows with seq_len × micro_batch: a smaller micro_batch cuts it",
-}
+_GROWS_WITH = {"logits": "seq_len × micro_batch × the vocabulary",
+               "activations": "seq_len × micro_batch"}
+"""What a part of a job's memory grows with, where an answer cuts it."""
 
 
 def memory_line(decision: Decision) -> str | None:
@@ -167,12 +165,14 @@ def memory_line(decision: Decision) -> str | None:
     part, gib = max(parts.items(), key=lambda p: (float(p[1]), p[0]))
     if float(gib) < total / 2:
         return None
-    grows = _GROWS_WITH.get(part)
+    said = (f"Most of it is {part}: {float(gib):,.0f} of the {total:,.0f} GiB one copy of the "
+            "job needs")
+    if (grows := _GROWS_WITH.get(part)) is None:
+        return f"{said}."
+    cut = "a smaller micro_batch"
     if part == "activations" and decision.answers.get("gradient_checkpointing") is False:
-        grows = ("it grows with seq_len × micro_batch: gradient checkpointing (false in your "
-                 "answers) or a smaller micro_batch cuts it")
-    return (f"Most of it is {part}: {float(gib):,.0f} of the {total:,.0f} GiB one copy of the "
-            f"job needs" + (f"; {grows}." if grows else "."))
+        cut = f"gradient checkpointing (false in your answers) or {cut}"
+    return f"{said}; it grows with {grows}: {cut} cuts it."
 
 
 class Refusal(NamedTuple):

@@ -93,14 +93,14 @@ def headline(decision: Decision) -> str:
     if choice.owned:
         return (f"Keep using your {config_name(choice)}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
+    used = " (used)" if choice.used else ""
     if choice.added_to_owned:
-        return (f"Add {choice.added_to_owned}× {choice.gpu_label}"
-                f"{' (used)' if choice.used else ''} to your "
+        return (f"Add {choice.added_to_owned}× {choice.gpu_label}{used} to your "
                 f"{choice.count - choice.added_to_owned}: ~{usd(choice.cost.upfront_usd)} up "
                 f"front, ~{usd(choice.cost.per_year_usd)} a year for your work on all "
                 f"{choice.count}")
     if choice.where == "local":
-        return (f"Buy: {config_name(choice)}{' (used)' if choice.used else ''}, "
+        return (f"Buy: {config_name(choice)}{used}, "
                 f"~{usd(choice.cost.upfront_usd)} up front, "
                 f"~{usd(choice.cost.per_year_usd)} a year for your work")
     verb = "Rent"
