@@ -110,10 +110,19 @@ def test_scratch_reasons_only_for_pretraining(catalog: Catalog) -> None:
 def test_advanced_questions_only_on_request(catalog: Catalog) -> None:
     advanced = {q.id for q in catalog.questions if q.advanced}
     assert advanced >= {"seq_len", "micro_batch", "electricity_usd_per_kwh", "planned_gpu",
-                        "api_tokens_per_month_m", "shared_small_workloads"}
+                        "api_tokens_per_month_m", "shared_small_workloads",
+                        "needs_frontier_capability", "weeks_to_first_model"}
     assert not advanced & set(ids(Questionnaire(catalog, {})))
     assert advanced <= set(ids(Questionnaire(catalog, {"planned_gpu": "h100-sxm"},
                                              advanced=True))) | {"planned_gpu"}
+
+
+def test_a_deadline_and_a_frontier_need_are_asked_without_a_token_volume(
+        catalog: Catalog) -> None:
+    """Both bound or warn without an API to weigh: a deadline bounds every run, a need for
+    frontier capability is said."""
+    asked = set(ids(Questionnaire(catalog, {"api_tokens_per_month_m": None}, advanced=True)))
+    assert {"weeks_to_first_model", "needs_frontier_capability"} <= asked
 
 
 def test_no_silent_size_or_amount_of_work(catalog: Catalog) -> None:

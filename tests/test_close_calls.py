@@ -71,19 +71,23 @@ def test_every_decided_why_not_names_a_rule(answers: dict[str, Any]) -> None:
         assert named is not None and named.group(1) in rules, why
 
 
-def test_a_frontier_need_is_said_whichever_approach_wins() -> None:
-    """A regulated team needing frontier capability keeps its own model unless a deadline
-    leans to an API; the warnings on the need and the cheaper API read true either way."""
+def test_a_frontier_need_is_said_and_a_deadline_does_not_send_a_regulated_team_to_an_api(
+) -> None:
+    """A regulated team needing frontier capability keeps its own model, with a deadline
+    too: the need and the cheaper API are said, and the deadline says the runs must fit."""
     team = {"model": "llama-3.1-70b", "training_tokens_b": 0.1, "runs_per_year": 4,
             "api_tokens_per_month_m": 200, "needs_frontier_capability": True,
             "regulated_control": True, "budget_usd": 40000, "upfront_capex": False}
-    for extra, approach in (({}, "fine-tune"), ({"weeks_to_first_model": 2}, "use-api")):
+    for extra in ({}, {"weeks_to_first_model": 2}):
         decision = _decide({**team, **extra})
-        assert decision.decisions["approach"].choice == approach
+        assert decision.decisions["approach"].choice == "fine-tune"
         need = [w.text for w in decision.warnings if w.id == "frontier-need"]
         assert len(need) == 1 and "If you keep your own for regulated control" in need[0]
         api = [w.text for w in decision.warnings if w.id == "api-cheaper-than-own"]
         assert len(api) == 1 and "frontier hosted model" in api[0]
+        deadline = [w.text for w in decision.warnings if w.id == "tight-timeline"]
+        assert len(deadline) == (1 if extra else 0)
+        assert all("you keep your own for regulated control" in t for t in deadline)
 
 
 def test_the_cheaper_api_is_said_where_the_data_keeps_the_team_off_it() -> None:
