@@ -103,6 +103,27 @@ def test_a_hobbyist_budget_counts_no_salary_and_cleaned_data() -> None:
     assert paid["people"]["usd_per_year"] == 0.5 * 200_000 and not paid["people"]["assumed"]
 
 
+def test_a_large_fine_tuning_set_is_labelled_only_up_to_the_policys_share() -> None:
+    """A fine-tune of billions of tokens is not labelled by hand: its first
+    ``fine_tune_labelled_m_tokens_max`` million tokens are priced at the expected rate, the
+    rest at the low end; a set within that size, and a pretrain's corpus, at one rate."""
+    policy = load_catalog().policy
+    rate = policy.data_prep_usd_per_m_tokens["fine-tune"]
+    cap = policy.fine_tune_labelled_m_tokens_max.value
+    within = _parts(recommend(SMALL_FINE_TUNE))["data"]      # 50 M tokens a run
+    assert within["usd_per_year"] == pytest.approx(50 * rate.expected)
+    big = _parts(recommend({**SMALL_FINE_TUNE, "training_tokens_b": 4.9}))["data"]
+    assert big["usd_per_year"] == pytest.approx(cap * rate.expected + (4900 - cap) * rate.low)
+    assert big["inputs"]["labelled_m_tokens"] == cap
+    assert big["inputs"]["other_m_tokens"] == pytest.approx(4900 - cap)
+    assert "tulu3-sft-mixture-2024" in big["sources"]
+    corpus = _parts(recommend({"workload": "pretrain", "model_params_b": 1,
+                               "training_tokens_b": 50, "runs_per_year": 1,
+                               "budget_usd": 200000}))["data"]
+    assert corpus["usd_per_year"] == pytest.approx(
+        50_000 * policy.data_prep_usd_per_m_tokens["pretrain"].expected)
+
+
 def test_a_budget_for_the_whole_programme_leaves_less_for_compute() -> None:
     answers = {**SMALL_FINE_TUNE, "budget_usd": 205_000, "budget_covers": "programme",
                "ml_engineers_fte": 1, "dataset_prep_usd": 1000}

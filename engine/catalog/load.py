@@ -596,7 +596,7 @@ def _policy_constants(policy: Policy) -> Iterable[tuple[str, Any]]:
         value = getattr(policy, name)
         if isinstance(value, dict):
             yield from ((f"{name}.{k}", v) for k, v in value.items())
-        else:
+        elif value is not None:  # an optional constant a policy does not name
             yield name, value
 
 

@@ -656,6 +656,9 @@ class Policy(Strict):
     programme_engineers: dict[Literal["fine-tune", "pretrain"], Constant]
     lowest_tier_programme_engineers: Constant
     data_prep_usd_per_m_tokens: dict[Literal["fine-tune", "pretrain"], RangeConstant]
+    fine_tune_labelled_m_tokens_max: Constant | None = Field(
+        default=None, description="absent (a policy recorded before it): every token of a "
+        "fine-tune's dataset at the rate")
     evaluation_share: Constant
     rework_share: RangeConstant
     storage_usd_per_gb_month: dict[Literal["cloud", "local"], Constant]

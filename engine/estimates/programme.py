@@ -87,17 +87,7 @@ def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
         data = figure(dataset_prep_usd, "USD/year", "your answer (dataset_prep_usd)", [],
                       tokens_per_run_m=tokens_m)
     else:
-        rate = policy.data_prep_usd_per_m_tokens[kind]
-        per_m = rate.low if lowest_tier else rate.expected
-        data = figure(tokens_m * per_m, "USD/year",
-                      "million tokens of one run (its dataset, prepared once a year) × $ per "
-                      "million tokens prepared" + (" (the low end: a budget of the lowest "
-                                                   "tier)" if lowest_tier else ""),
-                      [*rate.sources,
-                       *(policy.lowest_tier_programme_engineers.sources if lowest_tier
-                         else ())],
-                      tokens_per_run_m=tokens_m, usd_per_m_tokens=per_m,
-                      low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high)
+        data = _data_prep(kind, tokens_m, policy, lowest_tier)
     rework = policy.rework_share.expected if rework_share is None else rework_share
     stored = (tokens_m * 1e6 * policy.stored_bytes_per_token.value / GB
               + policy.checkpoints_kept.value * kept_gb(shape, work.method, policy))
@@ -106,6 +96,35 @@ def shared_parts(*, workload_kind: str, engineers: float | None, region: str,
                   evaluation_share=policy.evaluation_share.value, rework_share=rework,
                   rework_assumed=rework_share is None, data_gb=stored,
                   base_gb=weights_gb(shape, work.method, policy))
+
+
+def _data_prep(kind: Literal["fine-tune", "pretrain"], tokens_m: float, policy: Policy,
+               lowest_tier: bool) -> Figure:
+    """What preparing one run's dataset costs a year: a fine-tune's labelled examples at
+    the policy's rate up to ``fine_tune_labelled_m_tokens_max``, its tokens beyond that
+    cleaned or generated at the low end; a pretrain's corpus at its rate; the low end
+    throughout for a budget of the lowest tier."""
+    rate = policy.data_prep_usd_per_m_tokens[kind]
+    per_m = rate.low if lowest_tier else rate.expected
+    cap = policy.fine_tune_labelled_m_tokens_max
+    labelled = (tokens_m if kind == "pretrain" or lowest_tier or cap is None
+                else min(tokens_m, cap.value))
+    rest = tokens_m - labelled
+    formula = ("million tokens of one run (its dataset, prepared once a year) × $ per "
+               "million tokens prepared")
+    if lowest_tier:
+        formula += " (the low end: a budget of the lowest tier)"
+    elif rest > 0:
+        formula = ("the labelled million tokens of one run's dataset (prepared once a year; "
+                   "at most the policy's) × $ per million tokens prepared + the rest, "
+                   "cleaned or generated, × the low end")
+    sources = [*rate.sources, *(policy.lowest_tier_programme_engineers.sources if lowest_tier
+                                else cap.sources if cap is not None and rest > 0 else ())]
+    extra: dict[str, float] = ({"labelled_m_tokens": labelled, "other_m_tokens": rest}
+                               if rest > 0 else {})
+    return figure(labelled * per_m + rest * rate.low, "USD/year", formula, sources,
+                  tokens_per_run_m=tokens_m, usd_per_m_tokens=per_m,
+                  low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high, **extra)
 
 
 def kept_gb(shape: Shape, method: MethodGroup, policy: Policy) -> float:
