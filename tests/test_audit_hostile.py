@@ -184,8 +184,8 @@ def test_a_result_that_is_not_a_decision_is_one_line(db: Path) -> None:
     target = ids(db)[0]
     raw_audit.replace_in_record(db, target, '"schema_version": 3', '"schema_version": "x"')
     line = one_line(run("audit", "show", target, "--audit-db", str(db)))
-    assert line.startswith(f"error: record {target} cannot be read: its result is not a "
-                           "decision")
+    assert line.startswith(f"error: record {target} (engine ")
+    assert "holds a decision this engine cannot read" in line and "audit verify" in line
 
 
 # -- a stored policy that names a file outside the policy ---------------------------------------

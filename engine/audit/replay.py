@@ -19,10 +19,27 @@ from engine.audit.store import AuditError, AuditStore, Record
 from engine.catalog.load import Catalog
 from engine.catalog.prices import PriceInput, is_price_text
 from engine.decide.engine import Decision, Engine, Evaluation, load_engine
+from engine.errors import AnswerError, InputError
 from engine.files.safe_write import write_file
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
 _LOCK = threading.Lock()
+
+
+class NotReplayable(AuditError):
+    """A record this engine cannot re-run: its stored policy does not load here, or this
+    engine refuses its recorded answers (both made by an earlier engine). Exit 1, as for a
+    replay that does not reproduce its record."""
+
+    exit_code = 1
+
+    def __init__(self, record: Record, what: str, why: str) -> None:
+        from engine.version import __version__
+
+        super().__init__(f"record {record.id} (engine {record.engine_version}, "
+                         f"{record.created_at}) cannot be replayed by engine {__version__}: "
+                         f"{what} ({why}); `audit verify` checks it is untampered and "
+                         "`audit show --format json` prints it as recorded")
 
 
 def _materialise(texts: Mapping[str, str], root: Path) -> None:
@@ -71,7 +88,11 @@ def _unpacked_engine(store: AuditStore, record: Record, rules: Mapping[str, str]
         except (ValueError, TypeError, AttributeError) as exc:
             raise AuditError(f"{store.path}: the stored policy {digest[:12]} cannot be "
                              f"unpacked ({exc}); the store was altered") from None
-    return load_engine(root / "rules", root / "catalog", PriceInput.from_texts(catalog))
+    try:
+        return load_engine(root / "rules", root / "catalog", PriceInput.from_texts(catalog))
+    except InputError as exc:  # a policy this engine's files no longer accept
+        raise NotReplayable(record, "its stored policy does not load here",
+                            str(exc).replace(f"{root}/", "")) from None
 
 
 def answers_of(record: Record, catalog: Catalog) -> Answers:
@@ -80,7 +101,11 @@ def answers_of(record: Record, catalog: Catalog) -> Answers:
     if not isinstance(answers, dict):
         raise AuditError(f"record {record.id} cannot be read: its answers are not a JSON "
                          "object; run `gpu-advisor audit verify`")
-    return validate_answers(answers, catalog)
+    try:
+        return validate_answers(answers, catalog)
+    except AnswerError as exc:
+        raise NotReplayable(record, "this engine refuses its recorded answers",
+                            str(exc)) from None
 
 
 def recorded_decision(record: Record) -> Decision:
@@ -88,9 +113,11 @@ def recorded_decision(record: Record) -> Decision:
     try:
         return Decision.model_validate_json(record.result)
     except ValidationError as exc:
-        raise AuditError(f"record {record.id} cannot be read: its result is not a decision "
-                         f"({exc.error_count()} error(s)); run `gpu-advisor audit verify`"
-                         ) from None
+        raise AuditError(f"record {record.id} (engine {record.engine_version}, "
+                         f"{record.created_at}) holds a decision this engine cannot read "
+                         f"({exc.error_count()} error(s)): an earlier engine's, or an altered "
+                         "record (`gpu-advisor audit verify` tells which); `audit show "
+                         "--format json` prints it as recorded") from None
 
 
 @dataclass(frozen=True)

@@ -171,8 +171,9 @@ def show(decision_id: str, audit_db: Location | None, show_trace: bool, fmt: str
       gpu-advisor audit show 3f9c2a
       gpu-advisor audit show 3f9c2a --trace --format json
     """
-    from engine.audit.replay import recorded_decision, stored_engine
+    from engine.audit.replay import NotReplayable, recorded_decision, stored_engine
     from engine.cli.emit import platform_names
+    from engine.decide.engine import load_engine
 
     with _store(audit_db) as store:
         record = store.get(decision_id)
@@ -183,7 +184,12 @@ def show(decision_id: str, audit_db: Location | None, show_trace: bool, fmt: str
             click.echo(json_printable(record.result), nl=False)
             return
         decision = recorded_decision(record)
-        engine = stored_engine(store, record)
+        try:
+            engine = stored_engine(store, record)
+        except NotReplayable as exc:  # the record is shown; its rule texts are today's
+            click.echo(f"note: {printable(str(exc))}; shown with today's rule texts",
+                       err=True)
+            engine = load_engine()
     book, platforms = engine.rulebook, platform_names(engine)
     header = _header(record)
     if fmt == "markdown":
