@@ -187,3 +187,26 @@ def test_a_node_larger_than_the_jobs_spreads_them_over_its_gpus() -> None:
     # costs about what the work does (on slices it cost 5.7 times the A100s)
     assert h200["days_per_run"] < a100["days_per_run"] / 4
     assert h200["cost_usd_year"] < 1.5 * a100["cost_usd_year"]
+
+
+def test_a_pool_rents_one_instance_of_a_shape_a_job_not_the_next_larger_shape() -> None:
+    """Three jobs at once on an offer sold as 1-, 2-, 4- and 8-GPU instances: three 1-GPU
+    instances, one a job, not one 4-GPU instance whose fourth GPU idles through every wave
+    (a pool of 3 was priced and told to rent 'up to 4 at once')."""
+    from engine.answers.model import validate_answers
+    from engine.catalog.load import load_catalog
+    from engine.decide.engine import load_engine
+
+    catalog = load_catalog()
+    offer = next(o for o in catalog.offers if o.id == "runpod-l40s")
+    assert offer.shapes[:3] == (1, 2, 4)
+    engine = load_engine()
+    answers = validate_answers({"model": "llama-3.1-8b", "method": "qlora",
+                                "training_tokens_b": 0.02, "runs_per_year": 300,
+                                "concurrent_jobs": 3, "usage_pattern": "continuous",
+                                "budget_usd": 25000, "upfront_capex": False}, engine.catalog)
+    facts = {f["candidate_id"]: f
+             for f in engine.evaluate(answers, trace=False).candidate_facts}
+    pool = facts["cloud:runpod-l40s:on-demandx3:qlora"]
+    assert pool["count"] == 3 and pool["nodes"] == 3 and pool["jobs_at_once"] == 3
+    assert "cloud:runpod-l40s:on-demandx4:qlora" not in facts

@@ -130,7 +130,8 @@ def build_candidates(catalog: Catalog, sizing: Sizing) -> list[PricedCandidate]:
                 below = found.config.count if found is not None and found.ok else None
     for offer in catalog.offers:
         below = None
-        offered = cloud_counts(catalog, offer) + _pool_instances(catalog, sizing, offer)
+        offered = _with_pools(cloud_counts(catalog, offer),
+                              _pool_instances(catalog, sizing, offer))
         for job, dominated in _jobs(catalog, sizing):
             shapes = ([(c, n) for c, n in offered if c < below]
                       if dominated and below is not None else offered)
@@ -164,6 +165,18 @@ def _pool_instances(catalog: Catalog, sizing: Sizing,
     if sizing.concurrent_jobs <= 1:
         return ()
     return pool_instance_counts(catalog, offer, sizing.concurrent_jobs)
+
+
+def _with_pools(shapes: tuple[tuple[int, int], ...],
+                pools: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+    """An offer's (GPUs, instances) with a pool's added, fewest GPUs first (the count search
+    bisects them); where both give a count, the offer's own shape."""
+    if not pools:
+        return shapes
+    found = dict(shapes)
+    for count, instances in pools:
+        found.setdefault(count, instances)
+    return tuple(sorted(found.items()))
 
 
 def _jobs(catalog: Catalog, sizing: Sizing) -> Iterator[tuple[Job, bool]]:
@@ -1004,7 +1017,8 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
             planned += [local] if local is not None else []
             continue
         offered = [c for offer in catalog.offers if offer.gpu == gpu_id
-                   and count in (shapes := dict(cloud_counts(catalog, offer)))
+                   and count in (shapes := dict(_with_pools(
+                       cloud_counts(catalog, offer), _pool_instances(catalog, sizing, offer))))
                    for c in _cloud(catalog, sizing, job, offer, [(count, shapes[count])],
                                    plan=True) if c.config.pricing == "on-demand"]
         planned += [min(offered, key=lambda c: (c.config.cost_usd_year, c.id))] if offered else []

@@ -82,13 +82,19 @@ def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
 
 def pool_instance_counts(catalog: Catalog, offer: Offer,
                          jobs: int) -> tuple[tuple[int, int], ...]:
-    """(GPUs, instances) beyond one instance for a pool of ``jobs`` at once on an offer that
-    does not span nodes: whole instances of its largest shape side by side (each job on one
-    of them), up to one GPU a job."""
+    """(GPUs, instances) for a pool of ``jobs`` at once beyond the offer's own counts: an
+    instance of each shape a job (three one-GPU pods for three jobs, not a four-GPU one);
+    and, on an offer that does not span nodes, whole instances of its largest shape side by
+    side, up to one GPU a job. Within the policy's largest count."""
+    most = int(catalog.policy.max_gpus_considered.value)
+    least = offer.min_gpus or 1
+    each = [(jobs * shape, jobs) for shape in offer.shapes
+            if shape >= least and jobs * shape <= most]
     if offer.multi_node or not offer.shapes:
-        return ()
+        return tuple(each)
     box = offer.shapes[-1]
-    return tuple((count, count // box) for count in side_by_side(box, jobs, catalog.policy))
+    return (*each, *((count, count // box)
+                     for count in side_by_side(box, jobs, catalog.policy)))
 
 
 def side_by_side(box: int, jobs: int, policy: Policy) -> range:
