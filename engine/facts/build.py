@@ -529,6 +529,10 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     reference = catalog.gpus[policy.reference_datacenter_gpu.value]
     facts.put("reference_datacenter_gpu_name", reference.name)
     facts.put("datacenter_gpus_needed", needed_on(catalog, lightest.request, reference))
+    roomiest = max(catalog.gpus.values(), key=lambda g: (g.vram_gib, g.id))
+    facts.put("roomiest_gpu_name", roomiest.name)
+    facts.put("roomiest_gpu_vram_gib", roomiest.vram_gib)
+    facts.put("roomiest_gpus_needed", needed_on(catalog, lightest.request, roomiest))
     acts = estimate.breakdown.get("activations", 0.0) + estimate.breakdown.get("logits", 0.0)
     facts.put("activation_share", acts / estimate.total_gib if estimate.total_gib else 0.0)
     facts.put("checkpointing_on", estimate.gradient_checkpointing)

@@ -160,6 +160,10 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("reference_datacenter_gpu_name", "string", "the policy's reference datacenter GPU"),
     _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (lightest "
        "method)", "GPUs"),
+    _d("roomiest_gpu_name", "string", "the catalog's GPU with the most memory"),
+    _d("roomiest_gpu_vram_gib", "number", "its memory", "GiB"),
+    _d("roomiest_gpus_needed", "number", "those GPUs needed, sharded (lightest method; absent "
+       "where no count the catalog considers holds the job)", "GPUs"),
     _d("activation_share", "number", "share of the peak taken by activations (lightest "
        "method, one GPU)"),
     _d("checkpointing_on", "bool", "gradient checkpointing is on in the one-GPU estimate of the "
