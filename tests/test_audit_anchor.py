@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from helpers import raw_audit
+from helpers.fast_audit_writer import AppendedResult
 
 from engine.answers.model import validate_answers
 from engine.audit.chain import Head, Verification, verify
@@ -58,16 +59,6 @@ def engine() -> Engine:
     return load_engine()
 
 
-class _Result:
-    """What AuditStore.append needs of a decision: its JSON text."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    def to_json(self) -> str:
-        return self._text
-
-
 def write(path: Path, engine: Engine, count: int, key: AuditKey | None = None,
           start: int = 0) -> None:
     """Append ``count`` copies of one real decision, each under its own id."""
@@ -75,8 +66,8 @@ def write(path: Path, engine: Engine, count: int, key: AuditKey | None = None,
     data = json.loads(engine.recommend(answers).to_json())
     with AuditStore(path, key=key) as store:
         for i in range(start, start + count):
-            store.append(_Result({**data, "decision_id": f"r{i:05d}"}), engine.rulebook.texts,
-                         engine.catalog.texts)
+            store.append(AppendedResult({**data, "decision_id": f"r{i:05d}"}),
+                         engine.rulebook.texts, engine.catalog.texts)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
+from helpers.fast_audit_writer import AppendedResult
 
 from engine.audit.chain import verify
 from engine.audit.store import AuditStore, policy_hash
@@ -27,16 +28,6 @@ EXAMPLE = ROOT / "examples" / "startup-7b-continuous.yaml"
 def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("GPU_ADVISOR_AUDIT_KEY", "GPU_ADVISOR_AUDIT_KEY_FILE"):
         monkeypatch.delenv(name, raising=False)
-
-
-class _Result:
-    """What AuditStore.append needs of a decision: its JSON."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    def to_json(self) -> str:
-        return self._text
 
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -55,7 +46,7 @@ def _earlier(db: Path, engine: Engine, *, answers: dict[str, Any] | None = None,
     texts = dict(engine.catalog.texts if catalog is None else catalog)
     data["catalog"]["hash"] = policy_hash(texts)
     with AuditStore(db) as store:
-        store.append(_Result(data), engine.rulebook.texts, texts)
+        store.append(AppendedResult(data), engine.rulebook.texts, texts)
     return str(data["decision_id"])
 
 

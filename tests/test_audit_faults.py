@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import zstandard
 from click.testing import CliRunner
-from helpers.fast_audit_writer import spawn
+from helpers.fast_audit_writer import AppendedResult, spawn
 
 from engine.answers.model import validate_answers
 from engine.audit.chain import verify
@@ -50,16 +50,6 @@ def no_audit_key(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()
-
-
-class _Result:
-    """What AuditStore.append needs of a Decision: its JSON."""
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-    def to_json(self) -> str:
-        return self._text
 
 
 def count_of(path: Path) -> int:
@@ -118,8 +108,8 @@ def test_kill_9_mid_transaction_many_rounds(tmp_path: Path, writer_template: Pat
         total = count
     with AuditStore(db) as store:  # still takes new records after all that
         spec = json.loads(writer_template.read_text())
-        store.append(_Result({**spec["result"], "decision_id": "after-kills"}), spec["rules"],
-                     spec["catalog"])
+        store.append(AppendedResult({**spec["result"], "decision_id": "after-kills"}),
+                     spec["rules"], spec["catalog"])
     assert verified(db) == total + 1
 
 

@@ -21,6 +21,7 @@ from engine.catalog.prices import PriceInput, is_price_text
 from engine.decide.engine import Decision, Engine, Evaluation, load_engine
 from engine.errors import AnswerError, InputError
 from engine.files.safe_write import write_file
+from engine.version import __version__
 
 _ENGINES: dict[tuple[str, str], Engine] = {}
 _LOCK = threading.Lock()
@@ -34,8 +35,6 @@ class NotReplayable(AuditError):
     exit_code = 1
 
     def __init__(self, record: Record, what: str, why: str) -> None:
-        from engine.version import __version__
-
         super().__init__(f"record {record.id} (engine {record.engine_version}, "
                          f"{record.created_at}) cannot be replayed by engine {__version__}: "
                          f"{what} ({why}); `audit verify` checks it is untampered and "

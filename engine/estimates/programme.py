@@ -105,26 +105,25 @@ def _data_prep(kind: Literal["fine-tune", "pretrain"], tokens_m: float, policy: 
     cleaned or generated at the low end; a pretrain's corpus at its rate; the low end
     throughout for a budget of the lowest tier."""
     rate = policy.data_prep_usd_per_m_tokens[kind]
-    per_m = rate.low if lowest_tier else rate.expected
+    ranges = {"low_usd_per_m_tokens": rate.low, "high_usd_per_m_tokens": rate.high}
     cap = policy.fine_tune_labelled_m_tokens_max
-    labelled = (tokens_m if kind == "pretrain" or lowest_tier or cap is None
-                else min(tokens_m, cap.value))
-    rest = tokens_m - labelled
-    formula = ("million tokens of one run (its dataset, prepared once a year) × $ per "
-               "million tokens prepared")
-    if lowest_tier:
-        formula += " (the low end: a budget of the lowest tier)"
-    elif rest > 0:
-        formula = ("the labelled million tokens of one run's dataset (prepared once a year; "
-                   "at most the policy's) × $ per million tokens prepared + the rest, "
-                   "cleaned or generated, × the low end")
-    sources = [*rate.sources, *(policy.lowest_tier_programme_engineers.sources if lowest_tier
-                                else cap.sources if cap is not None and rest > 0 else ())]
-    extra: dict[str, float] = ({"labelled_m_tokens": labelled, "other_m_tokens": rest}
-                               if rest > 0 else {})
-    return figure(labelled * per_m + rest * rate.low, "USD/year", formula, sources,
-                  tokens_per_run_m=tokens_m, usd_per_m_tokens=per_m,
-                  low_usd_per_m_tokens=rate.low, high_usd_per_m_tokens=rate.high, **extra)
+    if lowest_tier or kind == "pretrain" or cap is None or tokens_m <= cap.value:
+        per_m = rate.low if lowest_tier else rate.expected
+        return figure(tokens_m * per_m, "USD/year",
+                      "million tokens of one run (its dataset, prepared once a year) × $ per "
+                      "million tokens prepared" + (" (the low end: a budget of the lowest "
+                                                   "tier)" if lowest_tier else ""),
+                      [*rate.sources,
+                       *(policy.lowest_tier_programme_engineers.sources if lowest_tier
+                         else ())],
+                      tokens_per_run_m=tokens_m, usd_per_m_tokens=per_m, **ranges)
+    rest = tokens_m - cap.value
+    return figure(cap.value * rate.expected + rest * rate.low, "USD/year",
+                  "the labelled million tokens of one run's dataset (prepared once a year; at "
+                  "most the policy's) × $ per million tokens prepared + the rest, cleaned or "
+                  "generated, × the low end", [*rate.sources, *cap.sources],
+                  tokens_per_run_m=tokens_m, usd_per_m_tokens=rate.expected, **ranges,
+                  labelled_m_tokens=cap.value, other_m_tokens=rest)
 
 
 def kept_gb(shape: Shape, method: MethodGroup, policy: Policy) -> float:

@@ -528,6 +528,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("fits_single_consumer_gpu", consumer == 1)
     reference = catalog.gpus[policy.reference_datacenter_gpu.value]
     facts.put("reference_datacenter_gpu_name", reference.name)
+    # no bundled rule reads it since fit.nothing-fits reads the roomiest GPU, but the rules
+    # of older records do (their replays must decide as they did) and so may an author's
     facts.put("datacenter_gpus_needed", needed_on(catalog, lightest.request, reference))
     roomiest = max(catalog.gpus.values(), key=lambda g: (g.vram_gib, g.id))
     facts.put("roomiest_gpu_name", roomiest.name)

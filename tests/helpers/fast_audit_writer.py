@@ -19,7 +19,10 @@ from engine.audit.location import parse_location
 from engine.audit.store import AuditStore
 
 
-class _Result:
+class AppendedResult:
+    """What AuditStore.append needs of a decision: its JSON (``data`` as ``recommend``
+    writes it)."""
+
     def __init__(self, data: dict[str, Any]) -> None:
         self._text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
@@ -57,7 +60,7 @@ def main() -> int:
         index = 0
         while count == 0 or index < count:
             data = {**spec["result"], "decision_id": f"w{worker:03d}-{index:08d}"}
-            store.append(_Result(data), spec["rules"], spec["catalog"])
+            store.append(AppendedResult(data), spec["rules"], spec["catalog"])
             index += 1
     return 0
 
