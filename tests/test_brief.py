@@ -278,3 +278,23 @@ def test_activations_that_fit_nowhere_with_checkpointing_off_say_to_turn_it_on()
     assert "gradient checkpointing (false in your answers) or a smaller micro_batch" in said
     auto = engine.recommend(validate_answers(raw, engine.catalog))
     assert auto.hardware.choice is not None  # checkpointing where needed lets it fit
+
+
+@pytest.mark.parametrize("count,gpu,seq_len,needs", [(8, "rtx-4090", 2048, "it takes "),
+                                                     (4, "rtx-4060", 8192, "no count of them")])
+def test_a_plan_that_cannot_hold_the_job_is_said_not_priced(count: int, gpu: str,
+                                                            seq_len: int, needs: str) -> None:
+    """A 70B full fine-tune on a few consumer cards: the one screen says under the headline
+    that the plan cannot hold it, and how many of the card would (or that none would), and
+    does not price the plan for a year of work it cannot run."""
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(
+        {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "full",
+         "seq_len": seq_len, "training_tokens_b": 0.1, "runs_per_year": 4,
+         "usage_pattern": "intermittent", "budget_usd": 40000, "upfront_capex": True,
+         "planned_gpu": gpu, "planned_gpu_count": count}, engine.catalog))
+    text = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    head = text[:text.index("Cost:")]
+    assert f"Your plan, {count}× " in head and "cannot hold this job: full needs about" in head
+    assert needs in head
+    assert "a year (" not in head.split("Your plan", 1)[1].split(".")[0]

@@ -32,3 +32,18 @@ def test_every_rule_fires_in_some_scenario(engine: Engine) -> None:
 
 def test_at_least_fifteen_personas() -> None:
     assert len(SCENARIOS) >= 15
+
+
+def test_cards_in_several_servers_hear_of_the_network_not_one_board(engine: Engine) -> None:
+    """Scenario 103's pick, 80 PCIe cards in ten servers: its note speaks of the servers and
+    the network between them; the one-board note (which smaller, excluded configurations of
+    the same card may raise) is not the pick's."""
+    from engine.answers.model import validate_answers
+    from engine.tools.scenarios import load_scenario
+
+    scenario = load_scenario(Path(__file__).parent / "scenarios"
+                             / "103-a-full-fine-tune-far-over-budget.yaml")
+    decision = engine.recommend(validate_answers(scenario.answers, engine.catalog))
+    rules = {w.rule for w in decision.warnings}
+    assert "hardware.multi-server-without-nvlink" in rules
+    assert "hardware.multi-gpu-without-nvlink" not in rules

@@ -280,7 +280,8 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
     meets them all, more GPUs only cost more, unless they let gradient checkpointing off.
     So the candidates are the first count that meets every requirement and the first that
     does without recomputation: the cheaper is priced. Where no count meets them, the best
-    attempt is the largest count that fits (the fastest), else the smallest.
+    attempt is the largest count (the fastest, or the nearest to holding the job: its
+    exclusion says the job does not fit even there).
     """
     def fits(t: Trial, _: Verdicts) -> bool:
         return t.fits
@@ -296,7 +297,7 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
 
         ok = None if fit is None else counts.first(meets, fit)
         if ok is None:
-            chosen[key] = counts.at(counts.size - 1 if fit is not None else 0)[0]
+            chosen[key] = counts.at(counts.size - 1)[0]
             continue
         plain = counts.first(plainly, ok)
         options = [counts.at(i) for i in sorted({ok} | ({plain} if plain is not None else set()))]

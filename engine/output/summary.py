@@ -537,6 +537,8 @@ def plan_line(decision: Decision) -> str | None:
     plan, choice = decision.hardware.plan, decision.hardware.choice
     if plan is None or choice is None:
         return None
+    if plan.excluded and any(w.id == "plan-too-small" for w in decision.warnings):
+        return None  # its critical warning says why, without pricing what cannot run
     if plan.id == choice.id:
         return f"Your plan ({plan.label}) is the pick."
     days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
