@@ -60,7 +60,7 @@ from engine.facts.build import (
     size,
     steady_jobs,
 )
-from engine.facts.spec import CANDIDATE, RANKED
+from engine.facts.spec import CANDIDATE, OPTION_SUMMARY_AXES, RANKED
 from engine.gc_pause import collector_paused
 from engine.resources import bundled_dir
 from engine.rules.compile import Compiled, compile_rulebook
@@ -443,7 +443,11 @@ class _Priced:
         self.scored = self.engine._score(run, self.candidates, choices)
         ecosystem = run.values.get("cloud_ecosystem")
         reach = self.engine.catalog.policy.thresholds["far_over_budget_ratio"].value
-        run.facts.values.update(summary_facts(self.scored, book, ecosystem, reach))
+        ruled_out = {book.fields[name]: frozenset(o.option for o in axes[name].ranking
+                                                  if o.excluded)
+                     for name in OPTION_SUMMARY_AXES}
+        run.facts.values.update(summary_facts(self.scored, book, ecosystem, reach,
+                                              {k: v for k, v in ruled_out.items() if v}))
         run.facts.values["ecosystem_cloud_name"] = self.engine.catalog.ecosystem_name(ecosystem)
 
     def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:

@@ -74,14 +74,20 @@ HYPERSCALER_ECOSYSTEMS = frozenset(get_args(Ecosystem))
 
 
 def summary_facts(scored: Sequence[Scored], book: Rulebook,
-                  ecosystem: str | None = None, reach: float | None = None) -> dict[str, Any]:
+                  ecosystem: str | None = None, reach: float | None = None,
+                  ruled_out: Mapping[str, frozenset[str]] | None = None) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
     side, per declared cloud kind and pricing (an offer of one has it as the value of the
     configuration fact the axis constrains), and how they relate. A team that runs on a
     hyperscaler (``ecosystem``) that holds the job weighs its pricings there: its spot against
     its on-demand, not another cloud's. With ``reach`` (the first year's bill ÷ the compute
     budget beyond which a configuration is out of reach), a cloud holds the job only within
-    it, unless no cloud does."""
+    it, unless no cloud does. Configurations whose value of a field an earlier phase has
+    ruled out (``ruled_out``: field → options, such as a marketplace for data that may not go
+    to third-party hosts) are no side of any comparison."""
+    if ruled_out:
+        scored = [s for s in scored
+                  if not any(s.facts.get(name) in options for name, options in ruled_out.items())]
     out: dict[str, Any] = {
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.config.where == "local"),
