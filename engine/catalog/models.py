@@ -615,6 +615,9 @@ class Policy(Strict):
     # the work and how fast it runs
     default_hours_per_year: Constant
     max_days_per_run: dict[Literal["fine-tune", "pretrain"], Constant]
+    max_days_per_steady_run: dict[Literal["fine-tune", "pretrain"], Constant] | None = Field(
+        default=None, description="absent (a policy recorded before it): steady work's runs on "
+        "capacity held all year stretch up to the share of the year it is sized to be busy")
     reference_gpu: Reference
     reference_datacenter_gpu: Reference
     bare_size_family: Reference

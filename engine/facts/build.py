@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from engine.answers.model import Answers
 from engine.catalog.load import Catalog
@@ -582,7 +582,8 @@ class RunLimits(NamedTuple):
     held: float
     """On capacity held all year: ``rented``, and where the team gave no limit, for
     continuous work at least its runs back to back over the share of the year owned
-    capacity is sized to be busy (never past the deadline for a first model)."""
+    capacity is sized to be busy (never past the deadline for a first model, nor the
+    policy's ``max_days_per_steady_run``)."""
 
 
 def run_limits(answers: Answers, work: Workload, policy: Policy) -> RunLimits:
@@ -595,7 +596,8 @@ def run_limits(answers: Answers, work: Workload, policy: Policy) -> RunLimits:
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
     first = _first_model_days(answers)  # the first model's run ends by then
-    most = year_days if first is None else min(year_days, first)
+    bounds = (year_days, first, _steady_run_bound(work, policy))
+    most = min(b for b in bounds if b is not None)
     return RunLimits(default, team, rented, tidy(max(rented, min(fill, most)), 2))
 
 
@@ -617,8 +619,19 @@ def _first_model_days(answers: Answers) -> float | None:
     return None if weeks is None else weeks * 7
 
 
+def _steady_run_bound(work: Workload, policy: Policy) -> float | None:
+    """The longest run steady work stretches to on capacity held all year (None: a policy
+    recorded before the bound, whose runs stretch to the share of the year held)."""
+    bound = policy.max_days_per_steady_run
+    return None if bound is None else bound[_workload_key(work)].value
+
+
+def _workload_key(work: Workload) -> Literal["fine-tune", "pretrain"]:
+    return "pretrain" if work.method == "pretrain" else "fine-tune"
+
+
 def _default_run_limit(work: Workload, policy: Policy) -> float:
-    return policy.max_days_per_run["pretrain" if work.method == "pretrain" else "fine-tune"].value
+    return policy.max_days_per_run[_workload_key(work)].value
 
 
 def _job(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape,
