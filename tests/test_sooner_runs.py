@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from engine.answers.model import validate_answers
 from engine.decide.engine import load_engine
 from engine.output.brief import brief_lines
@@ -132,3 +134,25 @@ def test_a_better_method_on_another_offer_is_weighed_within_the_margin() -> None
                    and abs(g["cost_usd_year"] / f["cost_usd_year"] - 1 - premium) <= 6e-4
                    for g in facts.values()), f["candidate_id"]
     assert seen
+
+
+@pytest.mark.parametrize(("model", "method", "node", "ruled_out"), [
+    ("llama-3.1-8b", "lora", "cloud:tensorwave-mi300x:on-demandx8:lora", True),
+    ("mixtral-8x7b", "full", "cloud:runpod-h200:on-demandx8:full", False),
+])
+def test_a_short_run_takes_a_big_node_only_where_it_needs_most_of_it(
+        model: str, method: str, node: str, ruled_out: bool) -> None:
+    """A run under an hour on an 8-GPU node: an 8B LoRA (one GPU holds it) is kept off
+    MI300X nodes though MI300X is sold only by eight (most of the node would idle); a
+    Mixtral full fine-tune that six H200 hold takes the 8-GPU H200 node, since no smaller
+    H200 instance holds it (it was ruled out, and the team sent to buy hardware)."""
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(
+        {"workload": "fine-tune", "model": model, "method": method, "training_tokens_b": 0.01,
+         "runs_per_year": 12, "usage_pattern": "intermittent", "budget_usd": 50000},
+        engine.catalog), trace=True)
+    short = {i for e in decision.hardware.excluded
+             if e.rule == "hardware.short-run-on-a-big-node" for i in e.ids}
+    seen = {i for e in decision.hardware.excluded for i in e.ids} | {
+        c.id for c in (decision.hardware.choice, *decision.hardware.alternatives) if c}
+    assert node in seen and (node in short) is ruled_out

@@ -31,6 +31,7 @@ from engine.decide.placements import (
     Trial,
     cloud_counts,
     home,
+    instance_sizes,
     local_counts,
     nodes_of,
     pool_box_counts,
@@ -1182,6 +1183,9 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "fits": t.fits,
         "gradient_checkpointing_on": t.checkpointing,
         "gpus_for_memory": for_memory,
+        "smallest_instance_holding": None if for_memory is None else next(
+            (n for n in instance_sizes(catalog, gpu.id) if n >= for_memory), None),
+        "memory_share_of_node": None if for_memory is None else tidy(for_memory / t.count, 3),
         "fewest_gpus_that_fit": fewest,
         "speed_sets_count": fewest is not None and t.count > fewest,
         "memory_sets_count": fewest is not None and t.count == fewest and fewest > smallest,

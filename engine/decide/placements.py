@@ -111,6 +111,14 @@ def cloud_counts(catalog: Catalog, offer: Offer) -> tuple[tuple[int, int], ...]:
                                                                                     offer)))
 
 
+def instance_sizes(catalog: Catalog, gpu_id: str) -> tuple[int, ...]:
+    """The GPU counts one instance of ``gpu_id`` is rented at, by any offer, fewest first
+    (remembered per catalog)."""
+    return catalog.derived(("instance_sizes", gpu_id), lambda: tuple(sorted({
+        shape for offer in catalog.offers if offer.gpu == gpu_id
+        for shape in offer.shapes if shape >= (offer.min_gpus or 1)})))
+
+
 def _cloud_counts(catalog: Catalog, offer: Offer) -> Iterator[tuple[int, int]]:
     least = offer.min_gpus or 1
     for shape in offer.shapes:

@@ -379,6 +379,10 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("vram_without_checkpointing_gib", "number", "peak VRAM per card without "
          "checkpointing", None, "GiB"),
         ("gpus_for_memory", "number", "fewest of these cards that hold the job", None, "GPUs"),
+        ("smallest_instance_holding", "number", "fewest of these cards one instance is rented "
+         "at, by any offer, that hold the job (absent: no instance does)", None, "GPUs"),
+        ("memory_share_of_node", "number", "the fewest of these cards that hold the job ÷ the "
+         "configuration's count", None, "fraction"),
         ("fewest_gpus_that_fit", "number", "the fewest GPUs of this placement (as it is sold or "
          "built) that hold the job", None, "GPUs"),
         ("speed_sets_count", "bool", "the count is above what memory needs: the year's work or "
