@@ -323,3 +323,22 @@ def test_engine_recommend_takes_a_mapping_and_refuses_anything_else(engine: Engi
     for bad in (["model"], "model: x", 42, {"model": "no-such-model"}):
         with pytest.raises(InputError):
             engine.recommend(bad)  # type: ignore[arg-type]
+
+
+def test_a_regulated_team_develops_on_a_card_with_ecc() -> None:
+    """A regulated team told to develop locally and rent the full runs: its development box
+    has ECC memory and a datacenter licence, as its other owned configurations must (it was
+    a GeForce RTX 3090)."""
+    engine = load_engine()
+    answers = {"workload": "fine-tune", "model": "qwen3-30b-a3b", "method": "full",
+               "hours_per_year": 6000, "hours_gpu": "a100-80gb", "usage_pattern": "continuous",
+               "budget_usd": 20000, "upfront_capex": True, "concurrent_jobs": 3}
+    decisions = {regulated: engine.recommend(validate_answers(
+        {**answers, "regulated_control": regulated}, engine.catalog))
+        for regulated in (False, True)}
+    for regulated, decision in decisions.items():
+        assert decision.decisions["deployment"].choice == "hybrid"
+        name = decision.facts["dev_gpu_name"]
+        gpu = next(g for g in engine.catalog.gpus.values() if g.name == name)
+        assert (gpu.ecc and gpu.datacenter_licence) or not regulated, name
+    assert decisions[False].facts["dev_gpu_name"] != decisions[True].facts["dev_gpu_name"]

@@ -180,16 +180,21 @@ class LocalBox:
     purchase: Figure
 
 
-def cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
+def cheapest_box(catalog: Catalog, req: MemoryRequest, *,
+                 regulated: bool = False) -> LocalBox | None:
     """The owned configuration with the lowest purchase price that holds ``req`` (no more
-    consumer cards than the policy's practical box)."""
-    return catalog.per_job(("cheapest_box", req), _cheapest_box, catalog, req)
+    consumer cards than the policy's practical box); for a ``regulated`` team, of cards with
+    ECC memory whose licence allows datacenter deployment (no GeForce)."""
+    return catalog.per_job(("cheapest_box", req, regulated), _cheapest_box, catalog, req,
+                           regulated)
 
 
-def _cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
+def _cheapest_box(catalog: Catalog, req: MemoryRequest, regulated: bool) -> LocalBox | None:
     practical = int(catalog.policy.practical_consumer_gpus_per_box.value)
     options = []
     for gpu in catalog.gpus.values():
+        if regulated and not (gpu.ecc and gpu.datacenter_licence):
+            continue
         n = needed_on(catalog, req, gpu) if gpu.buyable else None
         if n is None or (gpu.form == "consumer" and n > practical):
             continue
@@ -202,7 +207,8 @@ def _cheapest_box(catalog: Catalog, req: MemoryRequest) -> LocalBox | None:
 
 def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
     """The box to develop and test on with QLoRA (for hybrid advice): the team's own GPUs
-    where they hold it, else the cheapest to buy."""
+    where they hold it, else the cheapest to buy (for a regulated team, with ECC memory and
+    a datacenter licence, as its other owned configurations)."""
     if answers.workload != "fine-tune":
         return
     request = memory_request(answers, shape, "qlora")
@@ -215,7 +221,7 @@ def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shap
         facts.put("dev_is_owned", True)
         facts.put("dev_box", f"your own {answers.owned_gpu_count}× {owned.name} hold it")
         return
-    dev = cheapest_box(catalog, request)
+    dev = cheapest_box(catalog, request, regulated=answers.regulated_control)
     if dev is not None:
         facts.put("dev_gpu_name", dev.gpu.name)
         facts.put("dev_gpu_count", dev.count)
