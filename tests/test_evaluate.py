@@ -127,8 +127,8 @@ def test_bundled_evaluations_are_order_independent(engine: Engine,
     again = sorted(set(run_all(engine.evaluator, rulesets, [request_fact])))
     assert first == again
     assert first != middle
-    assert ("usage.intermittent-favours-cloud", "request") in middle
-    assert ("usage.intermittent-favours-cloud", "request") not in first
+    assert ("tier.no-capex", "request") in middle
+    assert ("tier.no-capex", "request") not in first
 
 
 def test_sessions_are_deleted_past_the_1024_cap() -> None:

@@ -260,3 +260,20 @@ def test_the_jobs_rented_beside_own_gpus_each_have_an_instance(engine: Engine) -
     choice = decision.hardware.choice
     assert decision.decisions["deployment"].choice == "hybrid"
     assert choice is not None and (choice.count, choice.nodes) == (2, 2)
+
+
+def test_more_owned_cards_than_one_machine_holds_run_on_one_machine() -> None:
+    """Eight GeForce RTX 4090 the team owns: no platform holds eight in one box, so they were
+    not priced at all ("cannot do this work within your limits", naming no limit) and a 3B
+    fine-tune was rented. A job runs on one of their machines: four of them."""
+    from engine.answers.model import validate_answers
+    from engine.output.summary import headline
+
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(
+        {"workload": "fine-tune", "model": "llama-3.2-3b", "training_tokens_b": 0.02,
+         "runs_per_year": 24, "usage_pattern": "intermittent", "budget_usd": 8000,
+         "owned_gpu": "rtx-4090", "owned_gpu_count": 8}, engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and choice.owned and choice.count == 4
+    assert headline(decision).startswith("Keep using 4 of your 8× RTX 4090 (one machine):")

@@ -1029,17 +1029,19 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
 
 def _with_owned(catalog: Catalog, sizing: Sizing,
                 found: list[PricedCandidate]) -> list[PricedCandidate]:
-    """``found`` with the team's own GPUs, for each method, at their count (where a platform
-    holds that many); where they cannot do a method's work and the team can buy, the fewest
-    more of the same GPU beside them that can."""
+    """``found`` with the team's own GPUs, for each method, at their count (where no platform
+    holds that many, as eight GeForce cards in one box, at the most one machine holds: a job
+    runs on one of their machines); where they cannot do a method's work and the team can
+    buy, the fewest more of the same GPU beside them that can."""
     if sizing.owned is None:
         return found
-    gpu_id, count = sizing.owned
+    gpu_id, owned = sizing.owned
     gpu = catalog.gpus[gpu_id]
-    if home(catalog, gpu, count) is None:
+    count = next((c for c in range(owned, 0, -1) if home(catalog, gpu, c) is not None), 0)
+    if count == 0:
         return found
     out = list(found)
-    more = [c for c in local_counts(catalog, gpu) if c > count]
+    more = [c for c in local_counts(catalog, gpu) if c > count] if count == owned else []
     for job in sizing.jobs:
         mine = _local(catalog, sizing, job, gpu, [count], owned=True)
         out += [mine] if mine is not None else []

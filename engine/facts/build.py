@@ -102,7 +102,7 @@ def build_facts(answers: Answers, catalog: Catalog) -> Facts:
     _programme_facts(facts, answers, catalog, shape)
     _api_facts(facts, answers, catalog, shape)
     _plan_facts(facts, answers, catalog)
-    _owned_facts(facts, answers, catalog)
+    _owned_facts(facts, answers, catalog, shape)
     reasons = _reasons_to_own(answers)
     facts.put("scratch_reasons", len(reasons))
     facts.put("own_model_reasons", _in_words(reasons))
@@ -414,12 +414,20 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
         operations_usd_month=people)
 
 
-def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:
-    """Whether the team owns GPUs, and which."""
+def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
+    """Whether the team owns GPUs, which, and whether they hold the job with the lightest
+    method its answers allow (QLoRA where the method is left to the advice)."""
     facts.put("owns_gpus", answers.owned_gpu is not None)
+    holds = False
     if answers.owned_gpu is not None:
         gpu = catalog.gpu(answers.owned_gpu)
         facts.put("owned_gpu_name", gpu.name)
+        named = request_method(answers)
+        lightest: MethodGroup = ("qlora" if answers.method == "auto" and named != "pretrain"
+                                 else named)
+        needed = needed_on(catalog, memory_request(answers, shape, lightest), gpu)
+        holds = needed is not None and needed <= answers.owned_gpu_count
+    facts.put("owned_gpus_hold_job", holds)
 
 
 def _plan_facts(facts: Facts, answers: Answers, catalog: Catalog) -> None:

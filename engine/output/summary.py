@@ -91,7 +91,10 @@ def headline(decision: Decision) -> str:
     if choice is None:
         return "No configuration in the catalog can do this job within your limits"
     if choice.owned:
-        return (f"Keep using your {config_name(choice)}: ~{usd(choice.cost.per_year_usd)} a "
+        owned = decision.answers.get("owned_gpu_count") or choice.count
+        yours = (f"your {config_name(choice)}" if owned == choice.count
+                 else f"{choice.count:,} of your {owned:,}× {choice.gpu_label} (one machine)")
+        return (f"Keep using {yours}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
     used = " (used)" if choice.used else ""
     if choice.added_to_owned:
