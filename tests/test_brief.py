@@ -8,6 +8,7 @@ import math
 import os
 import sys
 from collections import Counter
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,7 @@ SCENARIOS = scenario_paths([ROOT / "tests" / "scenarios"])
 TEAMS = sorted((ROOT / "tests" / "teams").glob("*.yaml"))
 
 
+@cache  # each test here reads the same decision of a file; none changes it
 def _decide(path: Path) -> Decision:
     from engine.answers.model import load_answers
 
