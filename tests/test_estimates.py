@@ -549,3 +549,16 @@ def test_policy_constants_are_constants(catalog: Catalog) -> None:
     assert isinstance(changed.fused_attention, Constant)
     assert changed.fused_attention.value == 0
     assert catalog.policy.fused_attention.value == 1
+
+
+@pytest.mark.parametrize(("gpu", "owned", "one_place"), [
+    ("rtx-4090", 8, 4),      # no box takes eight GeForce cards: a job runs on one of four
+    ("rtx-4090", 2, 2),
+    ("h100-sxm", 16, 16),    # HGX nodes join into a cluster
+    ("a100-80gb", 2, 2),
+])
+def test_owned_cards_run_a_job_in_one_place(catalog: Catalog, gpu: str, owned: int,
+                                            one_place: int) -> None:
+    from engine.estimates.cost import most_in_one_place
+
+    assert most_in_one_place(catalog.gpu(gpu), owned, catalog.platforms) == one_place

@@ -45,6 +45,7 @@ from engine.estimates.cost import (
     all_in_usd_per_gpu_hour,
     already_owned,
     hourly_rent_usd,
+    most_in_one_place,
     owning,
     owning_cost,
     renting_cost,
@@ -1037,7 +1038,7 @@ def _with_owned(catalog: Catalog, sizing: Sizing,
         return found
     gpu_id, owned = sizing.owned
     gpu = catalog.gpus[gpu_id]
-    count = next((c for c in range(owned, 0, -1) if home(catalog, gpu, c) is not None), 0)
+    count = most_in_one_place(gpu, owned, catalog.platforms)
     if count == 0:
         return found
     out = list(found)

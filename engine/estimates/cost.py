@@ -44,6 +44,17 @@ def platform_for(gpu: Gpu, count: int, platforms: Sequence[Platform], *,
     return largest, math.ceil(count / largest.max_gpus)
 
 
+def most_in_one_place(gpu: Gpu, count: int, platforms: Sequence[Platform]) -> int:
+    """The most of ``count`` × ``gpu`` that one box, or one cluster of nodes, holds (0 where
+    no platform takes the card): where a job of a team's own cards runs."""
+    fitting = [p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    if not fitting:
+        return 0
+    if any(p.multi_node for p in fitting):
+        return count
+    return min(count, max(p.max_gpus for p in fitting))
+
+
 def purchase_cost(gpu: Gpu, count: int, platform: Platform, boxes: int,
                   policy: Policy) -> Figure:
     """Up-front cost: the cards, the platforms that hold them and, across nodes, InfiniBand."""

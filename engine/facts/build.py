@@ -20,7 +20,12 @@ from typing import Any, Literal, NamedTuple
 from engine.answers.model import Answers
 from engine.catalog.load import Catalog
 from engine.catalog.models import ApiOffer, Gpu, MethodGroup, Policy
-from engine.estimates.cost import api_cost_per_month, platform_for, purchase_cost
+from engine.estimates.cost import (
+    api_cost_per_month,
+    most_in_one_place,
+    platform_for,
+    purchase_cost,
+)
 from engine.estimates.figure import Figure, figure, plain, tidy
 from engine.estimates.memory import (
     MemoryEstimate,
@@ -415,8 +420,9 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
 
 
 def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """Whether the team owns GPUs, which, and whether they hold the job with the lightest
-    method its answers allow (QLoRA where the method is left to the advice)."""
+    """Whether the team owns GPUs, which, and whether those one machine (or cluster) of
+    them holds hold the job with the lightest method its answers allow (QLoRA where the
+    method is left to the advice)."""
     facts.put("owns_gpus", answers.owned_gpu is not None)
     holds = False
     if answers.owned_gpu is not None:
@@ -426,7 +432,8 @@ def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape)
         lightest: MethodGroup = ("qlora" if answers.method == "auto" and named != "pretrain"
                                  else named)
         needed = needed_on(catalog, memory_request(answers, shape, lightest), gpu)
-        holds = needed is not None and needed <= answers.owned_gpu_count
+        usable = most_in_one_place(gpu, answers.owned_gpu_count, catalog.platforms)
+        holds = needed is not None and needed <= usable
     facts.put("owned_gpus_hold_job", holds)
 
 
