@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.answers.model import load_answers
-from engine.catalog.load import load_catalog
 from engine.decide.engine import Engine, load_engine
 from engine.errors import EvaluationError
 from engine.facts.build import build_facts
@@ -300,8 +300,8 @@ def test_remembered_verdicts_give_the_same_decisions_as_durable_every_time(
     parallel workers share them)."""
     asks_every_fact = Evaluator(engine.compiled, memo=False)
 
-    def fresh(answers: Any) -> str:
-        return _without_id(Engine(load_catalog(), engine.rulebook, engine.compiled,
+    def fresh(answers: Any) -> str:  # the same catalog, its memos empty (not copied over)
+        return _without_id(Engine(replace(engine.catalog), engine.rulebook, engine.compiled,
                                   asks_every_fact), answers)
 
     remembering = Engine.build(engine.catalog, engine.rulebook)
