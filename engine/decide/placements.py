@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, MethodGroup, Network, Offer, Platform, Policy
-from engine.estimates.cost import platform_for
+from engine.estimates.cost import platform_for, platforms_taking
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.memory import memory_model, usable_gib
 from engine.estimates.throughput import effective_tflops, hours_for
@@ -46,7 +46,7 @@ def local_counts(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
 
 
 def _counts_for(catalog: Catalog, gpu: Gpu) -> tuple[int, ...]:
-    homes = [p for p in catalog.platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    homes = platforms_taking(gpu, catalog.platforms)
     if not homes:
         return ()
     single = max(p.max_gpus for p in homes)
@@ -74,8 +74,7 @@ def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
     """Card counts beyond one box for a pool of ``jobs`` at once on a card no cluster
     platform takes (consumer and workstation cards): whole boxes, up to one card a job."""
     single = local_counts(catalog, gpu)
-    if not single or any(p.multi_node for p in catalog.platforms
-                         if gpu.form in p.forms and p.socket == gpu.socket):
+    if not single or any(p.multi_node for p in platforms_taking(gpu, catalog.platforms)):
         return ()
     return tuple(side_by_side(max(single), jobs, catalog.policy))
 

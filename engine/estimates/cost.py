@@ -23,13 +23,18 @@ from engine.errors import CatalogError
 from engine.estimates.figure import Figure, figure
 
 
+def platforms_taking(gpu: Gpu, platforms: Sequence[Platform]) -> list[Platform]:
+    """The platforms that take ``gpu``: its form and its socket."""
+    return [p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket]
+
+
 def platform_for(gpu: Gpu, count: int, platforms: Sequence[Platform], *,
                  separate: bool = False) -> tuple[Platform, int] | None:
     """The platform that holds ``count`` × ``gpu`` and how many of it: the smallest single box
     of the card's form and socket, else nodes of the largest multi-node one, else (for jobs
     that each run on one box, ``separate``) whole boxes of the largest single one, side by
     side with no fabric between them (None: no home)."""
-    fitting = sorted((p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket),
+    fitting = sorted(platforms_taking(gpu, platforms),
                      key=lambda p: (p.max_gpus, p.price.mid_usd, p.id))
     for platform in fitting:
         if platform.max_gpus >= count:
@@ -47,7 +52,7 @@ def platform_for(gpu: Gpu, count: int, platforms: Sequence[Platform], *,
 def most_in_one_place(gpu: Gpu, count: int, platforms: Sequence[Platform]) -> int:
     """The most of ``count`` × ``gpu`` that one box, or one cluster of nodes, holds (0 where
     no platform takes the card): where a job of a team's own cards runs."""
-    fitting = [p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    fitting = platforms_taking(gpu, platforms)
     if not fitting:
         return 0
     if any(p.multi_node for p in fitting):
