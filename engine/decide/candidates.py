@@ -1162,6 +1162,23 @@ def _make_config_facts(catalog: Catalog, gpu: Gpu, count: int,
     }
 
 
+def _smallest_instance(catalog: Catalog, gpu: Gpu, for_memory: int | None) -> int | None:
+    """The fewest of ``gpu`` one instance is rented at, by any offer, that hold a job needing
+    ``for_memory`` of them (None where no instance does)."""
+    if for_memory is None:
+        return None
+    return next((n for n in instance_sizes(catalog, gpu.id) if n >= for_memory), None)
+
+
+def _smallest_instance_of_any_gpu(catalog: Catalog, job: Job,
+                                  vendors: frozenset[str] | None) -> int | None:
+    """The fewest GPUs one rented instance of any card of the team's vendors holds ``job``
+    with (None where none does)."""
+    sizes = [_smallest_instance(catalog, gpu, needed_on(catalog, job.request, gpu))
+             for gpu in catalog.gpus.values() if vendors is None or gpu.vendor in vendors]
+    return min((n for n in sizes if n is not None), default=None)
+
+
 def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
                  within: bool, busy_cap: float, cost: float, first_year: float,
                  fewest: int | None, smallest: int, limit_days: float,
@@ -1186,8 +1203,10 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "fits": t.fits,
         "gradient_checkpointing_on": t.checkpointing,
         "gpus_for_memory": for_memory,
-        "smallest_instance_holding": None if for_memory is None else next(
-            (n for n in instance_sizes(catalog, gpu.id) if n >= for_memory), None),
+        "smallest_instance_holding": _smallest_instance(catalog, gpu, for_memory),
+        "smallest_instance_of_any_gpu": catalog.per_job(
+            ("smallest_instance_of_any_gpu", job.request.token, sizing.gpu_vendors),
+            _smallest_instance_of_any_gpu, catalog, job, sizing.gpu_vendors),
         "memory_share_of_node": None if for_memory is None else tidy(for_memory / t.count, 3),
         "fewest_gpus_that_fit": fewest,
         "speed_sets_count": fewest is not None and t.count > fewest,

@@ -211,20 +211,23 @@ def _cheapest_box(catalog: Catalog, req: MemoryRequest, regulated: bool) -> Loca
 
 
 def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """The box to develop and test on with QLoRA (for hybrid advice): the team's own GPUs
-    where they hold it, else the cheapest to buy (for a regulated team, with ECC memory and
-    a datacenter licence, as its other owned configurations)."""
+    """The box to develop and test on with QLoRA (for hybrid advice): the team's own GPUs,
+    as many as one machine or cluster takes, where they hold it, else the cheapest to buy
+    (for a regulated team, with ECC memory and a datacenter licence, as its other owned
+    configurations)."""
     if answers.workload != "fine-tune":
         return
     request = memory_request(answers, shape, "qlora")
     owned = catalog.gpus.get(answers.owned_gpu) if answers.owned_gpu else None
     needed = needed_on(catalog, request, owned) if owned is not None else None
-    if owned is not None and needed is not None and needed <= answers.owned_gpu_count:
+    usable = 0 if owned is None else most_in_one_place(owned, answers.owned_gpu_count,
+                                                       catalog.platforms)
+    if owned is not None and needed is not None and needed <= usable:
         facts.put("dev_gpu_name", owned.name)
-        facts.put("dev_gpu_count", answers.owned_gpu_count)
+        facts.put("dev_gpu_count", usable)
         facts.put("dev_purchase_usd", 0.0)
         facts.put("dev_is_owned", True)
-        facts.put("dev_box", f"your own {answers.owned_gpu_count}× {owned.name} hold it")
+        facts.put("dev_box", f"your own {usable}× {owned.name} hold it")
         return
     dev = cheapest_box(catalog, request, regulated=answers.regulated_control)
     if dev is not None:

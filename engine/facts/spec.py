@@ -383,6 +383,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("gpus_for_memory", "number", "fewest of these cards that hold the job", None, "GPUs"),
         ("smallest_instance_holding", "number", "fewest of these cards one instance is rented "
          "at, by any offer, that hold the job (absent: no instance does)", None, "GPUs"),
+        ("smallest_instance_of_any_gpu", "number", "fewest GPUs one instance of any card of "
+         "the team's vendors is rented at, by any offer, that hold the job (absent: none "
+         "does)", None, "GPUs"),
         ("memory_share_of_node", "number", "the fewest of these cards that hold the job ÷ the "
          "configuration's count", None, "fraction"),
         ("fewest_gpus_that_fit", "number", "the fewest GPUs of this placement (as it is sold or "

@@ -122,8 +122,7 @@ def headline(decision: Decision) -> str:
                 f"{choice.pricing} at ${choice.usd_per_gpu_hour:.2f}/GPU-hour; "
                 f"~{usd(peaks_total(decision, peaks))} a year in all")
     if axes["deployment"].choice == "hybrid" and facts.get("dev_is_owned"):
-        verb = (f"Develop on your own {facts.get('dev_gpu_count')}× "
-                f"{short_name(str(facts['dev_gpu_name']))}, rent for full runs")
+        verb = f"Develop on {_own_dev_box(decision)}, rent for full runs"
     elif axes["deployment"].choice == "hybrid" and facts.get("dev_gpu_name"):
         verb = (f"Develop on {facts.get('dev_gpu_count')}× "
                 f"{short_name(str(facts['dev_gpu_name']))} "
@@ -356,6 +355,14 @@ def _owned_gpus(decision: Decision, found: dict[str, Any]) -> str:
     return f"{found['count']:,}× {short_name(str(name))}"
 
 
+def _own_dev_box(decision: Decision) -> str:
+    """The team's own cards it develops on: all of them, or as many as one machine takes."""
+    used, owned = decision.facts.get("dev_gpu_count"), decision.answers.get("owned_gpu_count")
+    name = short_name(str(decision.facts["dev_gpu_name"]))
+    return (f"your own {used}× {name}" if used == owned
+            else f"{used} of your {owned}× {name} (one machine)")
+
+
 def steady_work(decision: Decision) -> bool:
     """Whether the team's jobs come when they come (continuous work), not together."""
     return decision.answers.get("usage_pattern") == "continuous"
@@ -427,7 +434,7 @@ def work_line(decision: Decision) -> str:
     choice = decision.hardware.choice
     if choice is not None and choice.pool is not None and choice.days_per_run is not None:
         text += (f"; a job takes {run_length(choice.days_per_run)} on its share of the pick, "
-                 f"which is busy {hours(choice.busy_hours_per_year)} hours a year")
+                 f"whose GPUs are busy {hours(choice.busy_hours_per_year)} hours a year on average")
         trace = decision.estimates["traces"].get("pick_cost_usd_year")
         if choice.where == "cloud" and not choice.pool.always_on and trace:
             waves, billed = trace["inputs"]["runs"], trace["inputs"]["hours"]
