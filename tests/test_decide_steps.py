@@ -326,7 +326,7 @@ def candidates_for(engine: Engine, answers: Answers,
     """The candidates of the methods the decisions left open (as the engine builds them)."""
     facts = build_facts(answers, engine.catalog)
     open_methods = [o.option for o in decisions["method"].ranking if not o.excluded]
-    methods = methods_allowed(decisions["approach"].choice, open_methods)
+    methods = methods_allowed(decisions["approach"].choice, open_methods, answers.workload)
     sizing = size(facts, answers, engine.catalog, methods)
     return sizing, build_candidates(engine.catalog, sizing)
 

@@ -339,7 +339,7 @@ class Engine:
         run = _Run(answers, build_facts(answers, self.catalog), {}, [])
         self._phase(run, 1)
         axes = self._rank(run)
-        methods = _methods(axes)
+        methods = _methods(axes, answers.workload)
         side.summary(run, axes, methods, size(run.facts, answers, self.catalog, methods))
         self._phase(run, 2)
         side.deployment(run, self._rank(run))
@@ -491,10 +491,11 @@ class _Held:
         self.cloud_side = _outcome(axes)
 
 
-def _methods(axes: Mapping[str, AxisDecision]) -> tuple[MethodGroup, ...]:
+def _methods(axes: Mapping[str, AxisDecision], workload: str) -> tuple[MethodGroup, ...]:
     """The methods candidates are built for, from the phase-1 decisions."""
     return methods_allowed(axes["approach"].choice,
-                           [o.option for o in axes["method"].ranking if not o.excluded])
+                           [o.option for o in axes["method"].ranking if not o.excluded],
+                           workload)
 
 
 def _followed(axes: dict[str, AxisDecision], choice: Scored | None, scored: list[Scored],

@@ -519,11 +519,13 @@ class Sizing:
 
 
 # -- 2. sized facts ------------------------------------------------------------------------
-def methods_allowed(approach: str | None,
-                    open_methods: Collection[str]) -> tuple[MethodGroup, ...]:
-    """The methods candidates are built for: pretraining when training from scratch, else
-    every fine-tuning method the decisions left open, best quality first."""
-    if approach == "train-from-scratch":
+def methods_allowed(approach: str | None, open_methods: Collection[str],
+                    workload: str) -> tuple[MethodGroup, ...]:
+    """The methods candidates are built for: pretraining when training from scratch (or
+    where an API is advised instead of the pretraining the team asked about: that is what is
+    priced beside it), else every fine-tuning method the decisions left open, best quality
+    first."""
+    if approach == "train-from-scratch" or (approach == "use-api" and workload == "pretrain"):
         return ("pretrain",)
     found = tuple(m for m in METHOD_QUALITY if m in open_methods)
     return found or ("lora",)

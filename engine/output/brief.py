@@ -100,7 +100,8 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     if reasons:
         items += [("why", "Why:"), *((_REASON_KINDS[sign], text) for sign, text in reasons)]
     if choice is not None:
-        items.append(("next", _api_step(choice) if api else _next_step(decision, choice)))
+        items.append(("next", _api_step(decision, choice) if api
+                      else _next_step(decision, choice)))
     elif not api:
         items.append(("next", "Next step: run gpu-advisor whatif on the same answers: it "
                               "finds the smallest change to one answer that lets a "
@@ -280,9 +281,10 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
             f"{_ACCESS[choice.access]}.")
 
 
-def _api_step(choice: Candidate) -> str:
-    return ("Next step: serve from a hosted API now; should you still "
-            f"fine-tune, {choice.count:,}× {short_name(choice.gpu_label)} from "
+def _api_step(decision: Decision, choice: Candidate) -> str:
+    training = "pretrain" if decision.answers.get("workload") == "pretrain" else "fine-tune"
+    return (f"Next step: serve from a hosted API now; should you still {training}, "
+            f"{choice.count:,}× {short_name(choice.gpu_label)} from "
             f"{choice.provider_name} does your runs for ~{usd(choice.cost.per_year_usd)} a "
             "year.")
 
