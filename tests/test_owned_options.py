@@ -210,16 +210,19 @@ def test_no_jobs_split_where_the_own_gpus_hold_every_job(engine: Engine) -> None
 
 def test_where_running_the_jobs_they_hold_costs_less_it_is_the_pick(engine: Engine) -> None:
     """With 250 runs a year renting all three jobs costs far more than the team's GPUs
-    running two and one B200 rented for the third: that hybrid is the pick, priced for its
-    share of the work on one job's GPUs, and said as such."""
+    running two and B200 rented for the third (an instance of its own while it runs): that
+    hybrid is the pick, priced for its share of the work on one job's GPUs, and said as
+    such."""
     decision = engine.recommend({**THREE_AT_ONCE, "runs_per_year": 250, "budget_usd": 300000},
                                 decision_id="x")
     assert decision.decisions["deployment"].choice == "hybrid"
     choice = decision.hardware.choice
-    assert choice is not None and choice.where == "cloud" and choice.count == 1
     found = decision.estimates["owned_options"]
     assert found["peaks_is_the_pick"]
     jobs = options(found)["jobs"]
+    assert jobs["rented_jobs_at_once"] == 1
+    assert choice is not None and choice.where == "cloud" and choice.gpu == "b200"
+    assert choice.count == jobs["rented_gpus_per_job"] <= 2
     assert choice.cost.per_year_usd == pytest.approx(jobs["rented_usd_per_year"], rel=0.02)
     assert decision.facts["peaks_split"] == "jobs"
     lines = brief_lines(decision)

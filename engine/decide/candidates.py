@@ -689,6 +689,9 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
         return []
     tried = _Counts(len(listed), make, judge)
     chosen, fewest = _scan(tried, [p.key for p in prices])
+    if sizing.concurrent_jobs > 1 and sizing.steady_jobs:
+        chosen = {key: _instance_a_job(tried, listed, rented, t, key, sizing.concurrent_jobs)
+                  for key, t in chosen.items()}
     lives = offer.on_demand_longest_hours is not None
     out = []
     for key, least in chosen.items():
@@ -700,6 +703,28 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
                 outlived=_outlived(tried, listed, rented, t, key) if lives else None,
                 sooner_than=None if t is least else rented[(least.count, key)]))
     return out
+
+
+def _instance_a_job(counts: _Counts, listed: list[tuple[int, int]],
+                    rented: Mapping[tuple[int, str], _Rented], t: Trial, key: str,
+                    jobs: int) -> Trial:
+    """Where steady jobs sharing an instance would keep ``t`` rented every hour of the year
+    (:func:`rented_all_year`: the offer sells no instance of one job's share) at a pricing
+    paid by the hour, an instance for each job, rented while it runs, where that costs less:
+    as an operator runs jobs that come when they come on an offer sold only in instances
+    larger than one job needs. Else ``t``."""
+    r = rented[(t.count, key)]
+    if not r.all_year or r.price.pricing not in BURST_PRICING:
+        return t
+    best, cost = t, r.cost
+    for i, (count, instances) in enumerate(listed):
+        if instances != jobs or count <= t.count:
+            continue
+        each, verdicts = counts.at(i)
+        ok, each_cost = verdicts[key]
+        if ok and not rented[(count, key)].all_year and each_cost < cost:
+            best, cost = each, each_cost
+    return best
 
 
 def _index(listed: list[tuple[int, int]], count: int) -> int:

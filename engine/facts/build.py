@@ -431,6 +431,7 @@ def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape)
     if answers.owned_gpu is not None:
         gpu = catalog.gpu(answers.owned_gpu)
         facts.put("owned_gpu_name", gpu.name)
+        facts.put("owned_gpu_vendor", gpu.vendor)
         named = request_method(answers)
         lightest: MethodGroup = ("qlora" if answers.method == "auto" and named != "pretrain"
                                  else named)

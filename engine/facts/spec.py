@@ -133,6 +133,7 @@ REQUEST: tuple[FactSpec, ...] = (
        "regulated control\"), or \"none\""),
     _d("owns_gpus", "bool", "the team owns GPUs it can train on (owned_gpu)"),
     _d("owned_gpu_name", "string", "name of the GPU the team owns"),
+    _d("owned_gpu_vendor", "string", "vendor of the GPU the team owns (nvidia, amd, intel)"),
     _d("owned_gpus_hold_job", "bool", "the team's own GPUs hold the job with the lightest "
        "method its answers allow (false where it owns none)"),
     _d("planned_gpu_name", "string", "name of the planned GPU"),
