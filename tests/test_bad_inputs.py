@@ -105,6 +105,9 @@ CASES: dict[str, Expect] = {
     "answers-model-config-missing.yaml": Expect(
         "model: ./no-such-folder/config.json: file not found", _ANS, 1),
     "answers-model-and-params.yaml": Expect("not both", _ANS, 2),
+    "answers-more-jobs-than-runs.yaml": Expect(
+        "concurrent_jobs: 5 jobs at once take at least 5 runs a year, and runs_per_year is 1",
+        _ANS, 5),
     "answers-region-without-regions.yaml": Expect("allowed_regions: data_residency is region",
                                                   _ANS),
     "answers-owned-count-without-card.yaml": Expect(

@@ -60,7 +60,7 @@ def test_a_run_of_hours_keeps_the_fewest_gpus() -> None:
 
 
 def test_a_pool_spreads_its_jobs_instead() -> None:
-    pool = {**PRETRAIN_1B, "concurrent_jobs": 2, "budget_usd": 200000}
+    pool = {**PRETRAIN_1B, "concurrent_jobs": 2, "runs_per_year": 2, "budget_usd": 200000}
     assert not any(f["sooner_than_count"] for f in _facts(pool).values())
 
 

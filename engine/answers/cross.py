@@ -5,6 +5,7 @@ question, not seventeen questions later)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, NamedTuple
 
@@ -89,6 +90,15 @@ def _deadline_unchecked(v: Values) -> str | None:
     return None
 
 
+def _more_jobs_than_runs(v: Values) -> str | None:
+    jobs, runs = v.get("concurrent_jobs"), v.get("runs_per_year")
+    if runs is not None and jobs is not None and jobs > max(1, math.ceil(runs)):
+        return (f"{jobs:,} jobs at once take at least {jobs:,} runs a year, and runs_per_year "
+                f"is {runs:g}: count every job's run in runs_per_year, or give fewer jobs "
+                "at once")
+    return None
+
+
 def _gpu_without_hours(v: Values) -> str | None:
     if v.get("hours_gpu") is not None and v.get("hours_per_year") is None:
         return "only applies with hours_per_year"
@@ -142,6 +152,7 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("max_days_per_run hours_per_year hours_per_run runs_per_year", "max_days_per_run",
            _deadline_unchecked),
     _check("hours_per_year hours_gpu", "hours_gpu", _gpu_without_hours),
+    _check("concurrent_jobs runs_per_year", "concurrent_jobs", _more_jobs_than_runs),
     _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
     _check("data_residency allowed_regions", "allowed_regions", _regions_unused),
     _check("training_tokens_b hours_per_year work_unknown", "hours_per_year", _work_missing),

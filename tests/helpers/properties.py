@@ -8,6 +8,7 @@ said unknown).
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -101,6 +102,10 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
             out.pop(f"{card}_count", None)
     if out.get("workload") == "pretrain" and out.get("method") in ("lora", "qlora"):
         del out["method"]  # adapters are for fine-tuning
+    if out.get("runs_per_year") is not None and "concurrent_jobs" in out:
+        # jobs at once count in the runs a year
+        out["concurrent_jobs"] = min(out["concurrent_jobs"],
+                                     max(1, math.ceil(out["runs_per_year"])))
     return out
 
 
