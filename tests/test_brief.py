@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 from collections import Counter
 from functools import cache
@@ -102,7 +103,7 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
             and peaks_pick(decision)[1] is None):
         # a team whose own GPUs are not the pick hears why not before the cost
         assert ("Your own" in head or "alone cannot" in head
-                or head.startswith("Develop on your own")), head
+                or re.match(r"Develop on (your own|[\d,]+ of your) ", head)), head
         if "Your own" in head and "cannot do this work" in head and hw.owned_why_not:
             why = hw.owned_why_not
             assert f"limits: {why[:1].lower()}{' '.join(why[1:].split())[:40]}" in head, head

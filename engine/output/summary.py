@@ -92,8 +92,7 @@ def headline(decision: Decision) -> str:
         return "No configuration in the catalog can do this job within your limits"
     if choice.owned:
         owned = decision.answers.get("owned_gpu_count") or choice.count
-        yours = (f"your {config_name(choice)}" if owned == choice.count
-                 else f"{choice.count:,} of your {owned:,}× {choice.gpu_label} (one machine)")
+        yours = _of_yours(choice.count, owned, choice.gpu_label)
         return (f"Keep using {yours}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
     used = " (used)" if choice.used else ""
@@ -357,10 +356,16 @@ def _owned_gpus(decision: Decision, found: dict[str, Any]) -> str:
 
 def _own_dev_box(decision: Decision) -> str:
     """The team's own cards it develops on: all of them, or as many as one machine takes."""
-    used, owned = decision.facts.get("dev_gpu_count"), decision.answers.get("owned_gpu_count")
-    name = short_name(str(decision.facts["dev_gpu_name"]))
-    return (f"your own {used}× {name}" if used == owned
-            else f"{used} of your {owned}× {name} (one machine)")
+    return _of_yours(int(decision.facts["dev_gpu_count"]),
+                     int(decision.answers["owned_gpu_count"]),
+                     short_name(str(decision.facts["dev_gpu_name"])), whose="your own")
+
+
+def _of_yours(used: int, owned: int, label: str, whose: str = "your") -> str:
+    """``your 2× A100 80GB``, or where a job runs on part of them ``4 of your 8× RTX 4090 (one
+    machine)``."""
+    return (f"{whose} {used:,}× {label}" if used == owned
+            else f"{used:,} of your {owned:,}× {label} (one machine)")
 
 
 def steady_work(decision: Decision) -> bool:
