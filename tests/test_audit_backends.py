@@ -237,18 +237,18 @@ def test_truncation_and_rechaining_are_found_against_a_head(store_at: str,
 
 # -- audit copy ------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_a_store_of_1000_records_copies_verifiably_and_once(store_at: str, writer_template: Path,
-                                                            tmp_path: Path) -> None:
+def test_a_store_of_300_records_copies_verifiably_and_once(store_at: str, writer_template: Path,
+                                                           tmp_path: Path) -> None:
     source = str(tmp_path / "person.sqlite3")
-    fill(source, writer_template, 1000)
+    fill(source, writer_template, 300)
     head = verified(source).head
     done = cli("audit", "copy", "--from", source, "--to", store_at)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith("copied 1,000 record(s)"), done.stdout
+    assert done.stdout.startswith("copied 300 record(s)"), done.stdout
     assert cli("audit", "verify", "--audit-db", store_at, "--since", str(head)).returncode == 0
     again = cli("audit", "copy", "--from", source, "--to", store_at)
     assert again.returncode == 0 and again.stdout.startswith("copied 0 record(s)")
-    assert count_of(store_at) == 1000
+    assert count_of(store_at) == 300
     with open_store(source) as a, open_store(store_at) as b:
         assert [r.result for r in a.iter_all()] == [r.result for r in b.iter_all()]
 
