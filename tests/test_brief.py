@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from engine.answers.model import validate_answers
 from engine.cli import cli
 from engine.decide.engine import Decision, load_engine
-from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines
+from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines, instance_of
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
 from engine.output.summary import close_call_lines, peaks_pick, run_length, usd, usd_small
 from engine.tools.scenarios import load_scenario, scenario_paths
@@ -301,3 +301,14 @@ def test_a_plan_that_cannot_hold_the_job_is_said_not_priced(count: int, gpu: str
     assert f"Your plan, {count}× " in head and "cannot hold this job: full needs about" in head
     assert needs in head
     assert "a year (" not in head.split("Your plan", 1)[1].split(".")[0]
+
+
+@pytest.mark.parametrize(("instance", "gpus", "named"), [
+    ("a2-ultragpu-1g/2g/4g/8g", 4, "a2-ultragpu-4g"),
+    ("1x/2x/4x/8x A100 SXM 40GB", 2, "2x A100 SXM 40GB"),
+    ("a2-ultragpu-1g/2g/4g/8g", 16, "a2-ultragpu-1g/2g/4g/8g"),  # no such size: as listed
+    ("p5.48xlarge", 8, "p5.48xlarge"),
+])
+def test_the_next_step_names_the_instance_of_its_size(instance: str, gpus: int,
+                                                      named: str) -> None:
+    assert instance_of(instance, gpus) == named

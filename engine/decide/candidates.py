@@ -867,6 +867,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                        rented=True),
         **_pool_facts(sizing, pool, t.count, always_on=always_on),
     }
+    if pool is not None and facts["gpus_for_memory"] is not None:  # of one job's GPUs
+        facts["memory_share_of_node"] = tidy(facts["gpus_for_memory"] / pool.gpus_a_job, 3)
     extra = r.wall_hours - t.run_hours
 
     def at(busy: float) -> float:

@@ -388,7 +388,7 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "the team's vendors is rented at, by any offer, that hold the job (absent: none "
          "does)", None, "GPUs"),
         ("memory_share_of_node", "number", "the fewest of these cards that hold the job ÷ the "
-         "configuration's count", None, "fraction"),
+         "configuration's count (a rented pool's: ÷ the GPUs of one job)", None, "fraction"),
         ("fewest_gpus_that_fit", "number", "the fewest GPUs of this placement (as it is sold or "
          "built) that hold the job", None, "GPUs"),
         ("speed_sets_count", "bool", "the count is above what memory needs: the year's work or "

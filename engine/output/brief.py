@@ -9,6 +9,7 @@ sources, the hardware table, warnings, strategies and the chart), which this one
 from __future__ import annotations
 
 import itertools
+import re
 import textwrap
 from collections.abc import Mapping
 
@@ -254,6 +255,22 @@ def _why_lines(picked: list[tuple[str, str]], most: int = _WHY_LINES) -> list[st
     return lines
 
 
+_SIZES = re.compile(r"(\d+)([a-z])((?:/\d+\2)+)")
+"""A list of sizes in an instance's name: ``1g/2g/4g/8g``, ``1x/2x/4x/8x``."""
+
+
+def instance_of(instance: str, gpus: int) -> str:
+    """The name of the instance of ``gpus`` where the catalog names several sizes at once
+    (``a2-ultragpu-1g/2g/4g/8g`` of 4 GPUs: ``a2-ultragpu-4g``); else ``instance``."""
+    found = _SIZES.search(instance)
+    if found is None:
+        return instance
+    sizes = [found.group(1), *re.findall(r"/(\d+)", found.group(3))]
+    if str(gpus) not in sizes:
+        return instance
+    return f"{instance[:found.start()]}{gpus}{found.group(2)}{instance[found.end():]}"
+
+
 def _next_step(decision: Decision, choice: Candidate) -> str:
     dated = f" (price of {choice.price_as_of})" if choice.price_as_of else ""
     if choice.owned:
@@ -267,15 +284,17 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
         return (f"Next step: get quotes for {what}{dated} and what holds them "
                 "(the parts and their prices are in --explain).")
     where = f" in {choice.location}" if choice.location else ""
-    instance = f" {choice.instance}" if choice.instance else ""
     link = f" at {choice.link}" if choice.link else ""
     pool = choice.pool
     if pool is not None and not pool.always_on and steady_work(decision):  # rented job by job
         share = choice.count // max(1, pool.jobs_at_once)
+        instance = f" {instance_of(choice.instance, share)}" if choice.instance else ""
         return (f"Next step: rent{instance} ×{share} per instance for each job as it starts, "
                 f"up to {pool.jobs_at_once:,} at once, from {choice.provider_name}{where}"
                 f"{link}, {choice.pricing}{dated}; {_ACCESS[choice.access]}.")
-    return (f"Next step: rent{instance} ×{choice.count // max(1, choice.nodes)} per instance"
+    shape = choice.count // max(1, choice.nodes)
+    instance = f" {instance_of(choice.instance, shape)}" if choice.instance else ""
+    return (f"Next step: rent{instance} ×{shape} per instance"
             + (f", {choice.nodes:,} instances" if choice.nodes > 1 else "")
             + f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "
             f"{_ACCESS[choice.access]}.")
