@@ -423,8 +423,8 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
 
 
 def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
-    """Whether the team owns GPUs, which, and whether those one machine (or cluster) of
-    them holds hold the job with the lightest method its answers allow (QLoRA where the
+    """Whether the team owns GPUs, which, and whether as many of them as one machine (or
+    cluster) takes hold the job with the lightest method its answers allow (QLoRA where the
     method is left to the advice)."""
     facts.put("owns_gpus", answers.owned_gpu is not None)
     holds = False
