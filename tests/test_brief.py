@@ -56,6 +56,18 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
         said = [r.text for r in sorted(api.reasons, key=lambda r: -r.weight)
                 if r.effect == "prefer"][:3]
         assert said and all(" ".join(r.split())[:60] in text for r in said), said
+        bill = decision.facts.get("api_cost_usd_month")
+        if bill is not None:  # the API's bill heads the answer, as a purchase's price would
+            assert text.startswith("Use a hosted API rather than training your own model: "
+                                   f"~{usd(bill)} a month for ")
+        why = text[text.index("Why:"):text.index("Next step:")]
+        for axis in ("deployment", "cloud_kind", "pricing"):  # training it would not do
+            for option in decision.decisions[axis].ranking:
+                assert all(" ".join(r.text.split())[:60] not in why for r in option.reasons)
+        own = decision.facts.get("own_cost_usd_month")
+        if any(w.id == "frontier-need-at-volume" for w in decision.warnings):
+            assert (f"a model of your own at ~{usd(own)} a month would cost less than the "
+                    f"API's {usd(bill)}") in text
         return
     cost = choice.cost
     assert f"~{usd(cost.per_year_usd)} a year" in text

@@ -212,7 +212,9 @@ def _reasons(decision: Decision) -> list[tuple[str, str]]:
     picked: list[tuple[str, str]] = []
     said: set[str] = set()
     approach = decision.decisions["approach"].choice
-    axes = ("approach", *_WHY_AXES[:-1]) if approach != "fine-tune" else _WHY_AXES
+    # under an API's headline the hardware's axes are about training it would not do
+    axes = (("approach",) if approach == "use-api" else
+            ("approach", *_WHY_AXES[:-1]) if approach != "fine-tune" else _WHY_AXES)
     for axis in axes:
         result = decision.decisions.get(axis)
         if result is None or not result.applies:
@@ -248,7 +250,7 @@ def _why_lines(picked: list[tuple[str, str]], most: int = _WHY_LINES) -> list[st
         room = most - len(lines) - (len(picked) - i - 1)
         wrapped = textwrap.wrap(text, WIDTH - 3, break_long_words=False,
                                 break_on_hyphens=False)
-        kept = wrapped[:max(1, min(2, room))]
+        kept = wrapped[:max(1, min(2 if len(picked) > 1 else 4, room))]
         if len(wrapped) > len(kept):
             kept[-1] = _cut(kept[-1] + " " + wrapped[len(kept)], WIDTH - 3)
         lines += [f" {sign} {kept[0]}", *(f"   {rest}" for rest in kept[1:])]
@@ -337,6 +339,8 @@ def _brief_warnings(decision: Decision, book: Rulebook | None) -> list[str]:
 
 
 def _would_change(decision: Decision) -> str | None:
+    if decision.decisions["approach"].choice == "use-api":
+        return _own_model_pays(decision)
     line = break_even_line(decision)
     if line:
         return f"Would change it: {line[0].lower()}{line[1:]}"
@@ -357,3 +361,15 @@ def identity_line(decision: Decision) -> str:
     """``decision ID · rules HASH · catalog HASH``: what an auditor looks the decision up by."""
     return (f"decision {decision.decision_id} · rules {decision.ruleset['hash'][:12]} · "
             f"catalog {decision.catalog['hash'][:12]}")
+
+
+def _own_model_pays(decision: Decision) -> str | None:
+    """Where an API is advised for the capability a model of the team's own would lack, though
+    that model would cost less: what the need costs."""
+    facts = decision.facts
+    own, bill = facts.get("own_cost_usd_month"), facts.get("api_cost_usd_month")
+    said = any(w.id == "frontier-need-at-volume" for w in decision.warnings)
+    if not said or not isinstance(own, (int, float)) or not isinstance(bill, (int, float)):
+        return None
+    return (f"Would change it: without the need for frontier capability, a model of your "
+            f"own at ~{usd(own)} a month would cost less than the API's {usd(bill)}.")

@@ -82,12 +82,22 @@ def config_name(c: Candidate) -> str:
     return f"{c.count:,}× {c.gpu_label}"
 
 
+def _api_bill(decision: Decision) -> str:
+    """``: ~$50,000 a month for 5,000M tokens (Claude Opus 4.7)`` where the team gave a
+    volume and the catalog prices it, else nothing."""
+    facts = decision.facts
+    bill, volume = facts.get("api_cost_usd_month"), decision.answers.get("api_tokens_per_month_m")
+    if not isinstance(bill, (int, float)) or not isinstance(volume, (int, float)):
+        return ""
+    return f": ~{usd(bill)} a month for {volume:,.0f}M tokens ({facts.get('api_name')})"
+
+
 def headline(decision: Decision) -> str:
     """One line: what to do, on what, for how much."""
     choice = decision.hardware.choice
     axes = decision.decisions
     if axes["approach"].choice == "use-api":
-        return "Use a hosted API rather than training your own model"
+        return "Use a hosted API rather than training your own model" + _api_bill(decision)
     if choice is None:
         return "No configuration in the catalog can do this job within your limits"
     if choice.owned:
@@ -538,9 +548,11 @@ def break_even_line(decision: Decision) -> str | None:
     be = decision.estimates.get("break_even")
     if not be:
         return None
-    work = decision.estimates["work"]
+    work, amount, unit = decision.estimates["work"], _amount(be["work"]), str(be["unit"])
+    if amount == "1" and unit.startswith("runs "):
+        unit = unit.replace("runs ", "run ", 1)
     return (f"Owning {be['own']} costs less than renting {be['rent']} above "
-            f"{_amount(be['work'])} {be['unit']}; yours is {_amount(work['units'])}.")
+            f"{amount} {unit}; yours is {_amount(work['units'])}.")
 
 
 def _amount(value: float) -> str:
