@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from engine.answers.model import validate_answers
 from engine.cli import cli
+from engine.decide.decision import Candidate
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines, instance_of
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
@@ -123,7 +124,16 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
         assert "A close call" not in head and "Your plan" not in head
     rows = [c for _, c in table_rows(decision)]
     above = rows[:rows.index(hw.choice)] if hw.choice else []
-    others = [c for c in rows if c is not hw.choice]
+    pick = hw.choice
+
+    def dominated(c: Candidate) -> bool:  # against a decision, and no cheaper, sooner or lighter
+        return (pick is not None and c.cost.per_year_usd >= pick.cost.per_year_usd
+                and c.cost.upfront_usd >= pick.cost.upfront_usd
+                and (c.days_per_run or 0) >= (pick.days_per_run or 0)
+                and decided_against(decision, c, engine.rulebook) is not None)
+
+    plan = hw.plan.id if hw.plan is not None and "Your plan" in head else None
+    others = [c for c in rows if c is not pick and not dominated(c) and c.id != plan]
     shown = [t for kind, t in brief_items(decision, 3, engine.rulebook) if kind == "alternative"]
     for c, line in zip(others, shown, strict=False):
         cheaper = c.cost.per_year_usd < hw.choice.cost.per_year_usd if hw.choice else False

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from engine.decide.decision import Candidate, to_buy
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import brief_refusal, table_rows, why_not_short
+from engine.output.hardware_rows import brief_refusal, decided_against, table_rows, why_not_short
 from engine.output.summary import (
     assumed_work_line,
     break_even_line,
@@ -314,14 +314,32 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
     rows = table_rows(decision)
     above = {c.id for _, c in itertools.takewhile(lambda row: not row[0].strip(), rows)}
     pick = decision.hardware.choice
-    out = []
-    for c in [c for mark, c in rows if not mark.strip()][:most]:
+    out: list[str] = []
+    shown = plan_line(decision) and decision.decisions["approach"].choice != "use-api"
+    plan = decision.hardware.plan if shown else None
+    for c in (c for mark, c in rows if not mark.strip()):
+        if len(out) == most:
+            break
+        if book and pick is not None and _dominated(decision, c, pick, book):
+            continue
+        if plan is not None and c.id == plan.id:  # priced on its own line above
+            continue
         days = f", {run_length(c.days_per_run)} a run" if c.days_per_run is not None else ""
         cheaper = pick is not None and c.cost.per_year_usd < pick.cost.per_year_usd
         why = why_not_short(decision, c, book) if book and (c.id in above or cheaper) else None
         note = f" (not taken: {why})" if why else ""
         out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}{note}")
     return out
+
+
+def _dominated(decision: Decision, c: Candidate, pick: Candidate, book: Rulebook) -> bool:
+    """A configuration that goes against a decision and gives nothing for it: it costs as
+    much or more for the year, takes as long or longer a run and as much or more up front.
+    The full table keeps it; the one screen's few rows go to the others."""
+    return (c.cost.per_year_usd >= pick.cost.per_year_usd
+            and c.cost.upfront_usd >= pick.cost.upfront_usd
+            and (c.days_per_run or 0.0) >= (pick.days_per_run or 0.0)
+            and decided_against(decision, c, book) is not None)
 
 
 def _label(c: Candidate) -> str:
