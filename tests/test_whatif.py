@@ -81,11 +81,17 @@ def test_break_even_flip_matches_the_fact(flips: list[dict[str, Any]],
 
 
 @pytest.mark.slow
-def test_enum_flip_to_pretraining(flips: list[dict[str, Any]]) -> None:
-    approach = next(f for f in flips if f["axis"] == "approach")
-    assert (approach["from"], approach["to"]) == ("fine-tune", "train-from-scratch")
-    assert (approach["answer"], approach["value"], approach["current"]) == (
-        "workload", "pretrain", "fine-tune")
+def test_a_choice_flips_an_axis_and_no_flip_changes_the_goal(flips: list[dict[str, Any]]
+                                                            ) -> None:
+    """A changed choice is a flip like a number (budget_covers = programme: the team pays
+    for the people too, and marketplaces take over); changing what the team sets out to do
+    (workload: fine-tune → pretrain) or a change after which nothing does the work is not
+    what would make another option better."""
+    cloud_kind = next(f for f in flips if f["axis"] == "cloud_kind")
+    assert (cloud_kind["from"], cloud_kind["to"]) == ("specialised", "marketplace")
+    assert (cloud_kind["answer"], cloud_kind["value"], cloud_kind["current"]) == (
+        "budget_covers", "programme", "compute")
+    assert all(f["answer"] != "workload" and f["to"] is not None for f in flips), flips
 
 
 @pytest.mark.slow
@@ -110,8 +116,8 @@ def test_text_lines(below_break_even: tuple[float, list[str]]) -> None:
     shown = float(deployment.split("≥ ")[1].split(" ")[0].replace(",", ""))
     assert shown == int(shown)
     assert 0 <= shown - below_break_even[0] <= max(1.0, 0.002 * below_break_even[0])
-    assert by_axis["approach"].startswith("approach: fine-tune → train-from-scratch if "
-                                          "workload = pretrain (now fine-tune): ")
+    assert by_axis["cloud_kind"].startswith("cloud_kind: specialised → marketplace if "
+                                            "budget_covers = programme (now compute): ")
     assert " a year" in deployment  # what the pick and its cost become
     for line in lines:
         assert " → " in line or "(no single answer change flips it)" in line

@@ -128,7 +128,9 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
     out, and only a flip a full recommendation shows is reported. The first change that
     flips an axis is the smallest: once every axis has one, the rest are not tried. An
     answer named after an axis states its choice outright (``method``): changing it is the
-    team asking for another option, not a change that flips the decision.
+    team asking for another option, not a change that flips the decision; nor is a change of
+    what the team sets out to do (:data:`GOALS`), or one after which no option of the axis
+    holds (nothing could do the work): neither says what would make another option better.
     """
     probe = Probe(engine, answers)
     choices = {axis: d.choice for axis, d in probe.base.decisions.items()}
@@ -141,7 +143,8 @@ def what_if(engine: Engine, answers: Answers) -> tuple[Decision, list[Flip]]:
         decision = probe.full(trial.answer, trial.value, trial.answers)
         for axis in choices:
             after = decision[axis].choice
-            if axis not in best and after != choices[axis] and trial.answer != axis:
+            if (axis not in best and after is not None and after != choices[axis]
+                    and trial.answer != axis):
                 best[axis] = Flip(axis, choices[axis], after, trial.answer, _plain(trial.value),
                                   trial.current, trial.distance)
     flips = [_refine(probe, best[a]) for a in choices if a in best]
@@ -159,11 +162,18 @@ class _Trial:
     answers: Answers
 
 
+GOALS = frozenset({"workload"})
+"""Answers that say what the team sets out to do (fine-tune or pretrain), not a
+circumstance of it: what-if does not change them."""
+
+
 def _trials(engine: Engine, answers: Answers, facts: dict[str, Any]) -> list[_Trial]:
     """Every valid single change, nearest first (ties: by answer, then questionnaire order)."""
     current_data = answers.model_dump(mode="json")
     found: list[tuple[float, str, int, _Trial]] = []
     for question in engine.catalog.questions:
+        if question.id in GOALS:
+            continue
         current = current_data.get(question.id)
         shown = current if current is not None else _current(question.id, facts)
         for value, distance in _candidates(engine, question, current, facts):
