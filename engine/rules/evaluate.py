@@ -33,7 +33,7 @@ from engine.errors import EngineError, EvaluationError
 from engine.memo import Memo
 from engine.rules.compile import Compiled, CompiledRuleset
 from engine.rules.fact_ids import fact_ids
-from engine.rules.host import QuietHost, describe_error, host_definitions
+from engine.rules.host import QuietHost, describe_error, host_definitions, interrupts_held
 from engine.rules.limits import MAX_PROPERTIES, durable_fact
 from engine.rules.trial import verified
 
@@ -210,7 +210,7 @@ class Evaluator:
         # an id replaces the one durable_rules would make, so no property count changes
         for fact, fact_id in zip(batch, fact_ids(len(batch)), strict=True):
             fact["id"] = fact_id
-        with self._lock:
+        with self._lock, interrupts_held():
             self._fired[sid] = []
             try:
                 self._host.assert_facts(ruleset.name, batch)

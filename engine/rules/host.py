@@ -4,9 +4,13 @@ no timer threads, batched actions, a catch-all rule, and its errors in words."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
-from collections.abc import Callable
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 from durable.engine import Host
@@ -24,6 +28,41 @@ class QuietHost(Host):  # type: ignore[misc]
     def _run(self) -> None:
         return None
 
+
+
+_HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def interrupts_held() -> Iterator[None]:
+    """SIGINT and SIGTERM held while durable_rules runs, then delivered again.
+
+    durable_rules catches every exception an action raises, KeyboardInterrupt included, and
+    keeps it as text in the session's state: Ctrl-C arriving in an action would become a
+    failed evaluation (and a batch, which ignores further signals once interrupted, would
+    run to its end). A signal that comes meanwhile is recorded and raised again as soon as
+    the block ends, to the handler that was there before. Python runs signal handlers in the
+    main thread only, so other threads need nothing; an ignored signal stays ignored."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        caught.append(signum)
+
+    previous: dict[signal.Signals, Any] = {}
+    for signum in _HELD:
+        handler = signal.getsignal(signum)
+        if handler is not None and handler is not signal.SIG_IGN:
+            previous[signum] = signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for held, handler in previous.items():
+            signal.signal(held, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)
 
 
 def ignore(c: Any) -> None:
