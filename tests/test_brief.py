@@ -231,7 +231,10 @@ def test_a_terminal_pages_long_output_and_a_pipe_never_does(tmp_path: Path) -> N
                                           (0.004, "under 1% more than the pick"),
                                           (-0.0, "under 1% less than the pick"),
                                           (-0.004, "under 1% less than the pick"),
-                                          (8.9, "890% more than the pick"),
+                                          (1.99, "199% more than the pick"),
+                                          (2.0, "3.0× the pick's cost"),
+                                          (7.7, "8.7× the pick's cost"),
+                                          (8.96, "10× the pick's cost"),
                                           (9.0, "10× the pick's cost"),
                                           (1991.3, "1,992× the pick's cost")])
 def test_a_plan_far_dearer_than_the_pick_is_said_as_a_multiple(premium: float,

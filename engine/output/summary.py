@@ -666,10 +666,11 @@ def _share(share: float) -> str:
 
 
 def _against_the_pick(premium: float) -> str:
-    """``80% more than the pick``, ``3% less than the pick``; ten times or more as a
-    multiple (``1,992× the pick's cost``)."""
-    if premium >= 9:
-        return f"{premium + 1:,.0f}× the pick's cost"
+    """``80% more than the pick``, ``3% less than the pick``; three times or more as a
+    multiple (``8.7× the pick's cost``, ``1,992× the pick's cost``)."""
+    if premium >= 2:
+        times = premium + 1
+        return f"{times:,.{1 if times < 9.95 else 0}f}× the pick's cost"
     return f"{_more_or_less(premium)} than the pick"
 
 
