@@ -51,10 +51,11 @@ def test_load_engine_is_cached() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", SCENARIOS, ids=IDS)
+@pytest.mark.parametrize("path", SCENARIOS[1::2], ids=IDS[1::2])
 def test_same_answers_same_json(engine: Engine, path: Path) -> None:
     # the decision the other tests read (made first, with whatever memos were then), and
-    # one made now
+    # one made now; the other half of the scenarios is decided twice, byte for byte, in
+    # test_evaluate (on an evaluator without remembered verdicts and a fresh catalog)
     first, second = decision_of(path), recommend(answers_of(engine, path))
     assert first.decision_id != second.decision_id
     assert re.fullmatch(r"[0-9a-f]{16}", first.decision_id)

@@ -89,7 +89,7 @@ def _api_bill(decision: Decision) -> str:
     bill, volume = facts.get("api_cost_usd_month"), decision.answers.get("api_tokens_per_month_m")
     if not isinstance(bill, (int, float)) or not isinstance(volume, (int, float)):
         return ""
-    return f": ~{usd(bill)} a month for {volume:,.0f}M tokens ({facts.get('api_name')})"
+    return f": ~{usd(bill)} a month for {_amount(volume)}M tokens ({facts.get('api_name')})"
 
 
 def headline(decision: Decision) -> str:
