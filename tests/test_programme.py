@@ -280,3 +280,26 @@ def test_a_fine_tune_keeps_its_trained_weights_a_pretrain_its_resumable_checkpoi
     assert kept["base_weights_gb"] == pytest.approx(base, rel=0.01)
     data = 0.5e9 * policy.stored_bytes_per_token.value / 1e9  # its tokens
     assert kept["gb"] == pytest.approx(data + adapters + base, rel=0.01)
+
+
+def test_data_waits_between_runs_where_storage_costs_least() -> None:
+    """A GPU cloud's filesystem ($0.20 a GB-month at Lambda, $0.07 at RunPod) is not where a
+    corpus waits between runs: object storage is, at the policy's price; a hyperscaler's own
+    object storage at no more than that is used as listed; on premises, the policy's."""
+    from engine.estimates.programme import storage_price
+
+    catalog = load_catalog()
+    policy = catalog.policy
+    cloud = policy.storage_usd_per_gb_month["cloud"].value
+    for provider_id in ("lambda", "runpod"):
+        provider = catalog.providers[provider_id]
+        assert provider.storage is not None and provider.storage.usd_per_gb_month > cloud
+        price = storage_price(provider, False, policy)
+        assert price.value == cloud and provider.name in price.formula
+    for provider_id in ("aws", "gcp", "azure"):
+        provider = catalog.providers[provider_id]
+        assert provider.storage is not None
+        assert storage_price(provider, False, policy).value == provider.storage.usd_per_gb_month
+    assert storage_price(None, True, policy).value == policy.storage_usd_per_gb_month[
+        "local"].value
+

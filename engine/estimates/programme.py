@@ -143,13 +143,20 @@ def tokens_per_run_m(work: Workload) -> float:
 
 
 def storage_price(provider: Provider | None, local: bool, policy: Policy) -> Figure:
-    """$ per GB-month where the data lives: the provider's listed storage, else the policy's
-    default for the cloud or for on-premises."""
+    """$ per GB-month where the data lives all year: the provider's listed storage where it
+    costs no more than object storage (the policy's cloud default), else object storage,
+    from which runs read as operators do (a GPU cloud's filesystem at $0.20 is not where a
+    corpus waits between runs); on-premises, the policy's on-premises figure."""
+    default = policy.storage_usd_per_gb_month["local" if local else "cloud"]
     if provider is not None and provider.storage is not None:
         s = provider.storage
-        return figure(s.usd_per_gb_month, "USD/GB-month", f"{provider.name}: {s.product}",
-                      s.sources, provider=provider.id)
-    default = policy.storage_usd_per_gb_month["local" if local else "cloud"]
+        if s.usd_per_gb_month <= default.value or local:
+            return figure(s.usd_per_gb_month, "USD/GB-month", f"{provider.name}: {s.product}",
+                          s.sources, provider=provider.id)
+        return figure(default.value, "USD/GB-month",
+                      f"object storage (policy default), below {provider.name}'s {s.product} "
+                      f"at ${s.usd_per_gb_month:.2f}", [*default.sources, *s.sources],
+                      provider=provider.id, provider_usd_per_gb_month=s.usd_per_gb_month)
     return figure(default.value, "USD/GB-month",
                   "on-premises storage" if local else "object storage (policy default)",
                   default.sources)
