@@ -65,6 +65,8 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
         for axis in ("deployment", "cloud_kind", "pricing"):  # training it would not do
             for option in decision.decisions[axis].ranking:
                 assert all(" ".join(r.text.split())[:60] not in why for r in option.reasons)
+        # nor, in any format, the training pick's close calls (they are not the decision's)
+        assert close_call_lines(decision) == []
         own = decision.facts.get("own_cost_usd_month")
         if any(w.id == "frontier-need-at-volume" for w in decision.warnings):
             assert (f"a model of your own at ~{usd(own)} a month would cost less than the "

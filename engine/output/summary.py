@@ -582,9 +582,10 @@ def plan_line(decision: Decision) -> str | None:
 def close_call_lines(decision: Decision) -> list[str]:
     """``A close call: …`` for each eligible configuration within the policy's margin of the
     pick's cost, with what would tip it; and for an owned pick whose purchase pays back only
-    after its write-off."""
+    after its write-off. None under an API's headline: the hardware is for training the team
+    is told not to do, and its close calls are not the decision's."""
     choice = decision.hardware.choice
-    if choice is None:
+    if choice is None or decision.decisions["approach"].choice == "use-api":
         return []
     out = []
     for near in decision.hardware.close_calls:
