@@ -21,7 +21,14 @@ from engine.decide.decision import Candidate
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines, instance_of
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
-from engine.output.summary import close_call_lines, peaks_pick, run_length, usd, usd_small
+from engine.output.summary import (
+    close_call_lines,
+    peaks_pick,
+    run_length,
+    usd,
+    usd_small,
+    work_line,
+)
 from engine.tools.scenarios import load_scenario, scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,8 +72,11 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
         for axis in ("deployment", "cloud_kind", "pricing"):  # training it would not do
             for option in decision.decisions[axis].ranking:
                 assert all(" ".join(r.text.split())[:60] not in why for r in option.reasons)
-        # nor, in any format, the training pick's close calls (they are not the decision's)
+        # nor, in any format, the training pick's close calls (they are not the decision's),
+        # and its work is what it would be if the team trained anyway, on that configuration
         assert close_call_lines(decision) == []
+        said = work_line(decision)
+        assert said.startswith("Work, if you train anyway: ") and "the pick" not in said, said
         own = decision.facts.get("own_cost_usd_month")
         if any(w.id == "frontier-need-at-volume" for w in decision.warnings):
             assert (f"a model of your own at ~{usd(own)} a month would cost less than the "

@@ -429,7 +429,17 @@ def assumed_work_line(decision: Decision) -> str | None:
 
 def work_line(decision: Decision) -> str:
     """The year's work as the team stated it, and what it means on the pick: a run's length,
-    start-up included, and the hours a year it is busy."""
+    start-up included, and the hours a year it is busy. Under an API's headline, what it
+    would mean on the configuration it would train on."""
+    text = _work_line(decision)
+    choice = decision.hardware.choice
+    if decision.decisions["approach"].choice == "use-api" and choice is not None:
+        text = text.replace("Work: ", "Work, if you train anyway: ", 1).replace(
+            "the pick", config_name(choice))
+    return text
+
+
+def _work_line(decision: Decision) -> str:
     work = decision.estimates["work"]
     facts = decision.facts
     gpu = short_name(str(facts.get("hours_gpu_name") or work["hours_gpu"]))
