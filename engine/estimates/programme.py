@@ -150,7 +150,7 @@ def storage_price(provider: Provider | None, local: bool, policy: Policy) -> Fig
     default = policy.storage_usd_per_gb_month["local" if local else "cloud"]
     if provider is not None and provider.storage is not None:
         s = provider.storage
-        if s.usd_per_gb_month <= default.value or local:
+        if s.usd_per_gb_month <= default.value:
             return figure(s.usd_per_gb_month, "USD/GB-month", f"{provider.name}: {s.product}",
                           s.sources, provider=provider.id)
         return figure(default.value, "USD/GB-month",

@@ -18,6 +18,7 @@ from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
 from engine.output.hardware_rows import brief_refusal, decided_against, table_rows, why_not_short
 from engine.output.summary import (
+    advises_api,
     assumed_work_line,
     break_even_line,
     close_call_lines,
@@ -80,7 +81,7 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     them unwrapped). With the ``book`` the decision was made by, an alternative ranked above
     the pick says which decision it goes against."""
     choice = decision.hardware.choice
-    api = decision.decisions["approach"].choice == "use-api"
+    api = advises_api(decision)
     items: list[Item] = [("headline", headline(decision))]
     mine = None if api else owned_notice(decision)
     hardware = [] if api else [plan_line(decision), mine, *close_call_lines(decision)[:1]]
@@ -315,7 +316,7 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
     above = {c.id for _, c in itertools.takewhile(lambda row: not row[0].strip(), rows)}
     pick = decision.hardware.choice
     out: list[str] = []
-    shown = plan_line(decision) and decision.decisions["approach"].choice != "use-api"
+    shown = plan_line(decision) and not advises_api(decision)
     plan = decision.hardware.plan if shown else None
     for c in (c for mark, c in rows if not mark.strip()):
         if len(out) == most:
@@ -357,7 +358,7 @@ def _brief_warnings(decision: Decision, book: Rulebook | None) -> list[str]:
 
 
 def _would_change(decision: Decision) -> str | None:
-    if decision.decisions["approach"].choice == "use-api":
+    if advises_api(decision):
         return _own_model_pays(decision)
     line = break_even_line(decision)
     if line:

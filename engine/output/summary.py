@@ -82,6 +82,12 @@ def config_name(c: Candidate) -> str:
     return f"{c.count:,}× {c.gpu_label}"
 
 
+def advises_api(decision: Decision) -> bool:
+    """Whether the advice is a hosted API: the hardware, then, is for training the team is
+    told not to do."""
+    return decision.decisions["approach"].choice == "use-api"
+
+
 def _api_bill(decision: Decision) -> str:
     """``: ~$50,000 a month for 5,000M tokens (Claude Opus 4.7)`` where the team gave a
     volume and the catalog prices it, else nothing."""
@@ -96,7 +102,7 @@ def headline(decision: Decision) -> str:
     """One line: what to do, on what, for how much."""
     choice = decision.hardware.choice
     axes = decision.decisions
-    if axes["approach"].choice == "use-api":
+    if advises_api(decision):
         return "Use a hosted API rather than training your own model" + _api_bill(decision)
     if choice is None:
         return "No configuration in the catalog can do this job within your limits"
@@ -431,21 +437,19 @@ def work_line(decision: Decision) -> str:
     """The year's work as the team stated it, and what it means on the pick: a run's length,
     start-up included, and the hours a year it is busy. Under an API's headline, what it
     would mean on the configuration it would train on."""
-    text = _work_line(decision)
     choice = decision.hardware.choice
-    if decision.decisions["approach"].choice == "use-api" and choice is not None:
-        text = text.replace("Work: ", "Work, if you train anyway: ", 1).replace(
-            "the pick", config_name(choice))
-    return text
+    if advises_api(decision) and choice is not None:
+        return _work_line(decision, "Work, if you train anyway", config_name(choice))
+    return _work_line(decision, "Work", "the pick")
 
 
-def _work_line(decision: Decision) -> str:
+def _work_line(decision: Decision, title: str, pick: str) -> str:
     work = decision.estimates["work"]
     facts = decision.facts
     gpu = short_name(str(facts.get("hours_gpu_name") or work["hours_gpu"]))
     if work["mode"] == "hours":
         said = "assumed, see above" if work["hours_assumed"] else "as given"
-        text = f"Work: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
+        text = f"{title}: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
         if work.get("runs_assumed"):
             text += (", in one run (assumed)" if float(str(work["runs_per_year"])) == 1
                      else f", in runs of {_run_default(work)} (assumed)")
@@ -455,10 +459,10 @@ def _work_line(decision: Decision) -> str:
         runs = _runs(work["runs_per_year"])
         if work.get("runs_assumed"):
             runs += " (assumed: you gave no runs a year)"
-        text = f"Work: {runs} of {work['tokens_per_run_b']:,g}B tokens ({source})"
+        text = f"{title}: {runs} of {work['tokens_per_run_b']:,g}B tokens ({source})"
     choice = decision.hardware.choice
     if choice is not None and choice.pool is not None and choice.days_per_run is not None:
-        text += (f"; a job takes {run_length(choice.days_per_run)} on its share of the pick, "
+        text += (f"; a job takes {run_length(choice.days_per_run)} on its share of {pick}, "
                  f"whose GPUs are busy {hours(choice.busy_hours_per_year)} hours a year on average")
         trace = decision.estimates["traces"].get("pick_cost_usd_year")
         if choice.where == "cloud" and not choice.pool.always_on and trace:
@@ -478,7 +482,7 @@ def _work_line(decision: Decision) -> str:
                 f"{config_name(choice)} ({hours(choice.busy_hours_per_year)} hours, "
                 f"{run_length(choice.days_per_run)} a run).")
     if choice is not None and choice.days_per_run is not None:
-        text += f"; a run takes {run_length(choice.days_per_run)} on the pick"
+        text += f"; a run takes {run_length(choice.days_per_run)} on {pick}"
         if choice.start_up_hours:
             text += f" ({_hours_text(choice.start_up_hours)} of it start-up and upload)"
         text += f", busy {hours(choice.busy_hours_per_year)} hours a year"
@@ -595,7 +599,7 @@ def close_call_lines(decision: Decision) -> list[str]:
     after its write-off. None under an API's headline: the hardware is for training the team
     is told not to do, and its close calls are not the decision's."""
     choice = decision.hardware.choice
-    if choice is None or decision.decisions["approach"].choice == "use-api":
+    if choice is None or advises_api(decision):
         return []
     out = []
     for near in decision.hardware.close_calls:
@@ -633,7 +637,7 @@ def programme_line(decision: Decision) -> str | None:
     $100,000 (0.5 engineers assumed), data $11,264 assumed, storage $4.`` Compute counts
     the runs with their evaluation and failed runs."""
     found = decision.estimates.get("programme")
-    if not found or decision.decisions["approach"].choice == "use-api":
+    if not found or advises_api(decision):
         return None
     parts = {p["part"]: p for p in found["parts"]}
     share = found["compute_share"]
