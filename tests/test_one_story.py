@@ -177,6 +177,11 @@ def _operators(decision: Decision) -> list[str]:
                 and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
                 and (alt.gpu, alt.where) not in near and not beaten):
             bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")
+    for group in decision.hardware.excluded:  # "would have to run X hours ..., more than Y"
+        said = re.search(r"run ([\d,]+) hours a year .* more than the ([\d,]+)", group.reason)
+        if group.rule == "hardware.cannot-do-the-year" and (said is None or int(
+                said[1].replace(",", "")) <= int(said[2].replace(",", ""))):
+            bad.append(f"a configuration is kept out of the year by hours it has: {group.reason}")
     if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
             i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):
         bad.append("the team's plan was priced but is not reported")

@@ -274,14 +274,17 @@ class _Counts:
         return lo if lo < self.size and holds(*self.at(lo)) else None
 
 
-def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int | None]:
+def _scan(counts: _Counts, keys: Iterable[str],
+          one_node_margin: float) -> tuple[dict[str, Trial], int | None]:
     """Per key (a pricing), the trial to price, and the fewest GPUs that hold the job.
 
     More GPUs hold the job more easily, finish a run sooner and are busy fewer hours, so
     each requirement, once met, stays met as the count grows; and from the first count that
     meets them all, more GPUs only cost more, unless they let gradient checkpointing off.
     So the candidates are the first count that meets every requirement and the first that
-    does without recomputation: the cheaper is priced. Where no count meets them, the best
+    does without recomputation: the cheaper is priced, unless the first runs on fewer nodes
+    for at most ``one_node_margin`` more (as the rule against several nodes weighs it: no
+    network between nodes to tune, fewer parts to fail). Where no count meets them, the best
     attempt is the largest count (the fastest, or the nearest to holding the job: its
     exclusion says the job does not fit even there).
     """
@@ -302,8 +305,16 @@ def _scan(counts: _Counts, keys: Iterable[str]) -> tuple[dict[str, Trial], int |
             chosen[key] = counts.at(counts.size - 1)[0]
             continue
         plain = counts.first(plainly, ok)
-        options = [counts.at(i) for i in sorted({ok} | ({plain} if plain is not None else set()))]
-        chosen[key] = min(options, key=lambda o: (o[1][key][1], o[0].count))[0]
+        least = counts.at(ok)
+        if plain is None or plain == ok:
+            chosen[key] = least[0]
+            continue
+        bare = counts.at(plain)
+        cost, bare_cost = least[1][key][1], bare[1][key][1]
+        fewer_nodes = least[0].nodes < bare[0].nodes
+        keep = (cost <= bare_cost * (1 + one_node_margin) if fewer_nodes
+                else (cost, least[0].count) <= (bare_cost, bare[0].count))
+        chosen[key] = least[0] if keep else bare[0]
     return chosen, None if fit is None else counts.at(fit)[0].count
 
 
@@ -354,7 +365,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     if not counts_of:
         return None
     tried = _Counts(len(counts_of), make, judge)
-    found, fewest = _scan(tried, ("purchase",))
+    found, fewest = _scan(tried, ("purchase",), policy.close_call_margin.value)
     chosen = found.get("purchase")
     if chosen is None:
         return None
@@ -412,7 +423,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, chosen,
                        wall_hours=run_hours(chosen),
-                       within=chosen.busy_hours <= cap, busy_cap=cap, cost=own.cost.value,
+                       needed=chosen.busy_hours, busy_cap=cap, cost=own.cost.value,
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count),
                        limit_days=sizing.deadline_days),
@@ -509,7 +520,8 @@ class _Rented(NamedTuple):
     wall_hours: float
     hours: float
     cost: float
-    within: bool
+    busy: float
+    """Hours a year it must be busy for the work (start-ups and spot rework included)."""
     ok: bool
     cap: float
     """Hours a year it can be busy: the year's, or the busy target of a committed term."""
@@ -574,14 +586,14 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         cap = policy.capacity_busy_target["high"].value * hours
     else:
         cap = policy.hours_per_year_max.value
-    within = busy <= cap * (1 + 1e-9)
+    within = busy <= cap * (1 + 1e-9)  # as _sized_facts says it (within_year)
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
     limit = run_limit(sizing, price.pricing, price.days, all_year)
     held = t.fits and within and wall / 24 <= limit and _holds(sizing, pool, t.count)
     ok = held and (not restarts or sizing.frequent_checkpoints)
-    return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, within,
+    return _Rented(t, price, instances, start, spot, interruptions, wall, hours, cost, busy,
                    ok, cap, limit, all_year, restarts, held)
 
 
@@ -688,7 +700,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     if not listed:
         return []
     tried = _Counts(len(listed), make, judge)
-    chosen, fewest = _scan(tried, [p.key for p in prices])
+    chosen, fewest = _scan(tried, [p.key for p in prices], catalog.policy.close_call_margin.value)
     if sizing.concurrent_jobs > 1 and sizing.steady_jobs:
         chosen = {key: _instance_a_job(tried, listed, rented, t, key, sizing.concurrent_jobs)
                   for key, t in chosen.items()}
@@ -860,7 +872,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "commitment_saving_max_usd": tidy(r.cost * _commitment_discount(provider, price), 0),
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,
-        **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, within=r.within,
+        **_sized_facts(catalog, sizing, gpu, t, wall_hours=r.wall_hours, needed=r.busy,
                        busy_cap=r.cap,
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
                        limit_days=r.limit_days,
@@ -1207,7 +1219,7 @@ def _smallest_instance_of_any_gpu(catalog: Catalog, job: Job,
 
 
 def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_hours: float,
-                 within: bool, busy_cap: float, cost: float, first_year: float,
+                 needed: float, busy_cap: float, cost: float, first_year: float,
                  fewest: int | None, smallest: int, limit_days: float,
                  rented: bool = False) -> dict[str, Any]:
     """What the configuration does for this work and what it costs; ``fewest`` is the
@@ -1240,12 +1252,13 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "memory_sets_count": fewest is not None and t.count == fewest and fewest > smallest,
         "effective_tflops": tidy(t.speed.value, 1),
         "busy_hours_per_year": tidy(t.busy_hours, 1),
+        "hours_needed_per_year": tidy(needed, 1),
         "busy_hours_cap": tidy(busy_cap, 1),
         "gpu_hours_per_year": tidy(t.busy_hours * t.count, 1),
         "gpus_filled": tidy(t.busy_hours * t.count / owned_capacity_hours(catalog.policy), 2),
         "utilisation": tidy(min(t.busy_hours / catalog.policy.hours_per_year_max.value,
                                 MAX_RATIO), 4),
-        "within_year": within,
+        "within_year": needed <= busy_cap * (1 + 1e-9),
         "runs_per_year": runs,
         "run_hours": tidy(t.run_hours, 3),
         "days_per_run": tidy(wall_hours / 24, 4),

@@ -457,6 +457,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "TFLOPS"),
         ("busy_hours_per_year", "number", "hours a year it is busy doing the work", None,
          "hours/year"),
+        ("hours_needed_per_year", "number", "hours a year it must be busy for the work: "
+         "training, and for a rented run its start-ups and spot rework; what within_year "
+         "compares with busy_hours_cap", None, "hours/year"),
         ("busy_hours_cap", "number", "hours a year it can be busy: the year's when rented "
          "by the hour, the policy's busy target when owned or reserved", None, "hours/year"),
         ("gpu_hours_per_year", "number", "GPU-hours a year it spends on the work", None,
