@@ -253,7 +253,10 @@ def test_jobs_rented_one_instance_each_can_be_split_off(engine: Engine) -> None:
     assert decision.decisions["deployment"].choice == "cloud"
     text = " ".join(" ".join(brief_lines(decision)).split())
     assert "Your own 2× RTX 3090 hold 2 of your 4 jobs at once" in text
-    assert "of it rent, the rest their power and upkeep), more than the pick's" in text
+    assert " rent, the rest power and upkeep), more than the pick's" in text
+    retire, keep = (options(decision.estimates["owned_options"])[o] for o in ("retire", "keep"))
+    assert (f"or sell them (~${retire['resale_usd']:,.0f}; upkeep saved: "
+            f"${keep['upkeep_usd_per_year']:,.0f} a year)") in text
 
 
 def test_the_jobs_rented_beside_own_gpus_each_have_an_instance(engine: Engine) -> None:

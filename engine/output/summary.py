@@ -257,7 +257,8 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
         them = "it" if count == 1 else "them"
         split = _jobs_split(decision, them)
         if split is not None:  # they hold some of the jobs at once: what that costs, first
-            return (f"Your own {count}× {short_name(name)} hold {split[0]:,} of your "
+            return (f"Your own {count}× {short_name(name)} {'holds' if count == 1 else 'hold'} "
+                    f"{split[0]:,} of your "
                     f"{split[1]:,} jobs at once{because}: {split[2]}.")
         then = (f"develop and test on {them} (QLoRA fits), rent for the runs"
                 if _develops_on_own(decision) else
@@ -349,13 +350,17 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
     verdict = ("less than" if jobs["usd_per_year"] < choice.cost.per_year_usd
                else "more than")
     held = jobs["owned_jobs_at_once"]
+    retire, keep = (named(found.get("options", []), o) for o in ("retire", "keep"))
+    sale = (f" (~{usd(retire['resale_usd'])}; upkeep saved: "
+            f"{usd(keep['upkeep_usd_per_year'])} a year)"
+            if retire and keep and retire["resale_usd"] > 0 else "")
+    these = "that job" if held == 1 else "those"
     return held, held + rest, (
-        f"running those on {them} and renting {jobs['rented_gpus_per_job']:,}× "
-        f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) for {others} "
-        f"as it runs costs {usd(jobs['usd_per_year'])} a year "
-        f"({usd(jobs['rented_usd_per_year'])} of it rent, the rest their power and upkeep), "
-        f"{verdict} the pick's {usd(choice.cost.per_year_usd)}; or keep {them} for other "
-        f"work, or sell {them}")
+        f"{these} on {them} with {jobs['rented_gpus_per_job']:,}× {rented['gpu_label']} "
+        f"({rented['provider_label']}, {rented['pricing']}) for {others} as it runs cost "
+        f"{usd(jobs['usd_per_year'])} a year ({usd(jobs['rented_usd_per_year'])} rent, the "
+        f"rest power and upkeep), {verdict} the pick's {usd(choice.cost.per_year_usd)}; "
+        f"keep {them} for other work or sell {them}{sale}")
 
 
 def _peaks(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
