@@ -312,11 +312,14 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
                 return against
             rule, text = axis_reason(axis, axes[axis])
             if rule == axis:     # no rule preferred the option: the declared order
-                by_rule = _rule_reason(choice, rival)
-                if by_rule[0] != "hardware.rank":
-                    return by_rule
-            return rule, text
-    return _rule_reason(choice, rival)
+                by_rule = _strongest_rule(choice, rival)
+                if by_rule[1] != "hardware.rank":
+                    return by_rule[1], by_rule[2]
+            # a rule against the rival itself that weighs more than the axis's reason
+            own = _strongest_rule(choice, rival, rival_only=True)
+            return (own[1], own[2]) if own[0] > axis_weight(axes[axis]) else (rule, text)
+    _, rule, text = _strongest_rule(choice, rival)
+    return rule, text
 
 
 def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str, str] | None:
@@ -392,10 +395,19 @@ def axis_reason(axis: str, decision: AxisDecision) -> tuple[str, str]:
     return top.rule, f"{label} is {decision.choice}: {top.text}"
 
 
-def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
-    """The strongest rule that separates the two scores."""
+def axis_weight(decision: AxisDecision) -> float:
+    """The weight of the strongest reason for an axis's choice (0 where none)."""
+    chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
+    return max((r.weight for r in chosen.reasons), default=0.0) if chosen else 0.0
+
+
+def _strongest_rule(choice: Scored, rival: Scored,
+                    rival_only: bool = False) -> tuple[float, str, str]:
+    """(weight, rule, text): the strongest rule that separates the two scores (weight 0,
+    ``hardware.rank`` and the costs where none does); ``rival_only``: of the rules that
+    scored the rival down."""
     options: list[tuple[float, Rule, Mapping[str, Any]]] = []
-    for rule in choice.rules:
+    for rule in () if rival_only else choice.rules:
         gain = sum(d for d in rule.scoring[1] if d > 0)
         if gain and rule not in rival.rules:
             options.append((gain, rule, choice.facts))
@@ -404,9 +416,9 @@ def _rule_reason(choice: Scored, rival: Scored) -> tuple[str, str]:
         if loss and rule not in choice.rules:
             options.append((loss, rule, rival.facts))
     if not options:
-        return "hardware.rank", _by_cost(choice, rival)
-    _, rule, facts = max(options, key=lambda o: (o[0], -o[1].order))
-    return rule.id, text_of(rule, facts)
+        return 0.0, "hardware.rank", _by_cost(choice, rival)
+    weight, rule, facts = max(options, key=lambda o: (o[0], -o[1].order))
+    return weight, rule.id, text_of(rule, facts)
 
 
 def _by_cost(choice: Scored, rival: Scored) -> str:

@@ -8,7 +8,7 @@ from typing import NamedTuple
 
 from engine.decide.decision import Candidate, lean_exclusions, to_buy
 from engine.decide.engine import Decision
-from engine.decide.pick import axis_against, axis_reason, reason_against
+from engine.decide.pick import axis_against, axis_reason, axis_weight, reason_against
 from engine.output.summary import config_name, hours, usd
 from engine.rules.load import Rulebook
 
@@ -84,6 +84,9 @@ def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | Non
         if against_it is not None:
             return f"{said}, not {option} [{against_it[0]}]"
         rule = axis_reason(axis, axis_decision)[0]
+        own = _own_avoid(decision, c)  # a rule against the row itself that weighs more
+        if own is not None and own[0] > axis_weight(axis_decision):
+            return f"ranked lower: {own[1]}"
         return said if rule == axis else f"{said} [{rule}]"
     pick = decision.hardware.choice
     if pick is None or c.score >= pick.score:
@@ -95,6 +98,14 @@ def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | Non
     if not deciding:
         return None
     return f"ranked lower: {max(deciding, key=lambda r: r.weight).rule}"
+
+
+def _own_avoid(decision: Decision, c: Candidate) -> tuple[float, str] | None:
+    """(weight, rule): the strongest reason against ``c`` that the pick does not share."""
+    pick = decision.hardware.choice
+    theirs = {r.rule for r in pick.reasons} if pick else set()
+    return max(((r.weight, r.rule) for r in c.reasons
+                if r.effect == "avoid" and r.rule not in theirs), default=None)
 
 
 def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
