@@ -68,7 +68,7 @@ def test_with_frequent_checkpoints_a_run_goes_in_pieces_and_pays_each_restart() 
     assert decision.hardware.choice is not None
     assert decision.hardware.choice.id == flex["candidate_id"]  # fewer GPUs, in pieces
     said = [w.text for w in decision.warnings if w.id == "run-in-pieces"]
-    assert said and f"stops {restarts} time(s)" in said[0]
+    assert said and f"stops {restarts} times" in said[0]
 
 
 def test_where_no_count_fits_a_life_the_offer_is_excluded(catalog_copy: Path) -> None:

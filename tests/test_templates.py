@@ -33,3 +33,13 @@ def test_a_template_reaches_facts_and_nothing_else() -> None:
     for bad in ("{a.__class__}", "{a[0]}", "{a!r}", "{a:>{b}}"):
         with pytest.raises(TemplateError):
             fields(bad)
+
+
+@pytest.mark.parametrize("count, text", [
+    (1, "1 run on 1 instance within 1 day"), (2, "2 runs on 2 instances within 2 days"),
+    (0.1, "0.1 runs on 0.1 instances within 0.1 days"),
+    (11, "11 runs on 11 instances within 11 days")])
+def test_a_filled_count_agrees_with_its_noun(count: float, text: str) -> None:
+    template = "{n} runs on {n} instance(s) within {n} days"
+    assert render(template, {"n": count}) == text
+    assert render("${n} days", {"n": 1}) == "$1 days"  # an amount, not a count

@@ -64,13 +64,28 @@ def parse(template: str) -> Parsed:
 
 
 def fill(parts: Parsed, facts: Mapping[str, Any]) -> str:
-    """The text of a parsed template filled from facts."""
+    """The text of a parsed template filled from facts, its counts agreeing with their
+    nouns (:func:`agree`)."""
     out = []
     for literal, name, spec in parts:
         out.append(literal)
         if name is not None:
             out.append(_format(facts.get(name), spec))
-    return "".join(out)
+    return agree("".join(out))
+
+
+_ONE = r"(?<![\d.,$])1 "
+_ONE_OF_MANY = re.compile(_ONE + r"(\w+)\(s\)")
+_MANY = re.compile(r"(\d) (\w+)\(s\)")
+_ONE_UNIT = re.compile(_ONE + r"(day|hour|week|month|year|run|job|node|instance|time|card|GPU)s\b")
+
+
+def agree(text: str) -> str:
+    """``1 GPU(s)`` → ``1 GPU``, ``8 GPU(s)`` → ``8 GPUs``, ``1 days`` → ``1 day``: a filled
+    count and the noun after it (a template cannot know the number it will hold)."""
+    if "(s)" in text:
+        text = _MANY.sub(r"\1 \2s", _ONE_OF_MANY.sub(r"1 \1", text))
+    return _ONE_UNIT.sub(r"1 \1", text) if "1 " in text else text
 
 
 def format_value(value: Any, spec: str = "") -> str:
