@@ -73,7 +73,9 @@ def test_the_peaks_are_the_pick_where_they_cost_least(engine: Engine) -> None:
     whole = peaks["rented"]["usd_per_year_for_all_the_work"]
     assert choice.cost.per_year_usd == pytest.approx(whole * rest, rel=2e-3)
     assert choice.cost.per_year_usd == pytest.approx(peaks["rented_usd_per_year"], rel=2e-3)
-    total = peaks["power_usd_per_year"] + peaks["upkeep_usd_per_year"] + choice.cost.per_year_usd
+    # the work's cost: their power and the rent (their upkeep is paid as long as they are kept)
+    total = peaks["power_usd_per_year"] + choice.cost.per_year_usd
+    assert peaks["work_usd_per_year"] == pytest.approx(total, abs=1)
     lines = brief_lines(decision)
     assert len(lines) <= MAX_LINES
     top = " ".join(" ".join(lines[:8]).split())
@@ -84,6 +86,12 @@ def test_the_peaks_are_the_pick_where_they_cost_least(engine: Engine) -> None:
     assert not any("Cheaper with what you own" in line for line in lines)
     full = " ".join(render_text(decision, engine.rulebook).split())
     assert "and the pick rents the rest by the hour" in full
+    kept = peaks["usd_per_year"]  # with the upkeep: what retiring them is weighed against
+    assert kept == pytest.approx(total + peaks["upkeep_usd_per_year"], abs=1)
+    retire = options(found)["retire"]
+    assert (f"Or retire them: kept, they cost ${peaks['upkeep_usd_per_year']:,.0f} a year of "
+            f"upkeep beside this (${kept:,.0f} a year in all); selling them would bring about "
+            f"${retire['resale_usd']:,.0f}") in full
     assert "develop and test on them" not in full and "Or rent the peaks beside" not in full
     assert "Keep your 8× A100 80GB (SXM4) busy on 90% of the work" in " ".join(
         render_markdown(decision, engine.rulebook).split())
@@ -125,7 +133,7 @@ def test_peaks_that_beat_a_pick_they_are_not_are_said_in_the_headline_block(
     notice = " ".join(lines[:6])
     assert "Cheaper with what you own: your 8× A100 80GB" in notice
     peaks = options(found)["peaks"]
-    assert f"~${peaks['usd_per_year']:,.0f} a year" in notice
+    assert f"~${peaks['work_usd_per_year']:,.0f} a year" in notice
     full = " ".join(render_text(decision, engine.rulebook).split())
     assert "Or rent the peaks beside your 8× A100 80GB" in full
     assert "Or rent the peaks beside" in render_markdown(decision, engine.rulebook)
@@ -160,8 +168,7 @@ def test_the_audit_list_counts_the_own_gpus_of_a_peaks_pick(tmp_path: Path) -> N
     assert made.exit_code == 0, made.output
     out = json.loads(made.output[made.output.index("{"):])
     peaks = options(out["estimates"]["owned_options"])["peaks"]
-    total = (peaks["power_usd_per_year"] + peaks["upkeep_usd_per_year"]
-             + out["hardware"]["choice"]["cost"]["per_year_usd"])
+    total = peaks["power_usd_per_year"] + out["hardware"]["choice"]["cost"]["per_year_usd"]
     listed = runner.invoke(cli, ["audit", "list", "--audit-db", str(db)])
     assert listed.exit_code == 0, listed.output
     assert "your 8× NVIDIA A100 80GB (SXM4) + 1× B200, " in listed.output
@@ -177,30 +184,39 @@ THREE_AT_ONCE = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "l
 
 def test_own_gpus_that_hold_some_of_the_jobs_at_once_run_those(engine: Engine) -> None:
     """Where the team's GPUs run two of its three jobs at once, keeping them alone is no
-    option; running two there and renting a GPU for the third as it runs is priced: their
-    power on two thirds of the work, their upkeep, and a third of the pick's rent (a pool
-    rented by the job scales with the work). The one screen says so with both costs."""
+    option; running two there and renting GPUs for the third as it runs is priced: their
+    power on two thirds of the work and a third of renting it all (a pool rented by the job
+    scales with the work). Their upkeep is paid as long as they are kept, so the split is
+    the pick where its power and rent cost less than renting it all (as a team that keeps
+    its GPUs would weigh it); what retiring them would save is said beside it."""
     decision = engine.recommend(THREE_AT_ONCE, decision_id="x")
     choice = decision.hardware.choice
     assert choice is not None and choice.where == "cloud"
+    assert decision.decisions["deployment"].choice == "hybrid"
     found = decision.estimates["owned_options"]
     by = options(found)
-    keep, jobs = by["keep"], by["jobs"]
-    assert not keep["feasible"]
+    keep, jobs, retire = by["keep"], by["jobs"], by["retire"]
+    assert not keep["feasible"] and found["peaks_is_the_pick"]
     assert (jobs["owned_jobs_at_once"], jobs["rented_jobs_at_once"]) == (2, 1)
     assert jobs["owned_share"] == pytest.approx(2 / 3, abs=1e-3)
     assert jobs["power_usd_per_year"] == pytest.approx(keep["power_usd_per_year"] * 2 / 3,
                                                        rel=1e-3)
-    assert jobs["rented"]["id"] == choice.id
-    assert jobs["rented_usd_per_year"] == pytest.approx(choice.cost.per_year_usd / 3, rel=1e-3)
+    assert jobs["rented_usd_per_year"] == pytest.approx(
+        retire["usd_per_year"] / 3, rel=1e-3)
+    assert choice.cost.per_year_usd == pytest.approx(jobs["rented_usd_per_year"], rel=0.02)
+    assert jobs["work_usd_per_year"] == pytest.approx(
+        jobs["power_usd_per_year"] + jobs["rented_usd_per_year"], abs=0.02)
     assert jobs["usd_per_year"] == pytest.approx(
-        jobs["power_usd_per_year"] + jobs["upkeep_usd_per_year"]
-        + jobs["rented_usd_per_year"], abs=0.02)
-    assert found["cheapest"] != "keep"
-    text = " ".join(brief_lines(decision))
-    assert "hold 2 of your 3 jobs at once" in text
-    assert f"${jobs['usd_per_year']:,.0f} a year" in text
-    assert f"the pick's ${choice.cost.per_year_usd:,.0f}" in text
+        jobs["work_usd_per_year"] + jobs["upkeep_usd_per_year"], abs=0.02)
+    assert jobs["work_usd_per_year"] < retire["usd_per_year"]
+    text = " ".join(" ".join(brief_lines(decision)).split())
+    assert text.startswith("Run 2 of your 3 jobs at once on your 8× A100 80GB")
+    full = " ".join(render_text(decision, engine.rulebook).split())
+    gap = jobs["usd_per_year"] - retire["usd_per_year"]
+    assert (f"renting it all on {retire['rented']['count']}× "
+            f"{retire['rented']['gpu_label']}") in full
+    assert (f"retiring them saves ${gap:,.0f} a year besides the sale" in full if gap > 0
+            else f"retiring them costs ${-gap:,.0f} a year more than keeping them" in full)
 
 
 def test_no_jobs_split_where_the_own_gpus_hold_every_job(engine: Engine) -> None:
@@ -227,7 +243,7 @@ def test_where_running_the_jobs_they_hold_costs_less_it_is_the_pick(engine: Engi
     assert decision.facts["peaks_split"] == "jobs"
     lines = brief_lines(decision)
     assert lines[0].startswith("Run 2 of your 3 jobs at once on your 8× A100 80GB")
-    total = jobs["power_usd_per_year"] + jobs["upkeep_usd_per_year"] + choice.cost.per_year_usd
+    total = jobs["power_usd_per_year"] + choice.cost.per_year_usd
     assert f"~${total:,.0f} a year in all" in " ".join(lines)
 
 
@@ -243,20 +259,35 @@ def test_jobs_rented_one_instance_each_can_be_split_off(engine: Engine) -> None:
     """Steady jobs rented by the job each have an instance of their own even where the
     pick is one configuration of four GPUs, so the jobs the team's GPUs do not hold can be
     rented apart: the split is priced and said, and no longer read as "cannot do your runs"
-    (the develop-on-your-own hybrid). Here it costs more than renting it all (upkeep)."""
-    decision = engine.recommend(SMALL_POOL, decision_id="x")
+    (the develop-on-your-own hybrid). Where their power costs more than renting (power at
+    $2 a kWh) the split is not the pick, and the one screen says what it would cost and
+    what selling them would bring."""
+    decision = engine.recommend({**SMALL_POOL, "electricity_usd_per_kwh": 2.0},
+                                decision_id="x")
     jobs = options(decision.estimates["owned_options"])["jobs"]
     assert (jobs["owned_jobs_at_once"], jobs["rented_jobs_at_once"]) == (2, 2)
     choice = decision.hardware.choice
     assert choice is not None and choice.pool is not None and choice.nodes == 1
-    assert jobs["usd_per_year"] > choice.cost.per_year_usd
+    assert jobs["work_usd_per_year"] > choice.cost.per_year_usd
     assert decision.decisions["deployment"].choice == "cloud"
     text = " ".join(" ".join(brief_lines(decision)).split())
     assert "Your own 2× RTX 3090 hold 2 of your 4 jobs at once" in text
-    assert " rent, the rest power and upkeep), more than the pick's" in text
+    assert (f"cost ${jobs['work_usd_per_year']:,.0f} a year (${jobs['rented_usd_per_year']:,.0f}"
+            " rent, the rest power), more than the pick's") in text
     retire, keep = (options(decision.estimates["owned_options"])[o] for o in ("retire", "keep"))
     assert (f"or sell them (~${retire['resale_usd']:,.0f}; upkeep saved: "
             f"${keep['upkeep_usd_per_year']:,.0f} a year)") in text
+
+
+def test_own_gpus_run_the_jobs_they_hold_where_their_power_costs_less(engine: Engine) -> None:
+    """At the default power price the same team runs two jobs on its 2× RTX 3090 and rents
+    for the other two: their upkeep is paid either way."""
+    decision = engine.recommend(SMALL_POOL, decision_id="x")
+    jobs = options(decision.estimates["owned_options"])["jobs"]
+    assert decision.decisions["deployment"].choice == "hybrid"
+    assert decision.estimates["owned_options"]["peaks_is_the_pick"]
+    assert jobs["work_usd_per_year"] < options(
+        decision.estimates["owned_options"])["retire"]["usd_per_year"]
 
 
 def test_the_jobs_rented_beside_own_gpus_each_have_an_instance(engine: Engine) -> None:

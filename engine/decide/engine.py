@@ -245,10 +245,11 @@ class Engine:
         if owned is not None:
             compute = figure(compute.value + float(owned), compute.unit,
                              "rent for the jobs your own GPUs do not hold at once + their "
-                             "power and upkeep on the jobs they hold"
+                             "power on the jobs they hold (their upkeep is paid either way)"
                              if run.values.get("peaks_split") == "jobs" else
-                             "rent of the peaks + power and upkeep of your own GPUs busy on "
-                             "the rest of the work", [*compute.sources, "price.local-tco-parts"],
+                             "rent of the peaks + power of your own GPUs busy on the rest of "
+                             "the work (their upkeep is paid either way)",
+                             [*compute.sources, "price.local-tco-parts"],
                              rent_usd=compute.value, own_gpus_usd=float(owned))
         # the team's own GPUs keep the base weights; a rented run downloads them
         return programme(shared, compute, price, catalog.policy,

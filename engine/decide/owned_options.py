@@ -3,10 +3,15 @@ them, add to them, rent the peaks beside them, run as many of its jobs at once a
 and rent GPUs for the others, or retire them (sell, and rent it all).
 
 Owned GPUs are bought already: using them costs their power, and their upkeep is paid as
-long as they are kept. Where the year's work needs them busier than the policy's busy
-target (``capacity_busy_target``: the rest of the year is maintenance, failures, queueing),
-they can still do the share of it that fits and a rented configuration the rest, on
-demand, for the peaks: the work is the same, split by hours.
+long as they are kept, whatever they do. So the work's cost on them, alone or beside rented
+GPUs, is their power (and the rent): what the pick is weighed against. Each option's
+``usd_per_year`` is the year's cost of keeping or retiring them, upkeep included where they
+are kept: what selling them is weighed against.
+
+Where the year's work needs them busier than the policy's busy target
+(``capacity_busy_target``: the rest of the year is maintenance, failures, queueing), they can
+still do the share of it that fits and a rented configuration the rest, on demand, for the
+peaks: the work is the same, split by hours.
 """
 
 from __future__ import annotations
@@ -107,8 +112,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     if share >= 1:
         return {}
     share = tidy(share, 6)
-    power, rent = _split(f, rented, share)
-    owned = power + float(f.upkeep_usd_year or 0.0)
+    owned, rent = _split(f, rented, share)  # their power: the upkeep is paid either way
     r = rented.config
     rest = 0 if held is None else concurrent_jobs - held
     gpus = gpus_a_job(rented.candidate) * rest if rest else r.count
@@ -150,7 +154,7 @@ def _beats(options: list[dict[str, Any]], choice: Scored, policy: Policy) -> boo
     peaks = named(options, "peaks")
     pick = choice.config.cost_usd_year
     return peaks is not None and not choice.config.is_owned and (
-        peaks["usd_per_year"] < pick * (1 - policy.close_call_margin.value))
+        peaks["work_usd_per_year"] < pick * (1 - policy.close_call_margin.value))
 
 
 def _peaks(f: Configuration, rented: Scored, capacity: float,
@@ -162,6 +166,7 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
             "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
+            "work_usd_per_year": tidy(power + rent, 2),
             "usd_per_year": tidy(power + upkeep + rent, 2)}
 
 
@@ -200,6 +205,7 @@ def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float
             "owned_busy_hours_per_year": tidy(f.busy_hours_per_year * share, 1),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
+            "work_usd_per_year": tidy(power + rent, 2),
             "usd_per_year": tidy(power + upkeep + rent, 2)}
 
 
@@ -225,9 +231,9 @@ def named(options: Sequence[Mapping[str, Any]], option: str) -> dict[str, Any] |
 
 
 def own_usd_per_year(peaks: Mapping[str, Any]) -> float:
-    """What the team's own GPUs cost a year in a peaks option: their power and upkeep."""
-    return float(peaks.get("power_usd_per_year") or 0) + float(
-        peaks.get("upkeep_usd_per_year") or 0)
+    """What the team's own GPUs cost the work a year in a peaks option: their power (their
+    upkeep is paid as long as they are kept, whatever they do)."""
+    return float(peaks.get("power_usd_per_year") or 0)
 
 
 def _owned(scored: Sequence[Scored], method: str) -> Scored | None:

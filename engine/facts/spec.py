@@ -268,11 +268,11 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
         _d("peaks_cost_usd_year", "number", "the team's own GPUs busy up to the busy target "
            "and the rest of the work rented on the cloud configuration, by the hour: their "
-           "power and upkeep plus the rent", "USD/year"),
+           "power plus the rent (their upkeep is paid as long as they are kept)", "USD/year"),
         _d("peaks_owned_share", "number", "the share of the work the team's own GPUs do "
            "then (0-1)"),
         _d("peaks_owned_percent", "number", "the same in per cent", "%"),
-        _d("peaks_owned_usd_year", "number", "their power and upkeep then", "USD/year"),
+        _d("peaks_owned_usd_year", "number", "their power then", "USD/year"),
         _d("peaks_rented_usd_year", "number", "the rent for the rest", "USD/year"),
         _d("peaks_owned_label", "string", "the team's own GPUs (``8× A100 80GB``)"),
         _d("peaks_split", "string", "how the work is split: ``hours`` (they are busy up to "

@@ -173,7 +173,7 @@ def _cost(decision: Decision, choice: Candidate) -> str:
     _, peaks = peaks_pick(decision)
     if peaks is not None:
         text = (f"Cost: ~{usd(peaks_total(decision, peaks))} a year: "
-                f"{usd(own_usd_per_year(peaks))} power and upkeep of your GPUs + "
+                f"{usd(own_usd_per_year(peaks))} power of your GPUs + "
                 f"~{usd(cost.per_year_usd)} a year of rent{spread}")
     if cost.upfront_usd:
         text = f"Cost: {usd(cost.upfront_usd)} up front, then ~{usd(cost.per_year_usd)} a " \

@@ -243,16 +243,18 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
         alone = (f"Your {count}× {short_name(name)} alone cannot do this work within your "
                  f"limits{because}")
         return f"{alone}; {rent}." if rent else f"{alone}."
-    _, peaks = peaks_pick(decision)
+    found, peaks = peaks_pick(decision)
     if peaks is not None and peaks["option"] == "jobs":
         return (f"Your own {count}× {short_name(name)} alone cannot run all your jobs at "
-                f"once{because}: they run {peaks['owned_jobs_at_once']:,} of them "
+                f"once{because}: {'it runs' if count == 1 else 'they run'} "
+                f"{peaks['owned_jobs_at_once']:,} of them "
                 f"({peaks['owned_share']:.0%} of the work), and the pick rents GPUs for the "
-                "others as each runs.")
+                "others as each runs." + _retire_split(found, peaks, count))
     if peaks is not None:
         return (f"Your own {count}× {short_name(name)} alone cannot do all of this work within "
-                f"your limits{because}: kept busy they do {peaks['owned_share']:.0%} of it, "
-                "and the pick rents the rest by the hour.")
+                f"your limits{because}: kept busy "
+                f"{'it does' if count == 1 else 'they do'} {peaks['owned_share']:.0%} of it, "
+                "and the pick rents the rest by the hour." + _retire_split(found, peaks, count))
     if mine is None:
         them = "it" if count == 1 else "them"
         split = _jobs_split(decision, them)
@@ -286,6 +288,28 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
             f"power; {sell}.")
 
 
+def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int) -> str:
+    """Where the pick runs part of the work on the team's own GPUs: what keeping them costs
+    a year, upkeep included, against selling them and renting it all ("" where that is not
+    priced)."""
+    retire = named(found.get("options", []), "retire")
+    if retire is None:
+        return ""
+    keep, rent = split["usd_per_year"], retire["usd_per_year"]
+    rented = retire["rented"]
+    gap = keep - rent
+    them, they = ("it", "it") if count == 1 else ("them", "they")
+    verdict = (f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
+               f"{they} {'has' if count == 1 else 'have'} other work" if gap > 0 else
+               f"retiring {them} costs {usd(-gap)} a year more than keeping {them}")
+    return (f" Or retire {them}: kept, {they} {'costs' if count == 1 else 'cost'} "
+            f"{usd(split['upkeep_usd_per_year'])} a year of upkeep beside this "
+            f"({usd(keep)} a year in all); selling {them} would bring about "
+            f"{usd(retire['resale_usd'])}, and renting it all on {rented['count']:,}× "
+            f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) would "
+            f"cost {usd(rent)} a year: {verdict}.")
+
+
 def peaks_line(decision: Decision) -> str | None:
     """For a team whose own GPUs cannot do the whole year's work within the busy target:
     what keeping them busy and renting the rest by the hour costs, beside the pick."""
@@ -295,11 +319,11 @@ def peaks_line(decision: Decision) -> str | None:
     rented = peaks["rented"]
     line = (f"Or rent the peaks beside your {_owned_gpus(decision, found)}: busy "
             f"{hours(peaks['owned_busy_hours_per_year'])} hours a year they do "
-            f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power + "
-            f"{usd(peaks['upkeep_usd_per_year'])} upkeep), {rented['count']:,}× "
-            f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) the rest "
-            f"({usd(peaks['rented_usd_per_year'])}): {usd(peaks['usd_per_year'])} a year, "
-            "nothing to buy")
+            f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power; "
+            "the upkeep is paid either way), "
+            f"{rented['count']:,}× {rented['gpu_label']} ({rented['provider_label']}, "
+            f"{rented['pricing']}) the rest ({usd(peaks['rented_usd_per_year'])}): "
+            f"{usd(peaks['work_usd_per_year'])} a year, nothing to buy")
     choice = decision.hardware.choice
     if choice is None or choice.owned:
         return line + "."
@@ -318,7 +342,8 @@ def peaks_notice(decision: Decision) -> str | None:
     return (f"Cheaper with what you own: your {_owned_gpus(decision, found)} for "
             f"{peaks['owned_share']:.0%} of "
             f"the work, the peaks rented on {rented['count']:,}× {rented['gpu_label']} "
-            f"({rented['provider_label']}): ~{usd(peaks['usd_per_year'])} a year (--explain).")
+            f"({rented['provider_label']}): ~{usd(peaks['work_usd_per_year'])} a year "
+            "(--explain).")
 
 
 def peaks_pick(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -329,7 +354,7 @@ def peaks_pick(decision: Decision) -> tuple[dict[str, Any], dict[str, Any] | Non
 
 
 def peaks_total(decision: Decision, peaks: Mapping[str, Any]) -> float:
-    """The year's cost of a peaks pick: the own GPUs' power and upkeep, and the rent."""
+    """The year's cost of a peaks pick: the own GPUs' power and the rent."""
     choice = decision.hardware.choice
     rent = choice.cost.per_year_usd if choice is not None else 0.0
     return own_usd_per_year(peaks) + rent
@@ -347,7 +372,7 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
     rented = jobs["rented"]
     rest = jobs["rented_jobs_at_once"]
     others = f"each of the other {rest:,}" if rest > 1 else "the other"
-    verdict = ("less than" if jobs["usd_per_year"] < choice.cost.per_year_usd
+    verdict = ("less than" if jobs["work_usd_per_year"] < choice.cost.per_year_usd
                else "more than")
     held = jobs["owned_jobs_at_once"]
     retire, keep = (named(found.get("options", []), o) for o in ("retire", "keep"))
@@ -358,8 +383,8 @@ def _jobs_split(decision: Decision, them: str) -> tuple[int, int, str] | None:
     return held, held + rest, (
         f"{these} on {them} with {jobs['rented_gpus_per_job']:,}× {rented['gpu_label']} "
         f"({rented['provider_label']}, {rented['pricing']}) for {others} as it runs cost "
-        f"{usd(jobs['usd_per_year'])} a year ({usd(jobs['rented_usd_per_year'])} rent, the "
-        f"rest power and upkeep), {verdict} the pick's {usd(choice.cost.per_year_usd)}; "
+        f"{usd(jobs['work_usd_per_year'])} a year ({usd(jobs['rented_usd_per_year'])} rent, "
+        f"the rest power), {verdict} the pick's {usd(choice.cost.per_year_usd)}; "
         f"keep {them} for other work or sell {them}{sale}")
 
 
