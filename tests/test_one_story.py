@@ -76,7 +76,8 @@ def check_one_story(decision: Decision) -> list[str]:
     if any(r.effect == "exclude" for r in c.reasons):
         bad.append("the pick carries an exclusion")
     facts = decision.facts
-    if c.id not in (facts.get("local_candidate"), facts.get("cloud_candidate")):
+    if c.id.removesuffix(":share") not in (facts.get("local_candidate"),
+                                           facts.get("cloud_candidate")):
         bad.append(f"the pick {c.id} is neither side of the deployment comparison")
     be = decision.estimates.get("break_even")
     if be is not None and c.gpu_label not in be["own"] + be["rent"]:
@@ -111,7 +112,8 @@ def _operators(decision: Decision) -> list[str]:
     if c.where == "cloud" and c.pool is None and c.count >= POLICY.thresholds[
             "big_node_gpus"].value and (
             c.run_hours < POLICY.thresholds["big_node_min_run_hours"].value
-            and c.vram_needed_gib * c.count < c.vram_total_gib / 2):
+            and c.vram_needed_gib * c.count < c.vram_total_gib / 2
+            and _smallest_instance(decision) < c.count):
         bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
                    "would hold")
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
@@ -182,10 +184,27 @@ def _operators(decision: Decision) -> list[str]:
         if group.rule == "hardware.cannot-do-the-year" and (said is None or int(
                 said[1].replace(",", "")) <= int(said[2].replace(",", ""))):
             bad.append(f"a configuration is kept out of the year by hours it has: {group.reason}")
+    found = decision.estimates.get("owned_options") or {}
+    for split in (o for o in found.get("options", []) if o["option"] in ("jobs", "peaks")):
+        # the team's own GPUs beside rented ones cost the work their power and the rent
+        if (split["work_usd_per_year"] < c.cost.per_year_usd * (1 - margin)
+                and not found["peaks_is_the_pick"] and not c.owned and (
+                    split["option"] == "jobs" or not found["peaks_beat_the_pick"])
+                and not c.cost.upfront_usd):
+            bad.append(f"the team's own GPUs with {split['option']} rented cost "
+                       f"${split['work_usd_per_year']:,.0f}, less than the pick, unsaid")
     if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
             i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):
         bad.append("the team's plan was priced but is not reported")
     return bad
+
+
+def _smallest_instance(decision: Decision) -> int:
+    """The fewest GPUs any offer of the team's GPU vendors rents (an AMD-only team may
+    find nothing smaller than a node)."""
+    vendors = set(decision.answers.get("gpu_vendors") or ()) or None
+    return min(o.smallest_gpus for o in CATALOG.offers
+               if vendors is None or CATALOG.gpus[o.gpu].vendor in vendors)
 
 
 def _group(candidate_id: str) -> tuple[str, str]:
