@@ -368,6 +368,7 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
         return out, None
     own, rent = local.config.cost_usd_year, cloud.config.cost_usd_year
     out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
+    out["rent_saving_share"] = tidy(1 - rent / own, 3) if own else None
     line = _lowest_break_even(local, owned, cloud, work, policy)
     if line is not None:
         out["break_even_work"] = tidy(line.value, 2)

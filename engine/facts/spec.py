@@ -266,6 +266,8 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
+        _d("rent_saving_share", "number", "what renting saves against owning for the year's "
+           "work, as a share of owning (negative where renting costs more)"),
         _d("peaks_cost_usd_year", "number", "the team's own GPUs busy up to the busy target "
            "and the rest of the work rented on the cloud configuration, by the hour: their "
            "power plus the rent (their upkeep is paid as long as they are kept)", "USD/year"),

@@ -271,18 +271,19 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                     + f" {then[:1].upper()}{then[1:]}.")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
                 f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
-    sell = (f"selling them would bring about {usd(mine.resale_usd)} and save "
+    them, they = ("it", "it") if count == 1 else ("them", "they")
+    sell = (f"selling {them} would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
         if cloud is None:
             return f"Or retire {yours}: {sell}."
         keep = mine.cost.per_year_usd + mine.upkeep_usd_year
         gap = keep - cloud.cost.per_year_usd
-        verdict = (f"retiring them costs {usd(-gap)} a year more than keeping them"
+        verdict = (f"retiring {them} costs {usd(-gap)} a year more than keeping {them}"
                    if gap < 0 else
-                   f"retiring them saves {usd(gap)} a year besides the sale: worth it unless "
-                   "they have other work")
-        return (f"Or retire {yours}: keeping them costs {usd(keep)} a year (power and "
+                   f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
+                   f"{they} {'has' if count == 1 else 'have'} other work")
+        return (f"Or retire {yours}: keeping {them} costs {usd(keep)} a year (power and "
                 f"upkeep); {sell}; {rent}: {verdict}.")
     return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
             f"power; {sell}.")
