@@ -319,6 +319,11 @@ def _scan(counts: _Counts, keys: Iterable[str],
 
 
 # -- local ----------------------------------------------------------------------------------
+def within_year(needed_hours: float, cap_hours: float) -> bool:
+    """Whether the hours a year a configuration must be busy fit the hours it can be."""
+    return needed_hours <= cap_hours * (1 + 1e-9)
+
+
 def owned_capacity_hours(policy: Policy) -> float:
     """Hours a year owned GPUs can be busy: the policy's busy target of the year (the rest is
     upkeep, failures and queueing)."""
@@ -350,7 +355,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     def held(t: Trial) -> bool:
         """Every requirement but the run limit: the job fits, the year's work and the jobs
         at once are held."""
-        return t.fits and t.busy_hours <= cap and _holds(sizing, pools(t.count), t.count)
+        return t.fits and within_year(t.busy_hours, cap) and _holds(sizing, pools(t.count),
+                                                                    t.count)
 
     def judge(t: Trial) -> Verdicts:
         line = parts_of(catalog, sizing, gpu, t.count).line
@@ -586,7 +592,7 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
         cap = policy.capacity_busy_target["high"].value * hours
     else:
         cap = policy.hours_per_year_max.value
-    within = busy <= cap * (1 + 1e-9)  # as _sized_facts says it (within_year)
+    within = within_year(busy, cap)
     hourly = hourly_rent_usd(price.rate, t.count, offer.vm_usd_per_instance_hour or 0.0,
                              instances)
     cost = hourly * hours * (1 + policy.hidden_cloud_overhead.expected)
@@ -1258,7 +1264,7 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
         "gpus_filled": tidy(t.busy_hours * t.count / owned_capacity_hours(catalog.policy), 2),
         "utilisation": tidy(min(t.busy_hours / catalog.policy.hours_per_year_max.value,
                                 MAX_RATIO), 4),
-        "within_year": needed <= busy_cap * (1 + 1e-9),
+        "within_year": within_year(needed, busy_cap),
         "runs_per_year": runs,
         "run_hours": tidy(t.run_hours, 3),
         "days_per_run": tidy(wall_hours / 24, 4),

@@ -256,7 +256,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                 f"{'it does' if count == 1 else 'they do'} {peaks['owned_share']:.0%} of it, "
                 "and the pick rents the rest by the hour." + _retire_split(found, peaks, count))
     if mine is None:
-        them = "it" if count == 1 else "them"
+        them = _pronouns(count)[0]
         split = _jobs_split(decision, them)
         if split is not None:  # they hold some of the jobs at once: what that costs, first
             return (f"Your own {count}× {short_name(name)} {'holds' if count == 1 else 'hold'} "
@@ -271,7 +271,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                     + f" {then[:1].upper()}{then[1:]}.")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
                 f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
-    them, they = ("it", "it") if count == 1 else ("them", "they")
+    them, they, have = _pronouns(count)
     sell = (f"selling {them} would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
@@ -282,11 +282,16 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
         verdict = (f"retiring {them} costs {usd(-gap)} a year more than keeping {them}"
                    if gap < 0 else
                    f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
-                   f"{they} {'has' if count == 1 else 'have'} other work")
+                   f"{they} {have} other work")
         return (f"Or retire {yours}: keeping {them} costs {usd(keep)} a year (power and "
                 f"upkeep); {sell}; {rent}: {verdict}.")
     return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
             f"power; {sell}.")
+
+
+def _pronouns(count: int) -> tuple[str, str, str]:
+    """(them, they, have) for the team's ``count`` GPUs: ("it", "it", "has") for one."""
+    return ("it", "it", "has") if count == 1 else ("them", "they", "have")
 
 
 def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int) -> str:
@@ -299,9 +304,9 @@ def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int
     keep, rent = split["usd_per_year"], retire["usd_per_year"]
     rented = retire["rented"]
     gap = keep - rent
-    them, they = ("it", "it") if count == 1 else ("them", "they")
+    them, they, have = _pronouns(count)
     verdict = (f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
-               f"{they} {'has' if count == 1 else 'have'} other work" if gap > 0 else
+               f"{they} {have} other work" if gap > 0 else
                f"retiring {them} costs {usd(-gap)} a year more than keeping {them}")
     return (f" Or retire {them}: kept, {they} {'costs' if count == 1 else 'cost'} "
             f"{usd(split['upkeep_usd_per_year'])} a year of upkeep beside this "
