@@ -170,7 +170,7 @@ def _operators(decision: Decision) -> list[str]:
     near = {_group(r.id) for r in decision.hardware.close_calls}
     for alt in decision.hardware.alternatives:
         # one the pick beats on every count (cost, run length, up front, rank) is no call
-        beaten = (alt.cost.per_year_usd > c.cost.per_year_usd + 1
+        beaten = (alt.cost.per_year_usd >= c.cost.per_year_usd  # dollars: a tie may be dearer
                   and (alt.days_per_run or 0) >= (c.days_per_run or 0) * (1 - margin)
                   and alt.cost.upfront_usd >= c.cost.upfront_usd
                   and (alt.score < c.score
