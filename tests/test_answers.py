@@ -225,6 +225,20 @@ def test_both_model_and_model_params_b(catalog: Catalog, tmp_path: Path) -> None
     )
 
 
+def test_runs_as_a_count_and_a_length_say_the_year_they_mean(catalog: Catalog,
+                                                              tmp_path: Path) -> None:
+    """Six-hour runs on an A100, 24 a year: the work is the year's hours, in runs of six."""
+    path = write(tmp_path, "model: llama-3.1-8b\nhours_per_run: 6\nhours_gpu: a100-80gb\n"
+                           "runs_per_year: 24\n")
+    assert refused(path, catalog) == (
+        f"{path}:4: runs_per_year: give the runs as hours_per_run or as runs_per_year, not "
+        "both; 24 runs of 6 hours are hours_per_year: 144 with hours_per_run: 6")
+    path = write(tmp_path, "model: llama-3.1-8b\nhours_per_year: 144\nhours_per_run: 6\n"
+                           "runs_per_year: 24\n")
+    assert refused(path, catalog) == (
+        f"{path}:4: runs_per_year: give the runs as hours_per_run or as runs_per_year, not both")
+
+
 def test_neither_model_nor_size(catalog: Catalog, tmp_path: Path) -> None:
     path = write(tmp_path, "model: null\n")
     assert refused(path, catalog) == (

@@ -69,9 +69,19 @@ def _run_length_without_hours(v: Values) -> str | None:
 
 
 def _runs_twice(v: Values) -> str | None:
-    if v.get("hours_per_run") is not None and v.get("runs_per_year") is not None:
-        return "give the runs as hours_per_run or as runs_per_year, not both"
-    return None
+    length, runs = v.get("hours_per_run"), v.get("runs_per_year")
+    if length is None or runs is None:
+        return None
+    said = "give the runs as hours_per_run or as runs_per_year, not both"
+    if v.get("hours_per_year") is None and _number(length) and _number(runs):
+        # what the team means: the year's hours, in runs of that length
+        said += (f"; {runs:g} runs of {length:g} hours are hours_per_year: "
+                 f"{runs * length:g} with hours_per_run: {length:g}")
+    return said
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _run_longer_than_year(v: Values) -> str | None:
@@ -144,10 +154,10 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
     _check("training_tokens_b hours_per_year", "hours_per_year", _work_twice),
     _check("training_tokens_b hours_per_year work_unknown", "work_unknown",
            _unknown_with_work),
+    _check("hours_per_run runs_per_year", "runs_per_year", _runs_twice),
     _check("training_tokens_b hours_per_year runs_per_year", "runs_per_year",
            _runs_without_work),
     _check("hours_per_year hours_per_run", "hours_per_run", _run_length_without_hours),
-    _check("hours_per_run runs_per_year", "runs_per_year", _runs_twice),
     _check("hours_per_year hours_per_run", "hours_per_run", _run_longer_than_year),
     _check("max_days_per_run hours_per_year hours_per_run runs_per_year", "max_days_per_run",
            _deadline_unchecked),
