@@ -251,13 +251,23 @@ class _Counts:
     """The counts of one placement, tried only where a search asks (each once)."""
 
     def __init__(self, size: int, make: Callable[[int], Trial],
-                 judge: Callable[[Trial], Verdicts]) -> None:
+                 judge: Callable[[Trial], Verdicts],
+                 one_node: Callable[[], int] = lambda: 0) -> None:
         self.size, self._make, self._judge = size, make, judge
+        self.one_node = one_node
+        """The index of the largest count on one node (or instance), found where asked."""
+        self._made: dict[int, Trial] = {}
         self._seen: dict[int, tuple[Trial, Verdicts]] = {}
+
+    def made(self, i: int) -> Trial:
+        """The trial of index ``i``, not priced."""
+        if i not in self._made:
+            self._made[i] = self._make(i)
+        return self._made[i]
 
     def at(self, i: int) -> tuple[Trial, Verdicts]:
         if i not in self._seen:
-            t = self._make(i)
+            t = self.made(i)
             self._seen[i] = (t, self._judge(t))
         return self._seen[i]
 
@@ -285,13 +295,14 @@ def _scan(counts: _Counts, keys: Iterable[str],
     does without recomputation: the cheaper is priced, unless the first runs on fewer nodes
     for at most ``one_node_margin`` more (as the rule against several nodes weighs it: no
     network between nodes to tune, fewer parts to fail). Where no count meets them, the best
-    attempt is the largest count (the fastest, or the nearest to holding the job: its
-    exclusion says the job does not fit even there).
+    attempt is the largest count (the fastest: its exclusion says even it misses), or where
+    not even the largest holds the job (what does not shard, activations, outgrows the card)
+    the largest on one node, with no search: its exclusion says the job does not fit.
     """
     def fits(t: Trial, _: Verdicts) -> bool:
         return t.fits
 
-    fit = counts.first(fits)
+    fit = counts.first(fits) if counts.made(counts.size - 1).fits else None
     chosen: dict[str, Trial] = {}
     for key in keys:
         def meets(t: Trial, v: Verdicts, key: str = key) -> bool:
@@ -302,7 +313,7 @@ def _scan(counts: _Counts, keys: Iterable[str],
 
         ok = None if fit is None else counts.first(meets, fit)
         if ok is None:
-            chosen[key] = counts.at(counts.size - 1)[0]
+            chosen[key] = counts.at(counts.size - 1 if fit is not None else counts.one_node())[0]
             continue
         plain = counts.first(plainly, ok)
         least = counts.at(ok)
@@ -370,7 +381,11 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
 
     if not counts_of:
         return None
-    tried = _Counts(len(counts_of), make, judge)
+    def one_node() -> int:
+        return max((i for i, c in enumerate(counts_of)
+                    if nodes_of(catalog, gpu, c, separate) == 1), default=0)
+
+    tried = _Counts(len(counts_of), make, judge, one_node)
     found, fewest = _scan(tried, ("purchase",), policy.close_call_margin.value)
     chosen = found.get("purchase")
     if chosen is None:
@@ -705,7 +720,10 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
 
     if not listed:
         return []
-    tried = _Counts(len(listed), make, judge)
+    def one_node() -> int:
+        return max((i for i, (_, n) in enumerate(listed) if n == 1), default=0)
+
+    tried = _Counts(len(listed), make, judge, one_node)
     chosen, fewest = _scan(tried, [p.key for p in prices], catalog.policy.close_call_margin.value)
     if sizing.concurrent_jobs > 1 and sizing.steady_jobs:
         chosen = {key: _instance_a_job(tried, listed, rented, t, key, sizing.concurrent_jobs)
