@@ -314,3 +314,23 @@ def test_more_owned_cards_than_one_machine_holds_run_on_one_machine() -> None:
     choice = decision.hardware.choice
     assert choice is not None and choice.owned and choice.count == 4
     assert headline(decision).startswith("Keep using 4 of your 8× RTX 4090 (one machine):")
+
+
+def test_a_split_pick_is_changed_by_selling_not_by_a_purchase_break_even(
+        engine: Engine) -> None:
+    """Beside a pick that runs part of the work on the team's own GPUs, the break-even of
+    buying against renting the whole work is not about the pick: what would change it is
+    selling them, where that and renting it all costs less a year (their upkeep saved)."""
+    for answers in (THREE_AT_ONCE, {**SMALL_POOL, "runs_per_year": 1500}):
+        decision = engine.recommend(answers, decision_id="x")
+        found = decision.estimates["owned_options"]
+        assert found["peaks_is_the_pick"]
+        split, retire = options(found)["jobs"], options(found)["retire"]
+        text = " ".join(" ".join(brief_lines(decision)).split())
+        assert "costs less than renting" not in text
+        if split["usd_per_year"] > retire["usd_per_year"]:
+            assert (f"Would change it: selling your {found['count']}× " in text
+                    and f"saves ${split['usd_per_year'] - retire['usd_per_year']:,.0f} a year"
+                    in text)
+        else:
+            assert "Would change it" not in text

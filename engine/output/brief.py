@@ -30,6 +30,7 @@ from engine.output.summary import (
     plan_line,
     price_lines,
     programme_line,
+    retire_split_line,
     run_length,
     short_name,
     steady_work,
@@ -360,6 +361,9 @@ def _brief_warnings(decision: Decision, book: Rulebook | None) -> list[str]:
 def _would_change(decision: Decision) -> str | None:
     if advises_api(decision):
         return _own_model_pays(decision)
+    if peaks_pick(decision)[1] is not None:  # the break-even is of the whole work, not the pick
+        retire = retire_split_line(decision)
+        return f"Would change it: {retire}" if retire else None
     line = break_even_line(decision)
     if line:
         return f"Would change it: {line[0].lower()}{line[1:]}"

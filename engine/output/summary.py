@@ -316,6 +316,24 @@ def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int
             f"cost {usd(rent)} a year: {verdict}.")
 
 
+def retire_split_line(decision: Decision) -> str | None:
+    """Where the pick runs part of the work on the team's own GPUs and selling them and
+    renting it all would cost less a year (their upkeep saved): what would change it. None
+    otherwise."""
+    found, split = peaks_pick(decision)
+    retire = named(found.get("options", []), "retire") if split is not None else None
+    if split is None or retire is None or split["usd_per_year"] <= retire["usd_per_year"]:
+        return None
+    rented = retire["rented"]
+    count = int(found["count"])
+    _, they, have = _pronouns(count)
+    return (f"selling your {_owned_gpus(decision, found)} (~{usd(retire['resale_usd'])}) and "
+            f"renting it all ({rented['count']:,}× {rented['gpu_label']}, "
+            f"{usd(retire['usd_per_year'])} a year) saves "
+            f"{usd(split['usd_per_year'] - retire['usd_per_year'])} a year, "
+            f"unless {they} {have} other work.")
+
+
 def peaks_line(decision: Decision) -> str | None:
     """For a team whose own GPUs cannot do the whole year's work within the busy target:
     what keeping them busy and renting the rest by the hour costs, beside the pick."""
