@@ -73,15 +73,11 @@ def _runs_twice(v: Values) -> str | None:
     if length is None or runs is None:
         return None
     said = "give the runs as hours_per_run or as runs_per_year, not both"
-    if v.get("hours_per_year") is None and _number(length) and _number(runs):
+    if v.get("hours_per_year") is None:  # checked numbers, as _run_longer_than_year reads
         # what the team means: the year's hours, in runs of that length
         said += (f"; {runs:g} runs of {length:g} hours are hours_per_year: "
                  f"{runs * length:g} with hours_per_run: {length:g}")
     return said
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _run_longer_than_year(v: Values) -> str | None:

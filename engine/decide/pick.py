@@ -335,8 +335,7 @@ def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str,
         return None
     against = max((r for r in theirs.reasons if r.effect in ("avoid", "exclude")),
                   key=lambda r: r.weight, default=None)
-    top = max((r.weight for r in chosen.reasons), default=0.0)
-    if against is None or (against.effect == "avoid" and against.weight < top):
+    if against is None or (against.effect == "avoid" and against.weight < axis_weight(decision)):
         return None
     label = axis.replace("_", " ")
     return against.rule, f"{label} is {decision.choice}, not {option}: {against.text}"

@@ -271,20 +271,16 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                     + f" {then[:1].upper()}{then[1:]}.")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
                 f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
-    them, they, have = _pronouns(count)
+    them, _, _ = _pronouns(count)
     sell = (f"selling {them} would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
         if cloud is None:
             return f"Or retire {yours}: {sell}."
         keep = mine.cost.per_year_usd + mine.upkeep_usd_year
-        gap = keep - cloud.cost.per_year_usd
-        verdict = (f"retiring {them} costs {usd(-gap)} a year more than keeping {them}"
-                   if gap < 0 else
-                   f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
-                   f"{they} {have} other work")
         return (f"Or retire {yours}: keeping {them} costs {usd(keep)} a year (power and "
-                f"upkeep); {sell}; {rent}: {verdict}.")
+                f"upkeep); {sell}; {rent}: "
+                f"{_retire_verdict(keep - cloud.cost.per_year_usd, count)}.")
     return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
             f"power; {sell}.")
 
@@ -292,6 +288,16 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
 def _pronouns(count: int) -> tuple[str, str, str]:
     """(them, they, have) for the team's ``count`` GPUs: ("it", "it", "has") for one."""
     return ("it", "it", "has") if count == 1 else ("them", "they", "have")
+
+
+def _retire_verdict(gap: float, count: int) -> str:
+    """What retiring the team's ``count`` GPUs does, where keeping them costs ``gap`` a year
+    more than selling them and renting it all (less where negative)."""
+    them, they, have = _pronouns(count)
+    if gap > 0:
+        return (f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
+                f"{they} {have} other work")
+    return f"retiring {them} costs {usd(-gap)} a year more than keeping {them}"
 
 
 def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int) -> str:
@@ -303,17 +309,13 @@ def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int
         return ""
     keep, rent = split["usd_per_year"], retire["usd_per_year"]
     rented = retire["rented"]
-    gap = keep - rent
-    them, they, have = _pronouns(count)
-    verdict = (f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
-               f"{they} {have} other work" if gap > 0 else
-               f"retiring {them} costs {usd(-gap)} a year more than keeping {them}")
+    them, they, _ = _pronouns(count)
     return (f" Or retire {them}: kept, {they} {'costs' if count == 1 else 'cost'} "
             f"{usd(split['upkeep_usd_per_year'])} a year of upkeep beside this "
             f"({usd(keep)} a year in all); selling {them} would bring about "
             f"{usd(retire['resale_usd'])}, and renting it all on {rented['count']:,}× "
             f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) would "
-            f"cost {usd(rent)} a year: {verdict}.")
+            f"cost {usd(rent)} a year: {_retire_verdict(keep - rent, count)}.")
 
 
 def retire_split_line(decision: Decision) -> str | None:
