@@ -55,9 +55,8 @@ _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
 def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
     over 23 lines (the reasons, the strongest first, to one line each, fewer alternatives,
-    the programme to one line, then the work, the next step to three, what would change it
-    to one, then no alternatives), never the decision, its cost, the next step or where the
-    rest is."""
+    the programme to one line, then the work, what would change it to one, then no
+    alternatives), never the decision, its cost, the next step or where the rest is."""
     for why_lines, rows, work_most, programme_most, next_most, change_most in _SHORTER:
         lines = _lines(brief_items(decision, rows, book), why_lines,
                        {"work": work_most, "programme": programme_most, "next": next_most,
@@ -121,12 +120,13 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
 
 
 _SHORTER = ((_WHY_LINES, 3, 2, 2, 4, 2), (5, 3, 2, 2, 4, 2), (4, 3, 2, 2, 4, 2),
-            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 2, 2, 1, 3, 2),
-            (3, 1, 2, 1, 3, 2), (3, 1, 1, 1, 3, 2), (3, 1, 1, 1, 3, 1), (3, 0, 1, 1, 3, 1))
+            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 1, 2, 1, 4, 2),
+            (3, 1, 1, 1, 4, 2), (3, 1, 1, 1, 4, 1), (3, 0, 1, 1, 4, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
 of the programme, of the next step, of what would change it). The work (how long a run
 takes, how busy the pick is) keeps its two lines until only what would change the answer
-has two."""
+has two; the next step keeps its four (where, at what price of which date, how to get it:
+a hyperscaler's pricing page alone takes most of a line)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
