@@ -43,6 +43,7 @@ from engine.decide.sides import (
     Scored,
     best,
     deployment_facts,
+    longer_run_facts,
     pool_sharing,
     resolve_cloud,
     summary_facts,
@@ -55,6 +56,7 @@ from engine.facts.build import (
     Facts,
     Sizing,
     build_facts,
+    longest_run,
     methods_allowed,
     shared_of,
     size,
@@ -467,6 +469,17 @@ class _Priced:
                                             steady_jobs(run.answers)))
         if line is not None:
             run.facts.traces["break_even_work"] = line
+        bound = longest_run(run.answers, run.facts.work, policy)
+        saving = policy.thresholds.get("longer_run_min_saving")  # None: an earlier policy
+        if run.values.get("run_deadline_days") is None and bound is not None and saving:
+            kinds, pricings = _ranked(axes["cloud_kind"]), _ranked(axes["pricing"])
+            run.facts.values.update(longer_run_facts(
+                self.scored, bound, kinds[0] if kinds else None,
+                pricings[0] if pricings else None,
+                [s for s in (self.local, self.cloud) if s is not None],
+                saving.value,
+                run.values.get("cloud_ecosystem") if run.values.get("own_cloud_holds_job")
+                else None))
 
 
 @dataclass

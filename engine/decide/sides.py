@@ -11,6 +11,7 @@ the best alternative on the other side.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
@@ -132,6 +133,66 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     out.update(_ratios(costs))
     out.update(_reservation(own or scored))
     return out
+
+
+def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | None,
+                     pricing: str | None, sides: Sequence[Scored], min_saving: float,
+                     ecosystem: str | None = None) -> dict[str, Any]:
+    """Where the default run limit alone keeps out configurations that would cost at least
+    ``min_saving`` less than the cheaper of the two ``sides`` (owning and renting, as
+    resolved) that meet it: the one of them with the shortest runs (then by rule score and
+    cost), its runs and what it saves, for the rules to say.
+
+    Only runs no longer than ``bound_days`` (the longest a run may reasonably take) and
+    within the year count; owned, only of another card than the best owned one (a smaller
+    purchase of it is said on it); rented, only of the cloud ``kind`` and ``pricing`` the
+    rules chose (None: none rented) and, for a team staying in its hyperscaler, of its
+    ``ecosystem``; none the rules score below the best of its side; never the team's own
+    GPUs (their limit is said on them). Call it only where the team set no limit."""
+    if not sides:
+        return {}
+    met = min(sides, key=lambda s: s.config.cost_usd_year)
+    least = met.config.cost_usd_year
+
+    bought = {s.config.gpu for s in sides if s.config.where == "local"}
+
+    def along(c: Configuration) -> bool:
+        if c.where == "local":  # fewer of the card bought: said on it (slower_count)
+            return c.gpu not in bought
+        return c.provider_kind == kind and c.pricing == pricing
+
+    def stays(s: Scored) -> bool:
+        return ecosystem is None or s.facts.get("provider_ecosystem") == ecosystem
+
+    def ranked(s: Scored) -> bool:  # the rules weigh it no lower than its side's best
+        return all(s.score >= side.score for side in sides
+                   if side.config.where == s.config.where)
+
+    slow = [s for s in scored
+            if s.excluded and not s.config.is_owned and s.config.fits and s.config.within_year
+            and not s.config.meets_deadline and s.config.days_per_run <= bound_days
+            and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
+            and stays(s) and ranked(s)
+            and all("meets_deadline" in r.reads for r in s.rules if r.scoring[0])]
+    if not slow:
+        return {}
+    found = min(slow, key=lambda s: (s.config.days_per_run, s.sort_key))
+    c = found.config
+    return {"longer_run_candidate": c.candidate_id,
+            "longer_run_label": _label(c),
+            "longer_run_cost_usd_year": c.cost_usd_year,
+            "longer_run_days": c.days_per_run,
+            "longer_run_answer_days": math.ceil(c.days_per_run),
+            "longer_run_limit_days": found.facts.get("run_limit_days"),
+            "longer_run_met_label": _label(met.config),
+            "longer_run_met_cost_usd_year": least,
+            "longer_run_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
+
+
+def _label(c: Configuration) -> str:
+    """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``."""
+    where = f"{c.provider_label}, {c.pricing}" if c.where == "cloud" else "to buy"
+    return f"{c.count:,}× {c.gpu_label} ({where})"
 
 
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,

@@ -623,7 +623,7 @@ def run_limits(answers: Answers, work: Workload, policy: Policy) -> RunLimits:
     year_days = policy.hours_per_year_max.value / 24
     fill = year_days * policy.capacity_busy_target["high"].value / work.runs_per_year
     first = _first_model_days(answers)  # the first model's run ends by then
-    bounds = (year_days, first, _steady_run_bound(work, policy))
+    bounds = (year_days, first, steady_run_bound(work, policy))
     most = min(b for b in bounds if b is not None)
     return RunLimits(default, team, rented, tidy(max(rented, min(fill, most)), 2))
 
@@ -646,7 +646,15 @@ def _first_model_days(answers: Answers) -> float | None:
     return None if weeks is None else weeks * 7
 
 
-def _steady_run_bound(work: Workload, policy: Policy) -> float | None:
+def longest_run(answers: Answers, work: Workload, policy: Policy) -> float | None:
+    """The longest a run of ``work`` may reasonably take where the team set no limit: the
+    policy's ``max_days_per_steady_run``, never past the deadline for a first model (None:
+    a policy recorded before the bound)."""
+    bound, first = steady_run_bound(work, policy), _first_model_days(answers)
+    return bound if first is None or bound is None else min(bound, first)
+
+
+def steady_run_bound(work: Workload, policy: Policy) -> float | None:
     """The longest run steady work stretches to on capacity held all year (None: a policy
     recorded before the bound, whose runs stretch to the share of the year held)."""
     bound = policy.max_days_per_steady_run

@@ -286,6 +286,23 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("peaks_rented_candidate", "string", "the configuration that rents the rest: the "
            "cloud one, or where that is a committed term the best hourly one of its kind"),
         _d("peaks_rented_label", "string", "it, in words (``8× L40S (AWS, on-demand)``)"),
+        _d("longer_run_candidate", "string", "where the team set no run limit: the "
+           "best-ranked configuration only the default limit keeps out, in runs no longer than "
+           "max_days_per_steady_run (and the deadline for a first model) and within the year, "
+           "owned or of the cloud kind and pricing the rules chose, where it costs less than "
+           "the best owned and rented ones that meet the limit (absent otherwise; never the "
+           "team's own GPUs)"),
+        _d("longer_run_label", "string", "it, in words (``8× MI300X (TensorWave, "
+           "on-demand)``)"),
+        _d("longer_run_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
+        _d("longer_run_days", "number", "days one run takes on it", "days"),
+        _d("longer_run_answer_days", "number", "those days rounded up: the max_days_per_run "
+           "that lets it in", "days"),
+        _d("longer_run_limit_days", "number", "the default limit that keeps it out", "days"),
+        _d("longer_run_met_label", "string", "the cheaper of the best owned and rented "
+           "configurations that meet the limit, in words"),
+        _d("longer_run_met_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
+        _d("longer_run_saving_share", "number", "what it saves against that one (a share)"),
         replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
                    "owning costs less than renting the cloud one: the local configuration, or "
                    "an eligible smaller purchase where its break-even is lower"),
