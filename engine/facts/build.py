@@ -13,7 +13,7 @@ Facts come in the order the decision needs them:
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -268,6 +268,40 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     facts.put("own_serving_gpu_name", month.inputs["gpu_name"])
     if own.value > 0:
         facts.put("api_to_own_cost_ratio", bill.value / own.value)
+
+    req = memory_request(answers, shape, "inference")
+
+    def serving(tokens_m: float) -> float | None:
+        found = serving_cost_per_month(catalog, shape, tokens_m, req, answers.team_region)
+        return None if found is None else found.value
+
+    usd_per_m = api_cost_per_month(1.0, api, catalog.policy).value
+    even = api_break_even(volume, usd_per_m, training.value, serving)
+    if even is not None:
+        facts.put("api_break_even_tokens_m", tidy(even, 0))
+
+
+def api_break_even(volume: float, usd_per_m: float, training_usd_month: float,
+                   serving: Callable[[float], float | None]) -> float | None:
+    """The monthly volume (M tokens) nearest ``volume`` at which a hosted API's bill
+    (``usd_per_m`` a million tokens) and a model of the team's own (its training a month,
+    and ``serving`` that volume, in steps of the GPUs it takes) cost the same: above
+    ``volume`` where the API costs less there, else below. Each step from ``volume`` is the
+    volume at which the API's bill reaches the own model's at the last serving cost; it
+    stops where the serving cost no longer changes (None: no serving for a volume, no
+    price, or no crossing within 64 steps)."""
+    cost = serving(volume)
+    if usd_per_m <= 0 or cost is None:
+        return None
+    up = usd_per_m * volume < training_usd_month + cost
+    for _ in range(64):
+        even = (training_usd_month + cost) / usd_per_m
+        # going down, the serving just below: where a step ends, the API is dearer there
+        after = serving(even if up else even * (1 - 1e-9))
+        if after is None or after == cost:
+            return None if after is None else even
+        cost = after
+    return None
 
 
 def request_method(answers: Answers) -> MethodGroup:

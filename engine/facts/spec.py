@@ -104,6 +104,10 @@ REQUEST: tuple[FactSpec, ...] = (
        "programme a month and serving it 24/7, operations included", "USD/month"),
     _d("own_serving_usd_month", "number", "monthly cost of serving the model yourself, 24/7, "
        "operations included", "USD/month"),
+    _d("api_break_even_tokens_m", "number", "the monthly volume nearest "
+       "api_tokens_per_month_m at which the API's bill and a model of your own cost the "
+       "same: above it where the API costs less now, below it where your own does (serving "
+       "takes whole GPUs, so it moves in steps)", "M tokens/month"),
     _d("own_training_usd_month", "number", "the training programme a month: compute at the "
        "reference rental with evaluation and failed runs, people, data, storage", "USD/month"),
     _d("training_compute_estimate_usd_year", "number", "the year's training compute rented "

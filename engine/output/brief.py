@@ -19,6 +19,7 @@ from engine.decide.owned_options import own_usd_per_year
 from engine.output.hardware_rows import brief_refusal, decided_against, table_rows, why_not_short
 from engine.output.summary import (
     advises_api,
+    amount,
     assumed_work_line,
     break_even_line,
     close_call_lines,
@@ -113,7 +114,7 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
         title = "If you train anyway" if api else "Alternatives"
         items.append(("alternatives", f"{title} (cost a year for the same work):"))
         items += [("alternative", a) for a in alternatives]
-    change = _would_change(decision)
+    change = _would_change(decision, book)
     if change:
         items.append(("change", change))
     return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
@@ -358,9 +359,9 @@ def _brief_warnings(decision: Decision, book: Rulebook | None) -> list[str]:
             if (declared := book.warnings.get(w.id)) is not None and declared.brief]
 
 
-def _would_change(decision: Decision) -> str | None:
+def _would_change(decision: Decision, book: Rulebook | None = None) -> str | None:
     if advises_api(decision):
-        return _own_model_pays(decision)
+        return _own_model_pays(decision, book)
     if peaks_pick(decision)[1] is not None:  # the break-even is of the whole work, not the pick
         retire = retire_split_line(decision)
         return f"Would change it: {retire}" if retire else None
@@ -368,6 +369,20 @@ def _would_change(decision: Decision) -> str | None:
     if line:
         return f"Would change it: {line[0].lower()}{line[1:]}"
     return None
+
+
+def _cost_decides(decision: Decision, book: Rulebook | None) -> bool:
+    """Whether the hosted API leads the approach only by the rules that compare its bill with
+    a model of the team's own (``api_to_own_cost_ratio``): without them another option would
+    lead or tie, so a volume at which the comparison turns changes the advice."""
+    ranking = decision.decisions["approach"].ranking
+    api = next((o for o in ranking if o.option == "use-api"), None)
+    others = [o.score for o in ranking if o.option != "use-api" and not o.excluded]
+    if book is None or api is None or not others:
+        return False
+    weight = sum(r.weight for r in api.reasons if r.effect == "prefer"
+                 and "api_to_own_cost_ratio" in book.rule(r.rule).reads)
+    return api.score - weight <= max(others)
 
 
 def _more(decision: Decision) -> str:
@@ -386,13 +401,24 @@ def identity_line(decision: Decision) -> str:
             f"catalog {decision.catalog['hash'][:12]}")
 
 
-def _own_model_pays(decision: Decision) -> str | None:
+def _own_model_pays(decision: Decision, book: Rulebook | None = None) -> str | None:
     """Where an API is advised for the capability a model of the team's own would lack, though
-    that model would cost less: what the need costs."""
+    that model would cost less: what the need costs. Where the API is advised for costing
+    less (with ``book``: without the rules that compare the two bills it would not lead):
+    the volume above which a model of the team's own would cost less."""
     facts = decision.facts
     own, bill = facts.get("own_cost_usd_month"), facts.get("api_cost_usd_month")
+    if not isinstance(own, (int, float)) or not isinstance(bill, (int, float)):
+        return None
     said = any(w.id == "frontier-need-at-volume" for w in decision.warnings)
-    if not said or not isinstance(own, (int, float)) or not isinstance(bill, (int, float)):
+    even, volume = facts.get("api_break_even_tokens_m"), decision.answers.get(
+        "api_tokens_per_month_m")
+    if (not said and bill < own and isinstance(even, (int, float))
+            and isinstance(volume, (int, float)) and even > volume
+            and _cost_decides(decision, book)):
+        return (f"Would change it: above ~{amount(even)}M tokens a month (yours: "
+                f"{amount(volume)}M), a model of your own would cost less than the API.")
+    if not said:
         return None
     return (f"Would change it: without the need for frontier capability, a model of your "
             f"own at ~{usd(own)} a month would cost less than the API's {usd(bill)}.")

@@ -95,7 +95,7 @@ def _api_bill(decision: Decision) -> str:
     bill, volume = facts.get("api_cost_usd_month"), decision.answers.get("api_tokens_per_month_m")
     if not isinstance(bill, (int, float)) or not isinstance(volume, (int, float)):
         return ""
-    return f": ~{usd(bill)} a month for {_amount(volume)}M tokens ({facts.get('api_name')})"
+    return f": ~{usd(bill)} a month for {amount(volume)}M tokens ({facts.get('api_name')})"
 
 
 def headline(decision: Decision) -> str:
@@ -618,14 +618,16 @@ def break_even_line(decision: Decision) -> str | None:
     be = decision.estimates.get("break_even")
     if not be:
         return None
-    work, amount, unit = decision.estimates["work"], _amount(be["work"]), str(be["unit"])
-    if amount == "1" and unit.startswith("runs "):
+    work, even, unit = decision.estimates["work"], amount(be["work"]), str(be["unit"])
+    if even == "1" and unit.startswith("runs "):
         unit = unit.replace("runs ", "run ", 1)
     return (f"Owning {be['own']} costs less than renting {be['rent']} above "
-            f"{amount} {unit}; yours is {_amount(work['units'])}.")
+            f"{even} {unit}; yours is {amount(work['units'])}.")
 
 
-def _amount(value: float) -> str:
+def amount(value: float) -> str:
+    """An amount (of tokens, runs, hours): whole from 10 up, two significant digits
+    below."""
     return f"{value:,.0f}" if value >= 10 else f"{value:,.2g}"
 
 

@@ -46,11 +46,19 @@ WORK_ANSWERS = {"tokens": ("runs_per_year", "training_tokens_b"), "hours": ("hou
 """Per way of stating the work, the answers the year's work is proportional to."""
 
 
+ANSWER_LEVELS = {"api_tokens_per_month_m": ("api_break_even_tokens_m",)}
+"""Answers with facts that are values of them at which a comparison the rules make turns:
+the volume at which a model of the team's own costs what the API does."""
+
+
 def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]:
-    """Numbers the rules compare ``field`` with (literals, and compared facts' values), and
-    for an answer that sets the work, the value at which the work reaches each level of
-    work a rule could turn on (the break-even)."""
+    """Numbers the rules compare ``field`` with (literals, and compared facts' values), for an
+    answer that sets the work, the value at which the work reaches each level of work a rule
+    could turn on (the break-even), and the levels of the answer among the facts
+    (:data:`ANSWER_LEVELS`)."""
     found: set[float] = set(_work_levels(field, facts))
+    found.update(float(value) for name in ANSWER_LEVELS.get(field, ())
+                 if isinstance(value := facts.get(name), (int, float)))
     for rule in engine.rulebook.rules:
         for leaf in leaves(rule.condition):
             if leaf.op in ("exists", "is", "in", "not_in"):
