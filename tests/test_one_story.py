@@ -32,6 +32,8 @@ from engine.output.text import render_text
 
 AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
                     "run-too-long", "over-budget-never"}
+EMBEDDED = {"cloud.embedded-hyperscaler", "cloud.embedded-hyperscaler-at-a-premium"}
+"""The rules that say "you already run on …"."""
 
 
 def names(decision: Decision) -> set[str]:
@@ -134,7 +136,7 @@ def _operators(decision: Decision) -> list[str]:
             and not decision.facts.get(f"{c.pricing.replace('-', '_')}_available")):
         bad.append(f"a team on {ecosystem} is sent to {c.provider_name} for {c.pricing}, "
                    f"which {ecosystem} does not sell for the job")
-    if (c.where == "cloud" and "cloud.embedded-hyperscaler" in decision.fired
+    if (c.where == "cloud" and EMBEDDED & set(decision.fired)
             and CATALOG.providers[str(c.provider)].ecosystem != ecosystem):
         bad.append(f"'you already run on {ecosystem}' chose the cloud kind, yet the pick is "
                    f"on {c.provider_name}")

@@ -269,6 +269,7 @@ def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
     others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
     if "hyperscaler" in costs and others and min(others) > 0:
         out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)
+        out["hyperscaler_premium_usd_year"] = tidy(costs["hyperscaler"] - min(others), 0)
     return out
 
 

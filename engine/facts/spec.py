@@ -245,6 +245,9 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "costs less"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
+    _d("hyperscaler_premium_usd_year", "number",
+       "best hyperscaler − best other cloud cost for the work (negative: the hyperscaler "
+       "costs less)", "USD/year"),
 ))
 
 DEPLOYMENT: tuple[FactSpec, ...] = tuple(
