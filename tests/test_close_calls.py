@@ -96,3 +96,33 @@ def test_the_cheaper_api_is_said_where_the_data_keeps_the_team_off_it() -> None:
     said = [w.text for w in decision.warnings if w.id == "api-cheaper-than-own"]
     assert len(said) == 1
     assert "2,000 M tokens a month" in said[0] and "serving it around the clock" in said[0]
+
+
+LATEST = {"workload": "fine-tune", "model": "qwen3-32b", "method": "lora",
+          "training_tokens_b": 0.5, "runs_per_year": 24, "usage_pattern": "continuous",
+          "budget_usd": 250000, "upfront_capex": True, "gpu_vendors": ["nvidia"],
+          "needs_latest_hardware": True}
+"""A team that needs the newest hardware: H100s cost about what the pick's B200 does."""
+
+
+def test_an_older_generation_is_not_taken_for_the_newest_one_the_team_asked_for() -> None:
+    """The pick's preference for the newest generation (weight 4) outweighs the cloud-kind
+    reason an H100 row also goes against (weight 2): that is its why-not, in the close call
+    and in the rows; a preference for the pick that is about where it is rented (the team's
+    own hyperscaler) restates the decision and is not."""
+    engine = load_engine()
+    decision = engine.recommend(validate_answers(LATEST, engine.catalog))
+    pick = decision.hardware.choice
+    assert pick is not None and pick.gpu == "b200"
+    older = [c for c in decision.hardware.close_calls if "h100" in c.id]
+    assert older and all(c.reason is not None and "newest generation you asked for" in c.reason
+                         for c in older)
+    rows = [c for c in decision.hardware.alternatives if c.gpu == "h100-sxm"]
+    assert rows and all(why_not_short(decision, c, engine.rulebook)
+                        == "ranked lower: hardware.latest-generation" for c in rows)
+    anywhere = {k: v for k, v in GCP_DE.items() if k not in ("data_residency", "allowed_regions")}
+    gcp = engine.recommend(validate_answers(anywhere, engine.catalog))
+    for c in gcp.hardware.alternatives:
+        said = why_not_short(gcp, c, engine.rulebook) or ""
+        assert "cloud.same-ecosystem" not in said or decided_against(
+            gcp, c, engine.rulebook) is None

@@ -486,7 +486,15 @@ def test_cheaper_names_the_cheapest_rival_and_the_decision_that_set_it_aside(
                 # down is the better reason
                 assert any(r.id == found.rule for r in [*pick.rules, *rival.rules])
                 return
-            assert found.reason.startswith(f"{axis.replace('_', ' ')} is {decided.choice}")
+            if not found.reason.startswith(f"{axis.replace('_', ' ')} is {decided.choice}"):
+                # a rule between the two, against the rival or for the pick and not about
+                # where or how it is rented, that weighs more than the axis's reason
+                between = [r for r in [*pick.rules, *rival.rules] if r.id == found.rule]
+                assert between and max(abs(sum(r.scoring[1])) for r in between) > max(
+                    r.weight for r in chosen.reasons)
+                assert all(not r.reads & set(BOOK.fields.values())
+                           for r in between if r in pick.rules)
+                return
             theirs = next(o for o in decided.ranking
                           if o.option == rival.facts[BOOK.fields[axis]])
             against = [r.rule for r in theirs.reasons if r.effect in ("avoid", "exclude")]

@@ -315,8 +315,9 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
                 by_rule = _strongest_rule(choice, rival)
                 if by_rule[1] != "hardware.rank":
                     return by_rule[1], by_rule[2]
-            # a rule against the rival itself that weighs more than the axis's reason
-            own = _strongest_rule(choice, rival, rival_only=True)
+            # a rule against the rival, or for the pick but not about where or how it is
+            # rented (that restates the decisions), that weighs more than the axis's reason
+            own = _strongest_rule(choice, rival, placeless=frozenset(book.fields.values()))
             return (own[1], own[2]) if own[0] > axis_weight(axes[axis]) else (rule, text)
     _, rule, text = _strongest_rule(choice, rival)
     return rule, text
@@ -401,14 +402,15 @@ def axis_weight(decision: AxisDecision) -> float:
 
 
 def _strongest_rule(choice: Scored, rival: Scored,
-                    rival_only: bool = False) -> tuple[float, str, str]:
-    """(weight, rule, text): the strongest rule that separates the two scores (weight 0,
-    ``hardware.rank`` and the costs where none does); ``rival_only``: of the rules that
-    scored the rival down."""
+                    placeless: frozenset[str] = frozenset()) -> tuple[float, str, str]:
+    """(weight, rule, text): the strongest rule that separates the two scores, for the pick
+    or against the rival (weight 0, ``hardware.rank`` and the costs where none does); of
+    the rules for the pick, only those that read none of the facts ``placeless`` names
+    (the facts the decision axes constrain: where and how a configuration is had)."""
     options: list[tuple[float, Rule, Mapping[str, Any]]] = []
-    for rule in () if rival_only else choice.rules:
+    for rule in choice.rules:
         gain = sum(d for d in rule.scoring[1] if d > 0)
-        if gain and rule not in rival.rules:
+        if gain and rule not in rival.rules and not rule.reads & placeless:
             options.append((gain, rule, choice.facts))
     for rule in rival.rules:
         loss = -sum(d for d in rule.scoring[1] if d < 0)

@@ -84,28 +84,37 @@ def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | Non
         if against_it is not None:
             return f"{said}, not {option} [{against_it[0]}]"
         rule = axis_reason(axis, axis_decision)[0]
-        own = _own_avoid(decision, c)  # a rule against the row itself that weighs more
+        # a rule against the row, or for the pick but not about where or how it is rented,
+        # that weighs more than the axis's reason
+        own = _deciding(decision, c, book)
         if own is not None and own[0] > axis_weight(axis_decision):
             return f"ranked lower: {own[1]}"
         return said if rule == axis else f"{said} [{rule}]"
     pick = decision.hardware.choice
     if pick is None or c.score >= pick.score:
         return None
+    own = _deciding(decision, c)  # below the pick on no decision: any rule between them
+    return None if own is None else f"ranked lower: {own[1]}"
+
+
+def _deciding(decision: Decision, c: Candidate,
+              book: Rulebook | None = None) -> tuple[float, str] | None:
+    """(weight, rule): the strongest rule that separates ``c`` from the pick, for the pick
+    (a preference ``c`` lacks; with ``book``, only one that reads none of the facts the
+    decision axes constrain) or against ``c`` (a penalty the pick does not share); the twin
+    of the decision's ``pick._strongest_rule``."""
+    pick = decision.hardware.choice
+    if pick is None:
+        return None
     mine = {r.rule for r in c.reasons}
     theirs = {r.rule for r in pick.reasons}
-    deciding = [r for r in pick.reasons if r.effect == "prefer" and r.rule not in mine]
-    deciding += [r for r in c.reasons if r.effect == "avoid" and r.rule not in theirs]
-    if not deciding:
-        return None
-    return f"ranked lower: {max(deciding, key=lambda r: r.weight).rule}"
-
-
-def _own_avoid(decision: Decision, c: Candidate) -> tuple[float, str] | None:
-    """(weight, rule): the strongest reason against ``c`` that the pick does not share."""
-    pick = decision.hardware.choice
-    theirs = {r.rule for r in pick.reasons} if pick else set()
-    return max(((r.weight, r.rule) for r in c.reasons
-                if r.effect == "avoid" and r.rule not in theirs), default=None)
+    placed = frozenset(book.fields.values()) if book is not None else frozenset()
+    deciding = [(r.weight, r.rule) for r in pick.reasons
+                if r.effect == "prefer" and r.rule not in mine
+                and not (placed and book is not None and book.rule(r.rule).reads & placed)]
+    deciding += [(r.weight, r.rule) for r in c.reasons
+                 if r.effect == "avoid" and r.rule not in theirs]
+    return max(deciding, key=lambda d: d[0], default=None)
 
 
 def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
