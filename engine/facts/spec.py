@@ -293,12 +293,13 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("peaks_rented_candidate", "string", "the configuration that rents the rest: the "
            "cloud one, or where that is a committed term the best hourly one of its kind"),
         _d("peaks_rented_label", "string", "it, in words (``8× L40S (AWS, on-demand)``)"),
-        _d("longer_run_candidate", "string", "where the team set no run limit: the "
-           "best-ranked configuration only the default limit keeps out, in runs no longer than "
-           "max_days_per_steady_run (and the deadline for a first model) and within the year, "
-           "owned or of the cloud kind and pricing the rules chose, where it costs less than "
-           "the best owned and rented ones that meet the limit (absent otherwise; never the "
-           "team's own GPUs)"),
+        _d("longer_run_candidate", "string", "where the team set no run limit: of the "
+           "configurations only the default limit keeps out that cost at least "
+           "longer_run_min_saving less than the cheaper of the best owned and rented ones "
+           "that meet it, the one with the shortest runs; only runs no longer than "
+           "max_days_per_steady_run (nor the deadline for a first model) and within the "
+           "year, owned or of the cloud kind and pricing the rules chose, scored no lower "
+           "than the best of their side (absent otherwise; never the team's own GPUs)"),
         _d("longer_run_label", "string", "it, in words (``8× MI300X (TensorWave, "
            "on-demand)``)"),
         _d("longer_run_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
