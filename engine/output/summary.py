@@ -496,23 +496,34 @@ def work_line(decision: Decision) -> str:
     choice = decision.hardware.choice
     if advises_api(decision) and choice is not None:
         return _work_line(decision, "Work, if you train anyway", config_name(choice))
+    method = decision.decisions["method"].choice
+    if decision.answers.get("method") == "auto" and method in _METHOD_WORDS:
+        # the team left the method to the advice: which one its runs use
+        return _work_line(decision, "Work", "the pick", _METHOD_WORDS[method])
     return _work_line(decision, "Work", "the pick")
 
 
-def _work_line(decision: Decision, title: str, pick: str) -> str:
+_METHOD_WORDS = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
+"""The fine-tuning methods as the work line names the one the advice chose."""
+
+
+def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> str:
+    """``method``: the fine-tuning method to name (``LoRA``), where the advice chose it."""
     work = decision.estimates["work"]
     facts = decision.facts
     gpu = short_name(str(facts.get("hours_gpu_name") or work["hours_gpu"]))
     if work["mode"] == "hours":
         said = "assumed, see above" if work["hours_assumed"] else "as given"
-        text = f"{title}: {work['hours_per_year']:,.0f} GPU-hours a year on one {gpu} ({said})"
+        of = f" of {method}" if method else ""
+        text = (f"{title}: {work['hours_per_year']:,.0f} GPU-hours a year{of} on one {gpu} "
+                f"({said})")
         if work.get("runs_assumed"):
             text += (", in one run (assumed)" if float(str(work["runs_per_year"])) == 1
                      else f", in runs of {_run_default(work)} (assumed)")
     else:
         source = ("Chinchilla default: 20 tokens per parameter" if work["tokens_from"]
                   == "chinchilla" else "as given")
-        runs = _runs(work["runs_per_year"])
+        runs = _runs(work["runs_per_year"], method)
         if work.get("runs_assumed"):
             runs += " (assumed: you gave no runs a year)"
         text = f"{title}: {runs} of {work['tokens_per_run_b']:,g}B tokens ({source})"
@@ -556,9 +567,9 @@ def _hours_text(value: float) -> str:
     return f"{minutes:,.0f} min" if minutes < 90 else f"{value:,.1f} h"
 
 
-def _runs(runs: float | None) -> str:
-    n = runs or 1
-    return f"{n:,.4g} run a year" if n == 1 else f"{n:,.4g} runs a year"
+def _runs(runs: float | None, method: str = "") -> str:
+    n, kind = runs or 1, f"{method} " if method else ""
+    return f"{n:,.4g} {kind}run a year" if n == 1 else f"{n:,.4g} {kind}runs a year"
 
 
 def memory_line(decision: Decision) -> str:
