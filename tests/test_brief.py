@@ -95,10 +95,13 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
                 or f"your {usd(budget)} budget leaves for compute" in text)
     assert "Next step:" in text
     method = decision.decisions["method"].choice
-    if decision.answers.get("method") == "auto" and method in ("full", "lora", "qlora"):
+    if (decision.answers.get("method") == "auto" and method in ("full", "lora", "qlora")
+            and decision.decisions["approach"].choice == "fine-tune"):
         # the method the advice chose is said where the team left it open
         said = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}[method]
         assert f" {said} run" in text or f"a year of {said} on one " in text
+    elif decision.decisions["approach"].choice != "fine-tune":  # a pretrain is no fine-tune
+        assert "fine-tuning run" not in text and "a year of full fine-tuning" not in text
     if choice.where == "cloud":
         assert f"{usd_small(cost.per_run_usd)} a run" in text
         assert choice.link is None or choice.link in text  # the catalog's page, where it has one

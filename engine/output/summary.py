@@ -497,8 +497,9 @@ def work_line(decision: Decision) -> str:
     if advises_api(decision) and choice is not None:
         return _work_line(decision, "Work, if you train anyway", config_name(choice))
     method = decision.decisions["method"].choice
-    if decision.answers.get("method") == "auto" and method in _METHOD_WORDS:
-        # the team left the method to the advice: which one its runs use
+    if (decision.answers.get("method") == "auto" and method in _METHOD_WORDS
+            and decision.decisions["approach"].choice == "fine-tune"):
+        # the team left the fine-tuning method to the advice: which one its runs use
         return _work_line(decision, "Work", "the pick", _METHOD_WORDS[method])
     return _work_line(decision, "Work", "the pick")
 
