@@ -158,3 +158,25 @@ def test_a_limit_of_the_team_is_tried_lifted(catalog: Catalog, tmp_path: Path) -
     base = engine.evaluate(answers, decision_id="w")
     tried = {(t.answer, str(t.value)) for t in _trials(engine, answers, base.request_facts)}
     assert ("gpu_vendors", "[]") in tried and ("owned_gpu", "None") in tried
+
+
+@pytest.mark.slow
+def test_the_run_limit_that_lets_a_cheaper_node_in_is_tried(catalog: Catalog) -> None:
+    """An AMD-only pretrain whose cheaper single-node offer only the default 30-day limit
+    keeps out: what-if tries the limit that lets it in (left empty, the limit is the
+    default's), and a change after which no configuration does the work (two jobs at once
+    on these offers) flips nothing."""
+    from engine.answers.model import validate_answers
+
+    engine = load_engine()
+    answers = validate_answers({
+        "workload": "pretrain", "model": "llama-3.1-8b", "training_tokens_b": 200,
+        "runs_per_year": 2, "usage_pattern": "bursty", "budget_usd": 500000,
+        "upfront_capex": True, "gpu_vendors": ["amd"]}, catalog)
+    base, flips = what_if(engine, answers)
+    said = {f.axis: f for f in flips}
+    kind = said["cloud_kind"]
+    assert (kind.answer, kind.before, kind.after, kind.current) == (
+        "max_days_per_run", "hyperscaler", "specialised", 30.0)
+    assert 49 < float(kind.value) <= float(base.facts.get("longer_run_answer_days") or 50)
+    assert all(f.answer != "concurrent_jobs" for f in flips)

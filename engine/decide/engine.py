@@ -267,7 +267,12 @@ class Engine:
         how the candidates compare; the cloud side is resolved. Phase 3: rules decide
         deployment from owning vs renting the same work.
         """
-        return self._made(answers).axes
+        return self.decided(answers)[0]
+
+    def decided(self, answers: Answers) -> tuple[dict[str, AxisDecision], bool]:
+        """:meth:`choices`, and whether a configuration does the work (there is a pick)."""
+        made = self._made(answers)
+        return made.axes, made.choice is not None
 
     def _answers(self, answers: Answers | Mapping[str, Any]) -> Answers:
         """Validated answers; anything else is an :class:`InputError`."""

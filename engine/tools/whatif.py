@@ -46,9 +46,13 @@ WORK_ANSWERS = {"tokens": ("runs_per_year", "training_tokens_b"), "hours": ("hou
 """Per way of stating the work, the answers the year's work is proportional to."""
 
 
-ANSWER_LEVELS = {"api_tokens_per_month_m": ("api_break_even_tokens_m",)}
+ANSWER_LEVELS = {"api_tokens_per_month_m": ("api_break_even_tokens_m",),
+                 "max_days_per_run": ("longer_run_answer_days",)}
 """Answers with facts that are values of them at which a comparison the rules make turns:
-the volume at which a model of the team's own costs what the API does."""
+the volume at which a model of the team's own costs what the API does; the run limit that
+lets in a configuration only the default limit keeps out."""
+UNANSWERED_AS = {"max_days_per_run": "max_days_per_run_default"}
+"""Answers left empty, and the fact that says the value the advice took for them."""
 
 
 def thresholds(engine: Engine, field: str, facts: dict[str, Any]) -> list[float]:
@@ -94,6 +98,8 @@ def _current(field: str, facts: dict[str, Any]) -> float | None:
     value = facts.get(field)
     if value is None and field == "runs_per_year" and facts.get("training_tokens_b"):
         return 1.0
+    if value is None and field in UNANSWERED_AS:
+        value = facts.get(UNANSWERED_AS[field])
     return float(value) if isinstance(value, (int, float)) else None
 
 
@@ -243,11 +249,16 @@ class Probe:
 
     def full(self, answer: str, value: Any, trial: Answers) -> dict[str, AxisDecision]:
         """The axes the full recommendation of ``trial`` (``answer`` changed to ``value``)
-        decides."""
+        decides; where no configuration does the work any more, every axis without a choice
+        (a change after which nothing does the work flips nothing)."""
         runs = self._full.setdefault(answer, {})
         key = repr(_plain(value))
         if key not in runs:
-            runs[key] = (value, self.engine.choices(trial))
+            axes, holds = self.engine.decided(trial)
+            if not holds and self.base.hardware.choice is not None:
+                axes = {name: axis.model_copy(update={"choice": None})
+                        for name, axis in axes.items()}
+            runs[key] = (value, axes)
         return runs[key][1]
 
     def bracket(self, flip: Flip) -> tuple[float, float]:
