@@ -251,8 +251,7 @@ class _Counts:
     """The counts of one placement, tried only where a search asks (each once)."""
 
     def __init__(self, size: int, make: Callable[[int], Trial],
-                 judge: Callable[[Trial], Verdicts],
-                 one_node: Callable[[], int] = lambda: 0) -> None:
+                 judge: Callable[[Trial], Verdicts], one_node: Callable[[], int]) -> None:
         self.size, self._make, self._judge = size, make, judge
         self.one_node = one_node
         """The index of the largest count on one node (or instance), found where asked."""

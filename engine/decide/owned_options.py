@@ -27,7 +27,7 @@ from engine.decide.candidates import (
     owned_capacity_hours,
 )
 from engine.decide.configuration import Configuration
-from engine.decide.sides import Scored
+from engine.decide.sides import Scored, config_label
 from engine.estimates.figure import tidy
 
 
@@ -123,7 +123,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
             "peaks_split": "hours" if held is None else "jobs",
             "peaks_owned_jobs": held or 0, "peaks_rented_jobs": rest,
             "peaks_rented_candidate": rented.id,
-            "peaks_rented_label": f"{gpus:,}× {r.gpu_label} ({r.provider_label}, {r.pricing})"}
+            "peaks_rented_label": config_label(r, gpus)}
 
 
 def _owned_share(f: Configuration, held: int | None, concurrent: int,

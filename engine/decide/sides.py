@@ -179,20 +179,21 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
     found = min(slow, key=lambda s: (s.config.days_per_run, s.sort_key))
     c = found.config
     return {"longer_run_candidate": c.candidate_id,
-            "longer_run_label": _label(c),
+            "longer_run_label": config_label(c),
             "longer_run_cost_usd_year": c.cost_usd_year,
             "longer_run_days": c.days_per_run,
             "longer_run_answer_days": math.ceil(c.days_per_run),
             "longer_run_limit_days": found.facts.get("run_limit_days"),
-            "longer_run_met_label": _label(met.config),
+            "longer_run_met_label": config_label(met.config),
             "longer_run_met_cost_usd_year": least,
             "longer_run_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
 
 
-def _label(c: Configuration) -> str:
-    """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``."""
+def config_label(c: Configuration, count: int | None = None) -> str:
+    """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``: ``c`` in words, as
+    facts name it (of ``count`` of its GPUs where given)."""
     where = f"{c.provider_label}, {c.pricing}" if c.where == "cloud" else "to buy"
-    return f"{c.count:,}× {c.gpu_label} ({where})"
+    return f"{c.count if count is None else count:,}× {c.gpu_label} ({where})"
 
 
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,

@@ -252,9 +252,8 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     facts.put("api_model_class", api.model_class)
     facts.put("api_name", api.name)
     facts.put("api_cost_usd_month", bill.value, bill)
-    month = serving_cost_per_month(catalog, shape, volume,
-                                   memory_request(answers, shape, "inference"),
-                                   answers.team_region)
+    req = memory_request(answers, shape, "inference")
+    month = serving_cost_per_month(catalog, shape, volume, req, answers.team_region)
     if month is None:
         return
     training = facts.traces["own_training_usd_month"]
@@ -269,28 +268,29 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     if own.value > 0:
         facts.put("api_to_own_cost_ratio", bill.value / own.value)
 
-    req = memory_request(answers, shape, "inference")
 
     def serving(tokens_m: float) -> float | None:
         found = serving_cost_per_month(catalog, shape, tokens_m, req, answers.team_region)
         return None if found is None else found.value
 
     usd_per_m = api_cost_per_month(1.0, api, catalog.policy).value
-    even = api_break_even(volume, usd_per_m, training.value, serving)
+    even = api_break_even(volume, usd_per_m, training.value, serving, month.value)
     if even is not None:
         facts.put("api_break_even_tokens_m", tidy(even, 0))
 
 
 def api_break_even(volume: float, usd_per_m: float, training_usd_month: float,
-                   serving: Callable[[float], float | None]) -> float | None:
+                   serving: Callable[[float], float | None],
+                   serving_now: float | None = None) -> float | None:
     """The monthly volume (M tokens) nearest ``volume`` at which a hosted API's bill
     (``usd_per_m`` a million tokens) and a model of the team's own (its training a month,
     and ``serving`` that volume, in steps of the GPUs it takes) cost the same: above
     ``volume`` where the API costs less there, else below. Each step from ``volume`` is the
     volume at which the API's bill reaches the own model's at the last serving cost; it
     stops where the serving cost no longer changes (None: no serving for a volume, no
-    price, or no crossing within 64 steps)."""
-    cost = serving(volume)
+    price, or no crossing within 64 steps). ``serving_now``: ``serving(volume)``, where the
+    caller has it already."""
+    cost = serving(volume) if serving_now is None else serving_now
     if usd_per_m <= 0 or cost is None:
         return None
     up = usd_per_m * volume < training_usd_month + cost

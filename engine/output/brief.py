@@ -58,10 +58,9 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     over 23 lines (the reasons, the strongest first, to one line each, fewer alternatives,
     the programme to one line, then the work, what would change it to one, then no
     alternatives), never the decision, its cost, the next step or where the rest is."""
-    for why_lines, rows, work_most, programme_most, next_most, change_most in _SHORTER:
+    for why_lines, rows, work_most, programme_most, change_most in _SHORTER:
         lines = _lines(brief_items(decision, rows, book), why_lines,
-                       {"work": work_most, "programme": programme_most, "next": next_most,
-                        "change": change_most})
+                       {"work": work_most, "programme": programme_most, "change": change_most})
         if len(lines) <= MAX_LINES:
             return lines
     return lines[:MAX_LINES - 2] + lines[-2:]  # where the rest is, and the decision's id
@@ -120,19 +119,20 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
 
 
-_SHORTER = ((_WHY_LINES, 3, 2, 2, 4, 2), (5, 3, 2, 2, 4, 2), (4, 3, 2, 2, 4, 2),
-            (3, 3, 2, 2, 4, 2), (3, 2, 2, 2, 4, 2), (3, 2, 2, 1, 4, 2), (3, 1, 2, 1, 4, 2),
-            (3, 1, 1, 1, 4, 2), (3, 1, 1, 1, 4, 1), (3, 0, 1, 1, 4, 1))
+_SHORTER = ((_WHY_LINES, 3, 2, 2, 2), (5, 3, 2, 2, 2), (4, 3, 2, 2, 2), (3, 3, 2, 2, 2),
+            (3, 2, 2, 2, 2), (3, 2, 2, 1, 2), (3, 1, 2, 1, 2), (3, 1, 1, 1, 2), (3, 1, 1, 1, 1),
+            (3, 0, 1, 1, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
-of the programme, of the next step, of what would change it). The work (how long a run
-takes, how busy the pick is) keeps its two lines until only what would change the answer
-has two; the next step keeps its four (where, at what price of which date, how to get it:
-a hyperscaler's pricing page alone takes most of a line)."""
+of the programme, of what would change it). The work (how long a run takes, how busy the
+pick is) keeps its two lines until only what would change the answer has two; the next step
+is never shortened (:func:`_lines`)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
+    # the next step keeps its four lines: where, at what price of which date, how to get
+    # it (a hyperscaler's pricing page alone takes most of a line)
     most = {"headline": 3, "notice": 2, "owned": 4, "refused": 3, "warning": 3, "cost": 3,
-            "more": 2, **most_of}
+            "next": 4, "more": 2, **most_of}
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:
