@@ -157,6 +157,22 @@ def test_offer_citing_unknown_gpu(catalog_copy: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(("card", "message"), [
+    ("a100-80g", "unknown GPU 'a100-80g'; did you mean 'a100-80gb'?"),
+    ("rtx-4090", "GPU 'rtx-4090' does not fit this platform (form or socket); expected one "
+                 "it takes: a100-40gb, a100-80gb, a800-80gb, b200, b300, gb200, gh200, "
+                 "h100-sxm, h200"),
+])
+def test_a_platforms_draw_for_a_card_names_a_card_it_takes(
+        catalog_copy: Path, card: str, message: str) -> None:
+    platforms = catalog_copy / "platforms.yaml"
+    _replace_once(platforms, "    a800-80gb: 3300\n", f"    {card}: 3300\n")
+    line = _line_of(platforms, "- id: hgx-8")
+    with pytest.raises(CatalogError) as exc:
+        load_catalog(catalog_copy)
+    assert str(exc.value) == f"{platforms}:{line}: platforms[hgx-8].watts_by_gpu: {message}"
+
+
 def test_unknown_key_in_gpu_entry(catalog_copy: Path) -> None:
     gpus = catalog_copy / "gpus.yaml"
     line = _replace_once(gpus, "  memory_type: GDDR6X\n  bandwidth_gbps: 1008\n",

@@ -396,6 +396,24 @@ def test_electricity_of_a_450w_card_in_its_desktop(catalog: Catalog) -> None:
     assert run.value == pytest.approx((450 + platform.watts) / 1000 * factor * 0.12, abs=1e-4)
 
 
+def test_a_node_draws_what_its_cards_generation_draws(catalog: Catalog) -> None:
+    """The HGX host around eight A100s draws less than around eight H100s, and around eight
+    B200s more (the DGX systems' maximum less their GPUs' TDP): the power of a busy hour
+    follows the card's generation, not one figure for every SXM node."""
+    policy = catalog.policy
+    per_hour = {}
+    for card in ("a100-80gb", "h100-sxm", "b200"):
+        gpu = catalog.gpu(card)
+        platform, boxes = platform_for(gpu, 8, catalog.platforms) or (None, 0)
+        assert platform is not None and platform.id == "hgx-8" and boxes == 1
+        run = running_cost_per_hour(gpu, 8, platform, boxes, 0.40, policy)
+        per_hour[card] = run.inputs["platform_w"]
+        assert run.value == pytest.approx(
+            (gpu.tdp_w * 8 + run.inputs["platform_w"]) / 1000
+            * policy.cooling_power_factor.value * 0.40, abs=1e-4)
+    assert per_hour == {"a100-80gb": 3300, "h100-sxm": 4600, "b200": 6300}
+
+
 def test_platform_is_the_smallest_box_of_the_cards_form(catalog: Catalog) -> None:
     """Consumer cards: a 2-card desktop, then a 4-card build; SXM modules: whole HGX nodes,
     several of them (InfiniBand) beyond eight GPUs."""

@@ -481,8 +481,29 @@ def _check_references(catalog: Catalog, raw: dict[str, Any], root: Path,
                     line=line,
                     field=f"{kind}[{item_id}].{attr}",
                 )
+    _check_platform_cards(catalog, raw, root, overrides)
     _check_offer_regions(catalog, raw, root, overrides)
     _check_locations(catalog, raw, root, overrides)
+
+
+def _check_platform_cards(catalog: Catalog, raw: dict[str, Any], root: Path,
+                          overrides: _Override | None) -> None:
+    """A platform's draw for a card names a GPU of the catalog that it takes."""
+    for platform in catalog.platforms:
+        taken = {g.id for g in catalog.gpus.values()
+                 if g.form in platform.forms and g.socket == platform.socket}
+        for gpu_id in platform.watts_by_gpu:
+            if gpu_id in taken:
+                continue
+            path, line = (overrides and overrides.locate("platforms", platform.id)) or (
+                _p(root, "platforms"), _line_of_id(raw["platforms"], platform.id))
+            if gpu_id not in catalog.gpus:
+                message = f"unknown GPU '{gpu_id}'{did_you_mean(gpu_id, catalog.gpus)}"
+            else:
+                message = (f"GPU '{gpu_id}' does not fit this platform (form or socket); "
+                           f"expected one it takes: {', '.join(sorted(taken)) or 'none'}")
+            raise CatalogError(message, path=path,
+                               line=line, field=f"platforms[{platform.id}].watts_by_gpu")
 
 
 _FILE_OF = {

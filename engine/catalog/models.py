@@ -710,8 +710,16 @@ class Platform(Strict):
         default=False, description="several can train one job together (InfiniBand)")
     price: PriceRange = Field(description="the platform without its GPUs")
     watts: PositiveFloat = Field(description="draw under load without the GPUs")
+    watts_by_gpu: dict[str, PositiveFloat] = Field(
+        default_factory=dict,
+        description="the draw without the GPUs where it differs for a card (the baseboard "
+                    "and switches of its generation), by GPU id")
     sources: SourceIds
     note: str | None = None
+
+    def watts_for(self, gpu_id: str) -> float:
+        """Its draw under load without the GPUs, holding ``gpu_id`` cards."""
+        return self.watts_by_gpu.get(gpu_id, self.watts)
 
 
 class PlatformFile(Strict):

@@ -83,14 +83,15 @@ def purchase_cost(gpu: Gpu, count: int, platform: Platform, boxes: int,
 def running_cost_per_hour(gpu: Gpu, count: int, platform: Platform, boxes: int,
                           electricity_usd_per_kwh: float, policy: Policy) -> Figure:
     """Electricity with cooling per busy hour: the cards and the platforms around them."""
-    watts = gpu.tdp_w * count + platform.watts * boxes
+    platform_w = platform.watts_for(gpu.id)
+    watts = gpu.tdp_w * count + platform_w * boxes
     factor = policy.cooling_power_factor.value
     return figure(
         watts / 1000 * factor * electricity_usd_per_kwh, "USD/hour",
         "(card TDP × cards + platform W × boxes) ÷ 1000 × cooling factor × $/kWh",
         [*gpu.sources, *platform.sources, *policy.cooling_power_factor.sources,
          "price.electricity"],
-        tdp_w=gpu.tdp_w, cards=count, platform_w=platform.watts, boxes=boxes,
+        tdp_w=gpu.tdp_w, cards=count, platform_w=platform_w, boxes=boxes,
         cooling_factor=factor, usd_per_kwh=electricity_usd_per_kwh,
     )
 
