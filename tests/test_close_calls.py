@@ -28,6 +28,11 @@ PRIVATE = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
 STEADY = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
           "training_tokens_b": 0.05, "runs_per_year": 200, "usage_pattern": "continuous",
           "budget_usd": 20000, "upfront_capex": True}
+AWS_BURSTS = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "full",
+              "training_tokens_b": 1, "runs_per_year": 6, "usage_pattern": "bursty",
+              "budget_usd": 200000, "upfront_capex": False, "cloud_ecosystem": "aws",
+              "owned_gpu": "h100-sxm", "owned_gpu_count": 8}
+"""An AWS shop that stays on AWS at about twice the cost of the best other cloud."""
 
 
 def _decide(answers: dict[str, Any]) -> Decision:
@@ -106,23 +111,62 @@ LATEST = {"workload": "fine-tune", "model": "qwen3-32b", "method": "lora",
 
 
 def test_an_older_generation_is_not_taken_for_the_newest_one_the_team_asked_for() -> None:
-    """The pick's preference for the newest generation (weight 4) outweighs the cloud-kind
-    reason an H100 row also goes against (weight 2): that is its why-not, in the close call
-    and in the rows; a preference for the pick that is about where it is rented (the team's
-    own hyperscaler) restates the decision and is not."""
+    """The pick's preference for the newest generation (weight 4) outweighs the cloud-kind or
+    pricing decision an H100 or H200 row also goes against: that is its why-not, in the close
+    call and in the rows (an AWS team whose pick is bought); a preference for the pick that is
+    about where it is rented (the team's own hyperscaler) restates the decision and is not."""
     engine = load_engine()
     decision = engine.recommend(validate_answers(LATEST, engine.catalog))
     pick = decision.hardware.choice
     assert pick is not None and pick.gpu == "b200"
-    older = [c for c in decision.hardware.close_calls if "h100" in c.id]
+    aws = engine.recommend(validate_answers({**LATEST, "cloud_ecosystem": "aws"},
+                                            engine.catalog))
+    pick = aws.hardware.choice
+    assert pick is not None and pick.gpu == "rtx-pro-6000-blackwell"
+    older = [c for c in aws.hardware.close_calls if "h100" in c.id or "h200" in c.id]
     assert older and all(c.reason is not None and "newest generation you asked for" in c.reason
                          for c in older)
-    rows = [c for c in decision.hardware.alternatives if c.gpu == "h100-sxm"]
-    assert rows and all(why_not_short(decision, c, engine.rulebook)
-                        == "ranked lower: hardware.latest-generation" for c in rows)
+    rows = [c for c in aws.hardware.alternatives if c.gpu in ("h100-sxm", "h100-pcie", "h200")]
+    assert len(rows) >= 2 and all(why_not_short(aws, c, engine.rulebook)
+                                  == "ranked lower: hardware.latest-generation" for c in rows)
+    assert any(decided_against(aws, c, engine.rulebook) is not None for c in rows)
     anywhere = {k: v for k, v in GCP_DE.items() if k not in ("data_residency", "allowed_regions")}
     gcp = engine.recommend(validate_answers(anywhere, engine.catalog))
     for c in gcp.hardware.alternatives:
         said = why_not_short(gcp, c, engine.rulebook) or ""
         assert "cloud.same-ecosystem" not in said or decided_against(
             gcp, c, engine.rulebook) is None
+
+
+@pytest.mark.parametrize("answers", [GCP_DE, PRIVATE, STEADY, AWS_BURSTS],
+                         ids=["gcp-de", "private", "steady", "aws-bursts"])
+def test_a_cheaper_close_call_is_not_beside_a_far_cheaper_row_of_its_decision(
+        answers: dict[str, Any]) -> None:
+    """A close call that costs a little less and goes against a decision is no close call
+    where that decision also keeps out a row that costs less by more than the margin (here:
+    among the rows shown): the decision was not close."""
+    engine = load_engine()
+    decision = _decide(answers)
+    pick = decision.hardware.choice
+    assert pick is not None
+    margin = engine.catalog.policy.close_call_margin.value
+    shown = {c.id: c for c in decision.hardware.alternatives}
+    far = {decided_against(decision, c, engine.rulebook)
+           for c in decision.hardware.alternatives
+           if c.cost.per_year_usd < pick.cost.per_year_usd * (1 - margin)}
+    for near in decision.hardware.close_calls:
+        if near.premium >= 0:
+            continue
+        axis = decided_against(decision, shown[near.id], engine.rulebook)
+        assert axis is None or axis not in far, (near.id, axis)
+
+
+def test_staying_in_a_hyperscaler_at_twice_the_cost_is_no_close_call() -> None:
+    """The AWS shop's pick costs 2.3× the best other cloud: another cloud 10 % cheaper is no
+    close call (it read "A close call: 8× H200, RunPod on-demand costs 10 % less; the pick
+    won on: … $7,884 a year (2.3×) dearer … than the best other cloud")."""
+    decision = _decide(AWS_BURSTS)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.provider == "aws"
+    assert not [c for c in decision.hardware.close_calls if c.premium < 0]
+    assert decision.facts["hyperscaler_to_other_cost_ratio"] > 2

@@ -10,8 +10,10 @@ And the operators' model (issue 25): checkpointing is on only where the pick doe
 without it; no 8-GPU (or larger) node for a run under an hour that fewer GPUs hold, and no
 spot across nodes or beyond the policy's run length unless the team checkpoints often; the
 run limit holds in every unit of work, start-up included; the method is the pick's; a close
-call within the policy's margin is said; the team's plan, when given, is priced; a team on a
-hyperscaler that holds its job is not sent to another for a pricing its own does not sell.
+call within the policy's margin is said, unless a decision it goes against also keeps out a
+row cheaper by more than the margin (that decision was not close); the team's plan, when
+given, is priced; a team on a hyperscaler that holds its job is not sent to another for a
+pricing its own does not sell.
 """
 
 from __future__ import annotations
@@ -170,17 +172,27 @@ def _operators(decision: Decision) -> list[str]:
         bad.append("the memory estimate is not of the pick's method")
     margin = POLICY.close_call_margin.value
     near = {_group(r.id) for r in decision.hardware.close_calls}
+    # a decision that keeps out a row far cheaper than the pick was not close
+    far = {decided_against(decision, a, ENGINE.rulebook) for a in decision.hardware.alternatives
+           if a.cost.per_year_usd < c.cost.per_year_usd * (1 - margin)} - {None}
     for alt in decision.hardware.alternatives:
         # one the pick beats on every count (cost, run length, up front, rank) is no call
         beaten = (alt.cost.per_year_usd >= c.cost.per_year_usd  # dollars: a tie may be dearer
                   and (alt.days_per_run or 0) >= (c.days_per_run or 0) * (1 - margin)
                   and alt.cost.upfront_usd >= c.cost.upfront_usd
-                  and (alt.score < c.score
+                  and (alt.score <= c.score
                        or decided_against(decision, alt, ENGINE.rulebook) is not None))
         if (abs(alt.cost.per_year_usd - c.cost.per_year_usd) < margin * c.cost.per_year_usd - 1
                 and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
-                and (alt.gpu, alt.where) not in near and not beaten):
+                and (alt.gpu, alt.where) not in near and not beaten
+                and not (alt.cost.per_year_usd < c.cost.per_year_usd
+                         and decided_against(decision, alt, ENGINE.rulebook) in far)):
             bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")
+        if (alt.id in {r.id for r in decision.hardware.close_calls}
+                and alt.cost.per_year_usd < c.cost.per_year_usd
+                and decided_against(decision, alt, ENGINE.rulebook) in far):
+            bad.append(f"{alt.id} is a close call on a decision that keeps out a row more "
+                       f"than {margin:.0%} cheaper than the pick")
     for group in decision.hardware.excluded:  # "would have to run X hours ..., more than Y"
         said = re.search(r"run ([\d,]+) hours a year .* more than the ([\d,]+)", group.reason)
         if group.rule == "hardware.cannot-do-the-year" and (said is None or int(

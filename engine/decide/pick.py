@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from engine.decide.candidates import PricedCandidate
 from engine.decide.configuration import Configuration
@@ -69,13 +69,14 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
     warnings and strategies, and every rule that excluded a configuration (else the first
     only)."""
     plan = plan_of(scored, choice, axes, book)
-    near = close_calls(choice, scored, margin, axes, book) if choice else []
+    near, instead = (close_calls(choice, scored, margin, axes, book) if choice
+                     else NearTies([], []))
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
                       for s in alternatives(choice, scored,
                                             keep=[plan, _best_added(choice, scored),
-                                                  *near])],
+                                                  *near, *instead])],
         considered=len(scored),
         excluded=(excluded(scored) if keeps_every_exclusion(traced=trace,
                                                             refusal=choice is None)
@@ -129,9 +130,20 @@ def plan_of(scored: Sequence[Scored], choice: Scored | None = None,
     return min(planned, key=lambda s: (not along(s), s.excluded, s.sort_key))
 
 
+class NearTies(NamedTuple):
+    """What :func:`close_calls` finds."""
+
+    calls: list[Scored]
+    """The close calls."""
+    instead: list[Scored]
+    """For each decision a cheaper configuration within the margin went against and that
+    also keeps out one cheaper by more than the margin, the cheapest it keeps out: shown
+    instead, since that decision was not close."""
+
+
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
                 axes: Mapping[str, AxisDecision], book: Rulebook,
-                limit: int = 2) -> list[Scored]:
+                limit: int = 2) -> NearTies:
     """Eligible configurations of another GPU, place, kind of cloud or pricing (one each)
     whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
     those that cost no more, finish a run more than ``margin`` sooner and go against none of
@@ -139,8 +151,27 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     then those that cost no more and finish sooner against a decision (a trade the team may
     weigh), then the nearest in cost. What would tip the decision is then said with them.
     One that costs more, finishes no sooner, needs no less up front and goes against a
-    decision or ranks lower by a rule is no call at all: the pick beats it on every count."""
+    decision or ranks no higher is no call at all: the pick beats it on every count.
+    One that costs a little less is no close call either where a decision it goes against
+    also keeps out one that costs less by more than ``margin``: that decision was not close
+    (staying in the team's hyperscaler at 2.3× the best other cloud is no close call with
+    another cloud 10 % cheaper), and the far cheaper one is shown instead."""
     cost, days = choice.config.cost_usd_year, choice.config.days_per_run
+    eligible = [s for s in scored if not s.excluded and s is not choice]
+    far: dict[str, Scored] | None = None  # per decision, the cheapest far cheaper it keeps out
+
+    def far_below(s: Scored) -> Scored | None:
+        nonlocal far
+        if far is None:
+            far = {}
+            for e in eligible:
+                if e.config.cost_usd_year < cost * (1 - margin):
+                    axis = axis_against(book, axes, choice.facts, e.facts)
+                    if axis is not None and (axis not in far or (e.config.cost_usd_year, e.id)
+                                             < (far[axis].config.cost_usd_year, far[axis].id)):
+                        far[axis] = e
+        axis = axis_against(book, axes, choice.facts, s.facts) if far else None
+        return None if axis is None else far.get(axis)
 
     def order(s: Scored) -> tuple[bool, bool, float]:
         c = s.config
@@ -152,21 +183,27 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
         c = s.config
         return (c.cost_usd_year > cost and c.days_per_run >= days * (1 - margin)
                 and c.upfront_usd >= choice.config.upfront_usd
-                and (s.score < choice.score
+                and (s.score <= choice.score
                      or axis_against(book, axes, choice.facts, s.facts) is not None))
 
     found: list[Scored] = []
+    instead: list[Scored] = []
     seen = {_side(choice)}
-    for entry in sorted((s for s in scored if not s.excluded and s is not choice), key=order):
+    for entry in sorted(eligible, key=order):
         other = entry.config.cost_usd_year
         if (not cost or abs(other - cost) > margin * cost or _side(entry) in seen
                 or beaten(entry)):
+            continue
+        cheaper_still = far_below(entry) if other < cost else None
+        if cheaper_still is not None:
+            if cheaper_still not in instead:
+                instead.append(cheaper_still)
             continue
         seen.add(_side(entry))
         found.append(entry)
         if len(found) >= limit:
             break
-    return found
+    return NearTies(found, instead)
 
 
 def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
