@@ -170,6 +170,20 @@ def test_number_is_not_a_bool(catalog: Catalog, tmp_path: Path) -> None:
     assert refused(path, catalog) == f"{path}:1: upfront_capex: expected true or false, got 1"
 
 
+@pytest.mark.parametrize(("line", "expected"), [
+    ("upfront_capex: 'false'", "upfront_capex: expected true or false, got the text 'false' "
+                               "(write false without quotes)"),
+    ('gradient_checkpointing: "True"', "gradient_checkpointing: expected auto, true or false, "
+                                       "got the text 'True' (write true without quotes)"),
+])
+def test_a_quoted_boolean_is_named_as_text(catalog: Catalog, tmp_path: Path, line: str,
+                                           expected: str) -> None:
+    """YAML reads a quoted false as text: the refusal says so rather than "expected … false,
+    got 'false'"."""
+    path = write(tmp_path, line + "\n")
+    assert refused(path, catalog) == f"{path}:1: {expected}"
+
+
 def test_nan_refused_in_yaml(catalog: Catalog, tmp_path: Path) -> None:
     path = write(tmp_path, "model: llama-2-7b\nbudget_usd: .nan\n")
     assert refused(path, catalog) == f"{path}:2: budget_usd: expected a finite number, got nan"

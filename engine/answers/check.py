@@ -58,12 +58,12 @@ def check_answer(question: Question, value: Any, catalog: Catalog, origin: Answe
         return _check_number(question, value, fail)
     if kind == "bool":
         if not isinstance(value, bool):
-            raise fail(f"expected true or false, got {value!r}")
+            raise fail(f"expected true or false, got {_quoted_bool(value)}")
         return value
     if kind == "tristate":
         if value == "auto" or isinstance(value, bool):
             return value
-        raise fail(f"expected auto, true or false, got {value!r}")
+        raise fail(f"expected auto, true or false, got {_quoted_bool(value)}")
     if kind == "choice":
         if value not in (question.choices or []):
             raise fail(f"expected one of {', '.join(question.choices or [])}, got {value!r}")
@@ -73,6 +73,14 @@ def check_answer(question: Question, value: Any, catalog: Catalog, origin: Answe
     if kind in ("gpu", "model", "text"):
         return _check_text(question, value, catalog, fail)
     raise fail(f"unsupported question type {kind}")  # pragma: no cover - schema forbids it
+
+
+def _quoted_bool(value: Any) -> str:
+    """``value`` as a refusal shows it; a quoted true or false is named as text, since YAML
+    and JSON read ``"false"`` as text, not the boolean."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return f"the text {value!r} (write {value.strip().lower()} without quotes)"
+    return repr(value)
 
 
 def _check_list(question: Question, value: Any, fail: Fail) -> tuple[str, ...]:
