@@ -1255,9 +1255,12 @@ def _sized_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu, t: Trial, *, wall_h
     runs = job.work.runs_per_year
     single = job.single_gpu_gib
     for_memory = needed_on(catalog, job.request, gpu)
+    fp8 = in_fp8(gpu, job.method, job.precision)
     return {
         "train_method": job.method,
-        "precision": "fp8" if in_fp8(gpu, job.method, job.precision) else "bf16",
+        "precision": "fp8" if fp8 else "bf16",
+        "fp8_declined": job.precision == "fp8" and not fp8,
+        "fp8_card": gpu.fp8,
         "method_option": "full" if job.method == "pretrain" else job.method,
         "method_rank": job.quality_rank,
         "vram_needed_gib": t.peak,

@@ -426,6 +426,9 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          ("pretrain",), None),
         ("precision", "string", "the precision its speed assumes: fp8 where the team asked "
          "and the card and method allow it, else bf16", ("bf16", "fp8"), None),
+        ("fp8_declined", "bool", "the team asked for FP8 and this configuration trains in "
+         "BF16: its card has no FP8 tensor cores, or its method trains adapters", None, None),
+        ("fp8_card", "bool", "its card has FP8 tensor cores", None, None),
         ("method_option", "string", "the method option it is (pretraining: full)", None,
          None),
         ("method_rank", "number", "0 full training, 1 LoRA, 2 QLoRA (lower: better quality)",
