@@ -6,14 +6,16 @@ out by a decision names the rule that decided it."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from engine.answers.model import validate_answers
+from engine.answers.model import load_answers, validate_answers
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import brief_items
 from engine.output.hardware_rows import decided_against, why_not_short
+from engine.output.summary import close_call_lines
 
 GCP_DE = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
           "training_tokens_b": 0.2, "runs_per_year": 12, "usage_pattern": "intermittent",
@@ -170,3 +172,21 @@ def test_staying_in_a_hyperscaler_at_twice_the_cost_is_no_close_call() -> None:
     assert pick is not None and pick.provider == "aws"
     assert not [c for c in decision.hardware.close_calls if c.premium < 0]
     assert decision.facts["hyperscaler_to_other_cost_ratio"] > 2
+
+
+def test_a_purchase_that_needs_less_up_front_says_so() -> None:
+    """A close call that costs about the same a year but needs a fifth or more less up front
+    says what it would save there (2× used RTX 3090 against an RTX 5090: $3,580 instead of
+    $5,280); a few per cent less up front is not worth the line."""
+    engine = load_engine()
+    example = Path(__file__).resolve().parent.parent / "examples" / "startup-7b-continuous.yaml"
+    decision = engine.recommend(load_answers(example, (), engine.catalog))
+    pick = decision.hardware.choice
+    assert pick is not None and pick.where == "local"
+    cheaper_up_front = [c for c in decision.hardware.close_calls
+                        if 0 < c.upfront_usd < pick.cost.upfront_usd * 0.8]
+    assert cheaper_up_front
+    lines = " ".join(close_call_lines(decision))
+    for near in cheaper_up_front:
+        assert (f"{near.label} costs" in lines and "you would rather spend less up front "
+                f"(${near.upfront_usd:,.0f} instead of ${pick.cost.upfront_usd:,.0f})" in lines)

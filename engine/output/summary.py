@@ -21,6 +21,9 @@ SCORE_LEGEND = ("Each choice is the option with the highest score: the weights o
                 "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
 NO_RULE = "No rule preferred an option; first declared option."
 FROM_PICK = "Taken from the picked configuration; no rule weighed the options on it."
+TIP_SHARE = 0.8
+"""A close call's shorter runs or smaller purchase is worth saying from this share of the
+pick's down (a fifth or more less)."""
 """What an axis the pick decides (``chosen_by: pick``) says when no rule gave it a reason."""
 
 
@@ -692,11 +695,15 @@ def close_call_lines(decision: Decision) -> list[str]:
 
 def _tips(choice: Candidate, label: str, days: float | None, upfront: float) -> str:
     tips = []
-    if days is not None and choice.days_per_run is not None and days < choice.days_per_run * 0.8:
+    if (days is not None and choice.days_per_run is not None
+            and days < choice.days_per_run * TIP_SHARE):
         tips.append(f"shorter runs matter ({run_length(days)} a run instead of "
                     f"{run_length(choice.days_per_run)})")
     if choice.where == "local" and upfront == 0:
         tips.append(f"you would rather not spend {usd(choice.cost.upfront_usd)} up front")
+    elif 0 < upfront < choice.cost.upfront_usd * TIP_SHARE:
+        tips.append(f"you would rather spend less up front ({usd(upfront)} instead of "
+                    f"{usd(choice.cost.upfront_usd)})")
     if choice.where == "cloud" and upfront > 0:
         tips.append("you would rather own the capacity and keep it busy")
     return " or ".join(tips)
