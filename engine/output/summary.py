@@ -21,10 +21,10 @@ SCORE_LEGEND = ("Each choice is the option with the highest score: the weights o
                 "for it minus those against it. Reasons: + for, − against, ✗ ruled out.")
 NO_RULE = "No rule preferred an option; first declared option."
 FROM_PICK = "Taken from the picked configuration; no rule weighed the options on it."
+"""What an axis the pick decides (``chosen_by: pick``) says when no rule gave it a reason."""
 TIP_SHARE = 0.8
 """A close call's shorter runs or smaller purchase is worth saying from this share of the
 pick's down (a fifth or more less)."""
-"""What an axis the pick decides (``chosen_by: pick``) says when no rule gave it a reason."""
 
 
 def bare_note(axis: AxisDecision) -> str | None:
