@@ -4,7 +4,8 @@ The invariants an operator checks a recommendation against: the headline follows
 decision; the pick fits, does the year's work and meets the deadline; nothing warns against
 the pick; the break-even, chart, training estimate and deployment reasons are about the pick
 and the best configuration on the other side; a cheaper configuration is never passed over
-without a reason the user can read; what the text prints is what the decision holds.
+without a reason the user can read; what the text prints is what the decision holds; data
+that must stay on premises goes neither to a hosted API nor to a rented GPU.
 
 And the operators' model (issue 25): checkpointing is on only where the pick does not fit
 without it; no 8-GPU (or larger) node for a run under an hour that fewer GPUs hold, and no
@@ -51,8 +52,13 @@ def check_one_story(decision: Decision) -> list[str]:
     bad: list[str] = []
     c = decision.hardware.choice
     axes = {a: d.choice for a, d in decision.decisions.items()}
+    on_premises = decision.answers.get("data_residency") == "on-premises"
+    if on_premises and axes["approach"] == "use-api":
+        bad.append("data that must stay on premises is sent to a hosted API")
     if c is None:
         return bad
+    if on_premises and c.where != "local":
+        bad.append(f"data that must stay on premises, the pick is {c.where}")
     deployment = axes["deployment"]
     if deployment == "local" and c.where != "local":
         bad.append(f"deployment is local, the pick is {c.where}")
