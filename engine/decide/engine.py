@@ -27,6 +27,7 @@ from engine.decide.decision import (
     SHOWN_TRACES,
     AxisDecision,
     Decision,
+    Hardware,
     Note,
     decide_axes,
     fired_by_rule,
@@ -37,7 +38,15 @@ from engine.decide.decision import (
     text_of,
 )
 from engine.decide.owned_options import owned_options, peaks_facts
-from engine.decide.pick import candidate_notes, hardware, score_candidates
+from engine.decide.pick import (
+    LIGHTER_METHODS,
+    candidate_notes,
+    hardware,
+    own_best,
+    own_too_small,
+    score_candidates,
+    with_lighter_method,
+)
 from engine.decide.sides import (
     Revision,
     Scored,
@@ -194,6 +203,7 @@ class Engine:
         run, axes, choice = made.run, made.axes, made.choice
         hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=self.catalog.policy.close_call_margin.value)
+        hw = self._own_with_lighter(made, hw)
         warnings, strategies = made.warnings, made.strategies
         if choice is not None:
             notes = candidate_notes(choice)
@@ -225,6 +235,22 @@ class Engine:
             fired=fired if trace else request_firings(fired),
         )
         return Evaluation(decision, values, [c.facts for c in made.candidates], fired)
+
+    def _own_with_lighter(self, made: _Made, hw: Hardware) -> Hardware:
+        """Where the team's own GPUs cannot hold its job with the method it asked for but
+        would with a lighter one, say so, with what they would cost (one more evaluation a
+        lighter method, for such a team only)."""
+        answers = made.run.answers
+        lighter = LIGHTER_METHODS.get(answers.method, ())
+        if (hw.owned_why_not is None or not lighter or answers.workload != "fine-tune"
+                or not own_too_small(made.scored)):
+            return hw
+        for method in lighter:
+            own = own_best(self._made(answers.model_copy(update={"method": method})).scored)
+            if own is not None:
+                return hw.model_copy(update={"owned_why_not": with_lighter_method(
+                    hw.owned_why_not, method, own)})
+        return hw
 
     def _owned_options(self, made: _Made, choice: Scored | None) -> dict[str, Any]:
         """``owned_options`` for a team that owns GPUs (nothing otherwise)."""

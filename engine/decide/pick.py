@@ -112,6 +112,33 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
         "(max_days_per_run) and they do it for their power alone." if slow else "")
 
 
+LIGHTER_METHODS: dict[str, tuple[str, ...]] = {"full": ("lora", "qlora"), "lora": ("qlora",)}
+"""The methods lighter than one a team asked for, the better first."""
+_METHOD_NAMES = {"lora": "LoRA", "qlora": "QLoRA"}
+
+
+def own_too_small(scored: Sequence[Scored]) -> bool:
+    """Whether the team's own GPUs are all kept out because the job does not fit them."""
+    mine = [s for s in scored if s.config.is_owned]
+    return bool(mine) and all(s.excluded and not s.facts.get("fits") for s in mine)
+
+
+def own_best(scored: Sequence[Scored]) -> Scored | None:
+    """The cheapest configuration of the team's own GPUs that does the work, if any."""
+    return min((s for s in scored if s.config.is_owned and not s.excluded),
+               key=lambda s: (s.config.cost_usd_year, s.id), default=None)
+
+
+def with_lighter_method(why_not: str, method: str, own: Scored) -> str:
+    """``why_not`` (why the team's own GPUs cannot do the work), then what they would cost
+    with the lighter ``method`` that fits them."""
+    c = own.config
+    they = "it" if c.count == 1 else "they"
+    return (f"{why_not.rstrip('.')}; with {_METHOD_NAMES.get(method, method)} (method: "
+            f"{method}) {they} would hold it, for ~${c.cost_usd_year:,.0f} a year of "
+            f"{'its' if c.count == 1 else 'their'} power.")
+
+
 def plan_of(scored: Sequence[Scored], choice: Scored | None = None,
             axes: Mapping[str, AxisDecision] | None = None,
             book: Rulebook | None = None) -> Scored | None:
