@@ -180,3 +180,28 @@ def test_the_run_limit_that_lets_a_cheaper_node_in_is_tried(catalog: Catalog) ->
         "max_days_per_run", "hyperscaler", "specialised", 30.0)
     assert 49 < float(kind.value) <= float(base.facts.get("longer_run_answer_days") or 50)
     assert all(f.answer != "concurrent_jobs" for f in flips)
+
+
+def test_a_change_to_an_api_says_the_api_and_its_bill(catalog: Catalog) -> None:
+    """A change that makes the advice a hosted API leads to the API and its bill a year, not
+    to the training hardware priced beside it (it read "approach: fine-tune → use-api if
+    data_residency = none …: rent 2× B200, RunPod on-demand, ~$650 a year"); where the
+    advice is an API already, a flip of the training's hardware still names that hardware."""
+    from engine.answers.model import validate_answers
+    from engine.tools.whatif import _result
+
+    engine = load_engine()
+    team = {"workload": "fine-tune", "model": "llama-3.1-70b", "training_tokens_b": 0.2,
+            "runs_per_year": 4, "usage_pattern": "intermittent", "budget_usd": 100000,
+            "upfront_capex": True, "data_residency": "on-premises",
+            "needs_frontier_capability": True, "api_tokens_per_month_m": 500}
+    base = engine.recommend(validate_answers(team, catalog))
+    api = engine.recommend(validate_answers({**team, "data_residency": "none"}, catalog))
+    assert (base.decisions["approach"].choice, api.decisions["approach"].choice) == (
+        "fine-tune", "use-api")
+    assert _result(api, base) == (f"use a hosted API ({api.facts['api_name']})",
+                                  api.facts["api_cost_usd_month"] * 12, 0.0)
+    words, per_year, _ = _result(api, api)
+    assert api.hardware.choice is not None and words is not None
+    assert words.startswith(("rent ", "buy ")) and "hosted API" not in words
+    assert per_year == api.hardware.choice.cost.per_year_usd

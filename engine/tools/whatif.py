@@ -439,10 +439,7 @@ def outcomes(engine: Engine, answers: Answers, base: Decision,
         after = made[key]
         if flip.after is not None and not after.decisions[flip.axis].applies:
             continue
-        choice = after.hardware.choice
-        pick = None if choice is None else _pick_words(choice)
-        out.append(Outcome(flip, pick, None if choice is None else choice.cost.per_year_usd,
-                           0.0 if choice is None else choice.cost.upfront_usd))
+        out.append(Outcome(flip, *_result(after, base)))
     return out
 
 
@@ -467,12 +464,25 @@ def work_outcome(engine: Engine, answers: Answers, base: Decision) -> Outcome | 
     before = base.decisions["deployment"].choice
     if after.decisions["deployment"].choice == before:
         return None
-    choice = after.hardware.choice
     flip = Flip("deployment", before, after.decisions["deployment"].choice, answer, value,
                 _plain(float(current)), abs(value - current))
-    return Outcome(flip, None if choice is None else _pick_words(choice),
-                   None if choice is None else choice.cost.per_year_usd,
-                   0.0 if choice is None else choice.cost.upfront_usd)
+    return Outcome(flip, *_result(after, base))
+
+
+def _result(after: Decision, base: Decision) -> tuple[str | None, float | None, float]:
+    """What a recommendation advises, in words, with its cost a year and up front: a hosted
+    API where the change makes it one (the hardware is then for training it advises
+    against), else the pick, as the training priced for an API's team is (None: nothing is
+    picked)."""
+    if (after.decisions["approach"].choice == "use-api"
+            and base.decisions["approach"].choice != "use-api"):
+        month, name = after.facts.get("api_cost_usd_month"), after.facts.get("api_name")
+        words = "use a hosted API" + (f" ({name})" if name else "")
+        return words, (month * 12 if isinstance(month, (int, float)) else None), 0.0
+    choice = after.hardware.choice
+    if choice is None:
+        return None, None, 0.0
+    return _pick_words(choice), choice.cost.per_year_usd, choice.cost.upfront_usd
 
 
 def _pick_words(choice: Any) -> str:

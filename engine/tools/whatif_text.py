@@ -35,9 +35,10 @@ def whatif_lines(base: Decision, found: Sequence[Outcome]) -> list[str]:
     for outcome in found:
         flip = outcome.flip
         after = flip.after or "no choice"
-        becomes = (f": {outcome.pick}, ~{usd(outcome.per_year_usd or 0)} a year"
-                   + (f" ({usd(outcome.upfront_usd)} up front)" if outcome.upfront_usd else "")
-                   if outcome.pick else ": no configuration does the work")
+        cost = ("" if outcome.per_year_usd is None
+                else f", ~{usd(outcome.per_year_usd)} a year"
+                + (f" ({usd(outcome.upfront_usd)} up front)" if outcome.upfront_usd else ""))
+        becomes = f": {outcome.pick}{cost}" if outcome.pick else ": no configuration does the work"
         lines.append(f"{flip.axis}: {flip.before} → {after} if {change_text(outcome)}{becomes}")
     said = {o.flip.axis for o in found}  # an axis may have two lines: the work, the nearest
     for axis, decision in base.decisions.items():
