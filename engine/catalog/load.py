@@ -490,8 +490,7 @@ def _check_platform_cards(catalog: Catalog, raw: dict[str, Any], root: Path,
                           overrides: _Override | None) -> None:
     """A platform's draw for a card names a GPU of the catalog that it takes."""
     for platform in catalog.platforms:
-        taken = {g.id for g in catalog.gpus.values()
-                 if g.form in platform.forms and g.socket == platform.socket}
+        taken = {g.id for g in catalog.gpus.values() if platform.takes(g)}
         for gpu_id in platform.watts_by_gpu:
             if gpu_id in taken:
                 continue

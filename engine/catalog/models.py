@@ -554,6 +554,8 @@ class Reference(Strict):
 
 Form = Literal["consumer", "workstation", "datacenter"]
 MethodGroup = Literal["pretrain", "full", "lora", "qlora"]
+METHOD_NAMES = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
+"""A fine-tuning method in words."""
 Link = Literal["nvlink", "pcie", "pcie-consumer", "infiniband", "efa", "roce", "ethernet"]
 
 
@@ -716,6 +718,10 @@ class Platform(Strict):
                     "and switches of its generation), by GPU id")
     sources: SourceIds
     note: str | None = None
+
+    def takes(self, gpu: Gpu) -> bool:
+        """Whether it holds ``gpu`` cards: their form and their socket."""
+        return gpu.form in self.forms and gpu.socket == self.socket
 
     def watts_for(self, gpu_id: str) -> float:
         """Its draw under load without the GPUs, holding ``gpu_id`` cards."""

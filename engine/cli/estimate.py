@@ -9,6 +9,7 @@ import click
 
 from engine.answers.hf_config import named_shape
 from engine.catalog.load import Catalog, load_catalog
+from engine.catalog.models import METHOD_NAMES
 from engine.cli.options import (
     catalog_options,
     finite_float,
@@ -185,7 +186,7 @@ def train_method(catalog: Catalog, shape: Any, gpu_id: str, gpus: int, workload:
     if candidate == "full":
         return "full", f"method auto: full fine-tuning fits {gpus:,} × {gpu_id}"
     full = needed["full"]
-    label = {"lora": "LoRA", "qlora": "QLoRA"}[candidate]
+    label = METHOD_NAMES[candidate]
     return candidate, (f"method auto: {label}, as full fine-tuning needs "
                        f"{'more memory than any count' if full is None else f'{full:,}'} "
                        f"× {gpu_id} (give --method to choose)")

@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from engine.catalog.models import METHOD_NAMES
 from engine.decide.candidates import PricedCandidate
 from engine.decide.configuration import Configuration
 from engine.decide.decision import (
@@ -114,7 +115,6 @@ def _owned_why_not(scored: Sequence[Scored]) -> str | None:
 
 LIGHTER_METHODS: dict[str, tuple[str, ...]] = {"full": ("lora", "qlora"), "lora": ("qlora",)}
 """The methods lighter than one a team asked for, the better first."""
-_METHOD_NAMES = {"lora": "LoRA", "qlora": "QLoRA"}
 
 
 def own_too_small(scored: Sequence[Scored]) -> bool:
@@ -125,8 +125,7 @@ def own_too_small(scored: Sequence[Scored]) -> bool:
 
 def own_best(scored: Sequence[Scored]) -> Scored | None:
     """The cheapest configuration of the team's own GPUs that does the work, if any."""
-    return min((s for s in scored if s.config.is_owned and not s.excluded),
-               key=lambda s: (s.config.cost_usd_year, s.id), default=None)
+    return _cheapest([s for s in scored if s.config.is_owned and not s.excluded])
 
 
 def with_lighter_method(why_not: str, method: str, own: Scored) -> str:
@@ -134,7 +133,7 @@ def with_lighter_method(why_not: str, method: str, own: Scored) -> str:
     with the lighter ``method`` that fits them."""
     c = own.config
     they = "it" if c.count == 1 else "they"
-    return (f"{why_not.rstrip('.')}; with {_METHOD_NAMES.get(method, method)} (method: "
+    return (f"{why_not.rstrip('.')}; with {METHOD_NAMES.get(method, method)} (method: "
             f"{method}) {they} would hold it, for ~${c.cost_usd_year:,.0f} a year of "
             f"{'its' if c.count == 1 else 'their'} power.")
 
@@ -185,20 +184,7 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     another cloud 10 % cheaper), and the far cheaper one is shown instead."""
     cost, days = choice.config.cost_usd_year, choice.config.days_per_run
     eligible = [s for s in scored if not s.excluded and s is not choice]
-    far: dict[str, Scored] | None = None  # per decision, the cheapest far cheaper it keeps out
-
-    def far_below(s: Scored) -> Scored | None:
-        nonlocal far
-        if far is None:
-            far = {}
-            for e in eligible:
-                if e.config.cost_usd_year < cost * (1 - margin):
-                    axis = axis_against(book, axes, choice.facts, e.facts)
-                    if axis is not None and (axis not in far or (e.config.cost_usd_year, e.id)
-                                             < (far[axis].config.cost_usd_year, far[axis].id)):
-                        far[axis] = e
-        axis = axis_against(book, axes, choice.facts, s.facts) if far else None
-        return None if axis is None else far.get(axis)
+    far: dict[str, Scored] | None = None  # found once, where a cheaper rival asks
 
     def order(s: Scored) -> tuple[bool, bool, float]:
         c = s.config
@@ -221,16 +207,34 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
         if (not cost or abs(other - cost) > margin * cost or _side(entry) in seen
                 or beaten(entry)):
             continue
-        cheaper_still = far_below(entry) if other < cost else None
-        if cheaper_still is not None:
-            if cheaper_still not in instead:
-                instead.append(cheaper_still)
-            continue
+        if other < cost:
+            if far is None:
+                far = _cheapest_kept_out(choice, eligible, cost * (1 - margin), axes, book)
+            axis = axis_against(book, axes, choice.facts, entry.facts) if far else None
+            cheaper_still = far.get(axis) if axis is not None else None
+            if cheaper_still is not None:
+                if cheaper_still not in instead:
+                    instead.append(cheaper_still)
+                continue
         seen.add(_side(entry))
         found.append(entry)
         if len(found) >= limit:
             break
     return NearTies(found, instead)
+
+
+def _cheapest_kept_out(choice: Scored, eligible: Iterable[Scored], below: float,
+                       axes: Mapping[str, AxisDecision], book: Rulebook) -> dict[str, Scored]:
+    """Per decision, the cheapest of the ``eligible`` configurations costing less than
+    ``below`` that it keeps out (the first axis each goes against)."""
+    kept_out: dict[str, list[Scored]] = {}
+    for s in eligible:
+        if s.config.cost_usd_year < below:
+            axis = axis_against(book, axes, choice.facts, s.facts)
+            if axis is not None:
+                kept_out.setdefault(axis, []).append(s)
+    return {axis: found for axis, group in kept_out.items()
+            if (found := _cheapest(group)) is not None}
 
 
 def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],

@@ -25,7 +25,7 @@ from engine.estimates.figure import Figure, figure
 
 def platforms_taking(gpu: Gpu, platforms: Sequence[Platform]) -> list[Platform]:
     """The platforms that take ``gpu``: its form and its socket."""
-    return [p for p in platforms if gpu.form in p.forms and p.socket == gpu.socket]
+    return [p for p in platforms if p.takes(gpu)]
 
 
 def platform_for(gpu: Gpu, count: int, platforms: Sequence[Platform], *,

@@ -268,7 +268,6 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     if own.value > 0:
         facts.put("api_to_own_cost_ratio", bill.value / own.value)
 
-
     def serving(tokens_m: float) -> float | None:
         found = serving_cost_per_month(catalog, shape, tokens_m, req, answers.team_region)
         return None if found is None else found.value

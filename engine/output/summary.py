@@ -10,6 +10,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from engine.catalog.models import METHOD_NAMES
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.decide.owned_options import named, own_usd_per_year, picked_split
@@ -500,14 +501,13 @@ def work_line(decision: Decision) -> str:
     if advises_api(decision) and choice is not None:
         return _work_line(decision, "Work, if you train anyway", config_name(choice))
     method = decision.decisions["method"].choice
-    if (decision.answers.get("method") == "auto" and method in _METHOD_WORDS
+    if (decision.answers.get("method") == "auto" and method in METHOD_NAMES
             and decision.decisions["approach"].choice == "fine-tune"):
         # the team left the fine-tuning method to the advice: which one its runs use
-        return _work_line(decision, "Work", "the pick", _METHOD_WORDS[method])
+        return _work_line(decision, "Work", "the pick", METHOD_NAMES[method])
     return _work_line(decision, "Work", "the pick")
 
 
-_METHOD_WORDS = {"full": "full fine-tuning", "lora": "LoRA", "qlora": "QLoRA"}
 """The fine-tuning methods as the work line names the one the advice chose."""
 
 
