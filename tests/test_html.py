@@ -5,6 +5,7 @@ each example is kept under a temporary folder (named in the test's output), neve
 
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
 import tempfile
@@ -22,13 +23,20 @@ needs_chromium = pytest.mark.skipif(
                            ".ci/run installs it where it can)")
 
 
-def page_of(example: Path, out: Path) -> Path:
+@functools.cache
+def _rendered(example: Path) -> str:
+    """The page ``recommend --format html`` prints for these answers, made once per test
+    process (a page runs what-if: ~3 s of CPU each)."""
     done = subprocess.run([sys.executable, "-m", "engine", "recommend", "--answers",
                            str(example), "--no-audit", "--format", "html"], cwd=ROOT,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def page_of(example: Path, out: Path) -> Path:
     path = out / f"{example.stem}.html"
-    path.write_text(done.stdout, encoding="utf-8")
+    path.write_text(_rendered(example), encoding="utf-8")
     return path
 
 

@@ -134,8 +134,12 @@ def test_rules_diff_from_audit(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_rules_explain() -> None:
-    code, out, _ = run("rules", "explain", "usage.cheaper-to-own", "--scenarios", str(SCENARIOS))
+def test_rules_explain(tmp_path: Path) -> None:
+    # a tenth of the scenarios, the first among them: which of them fire the rule is what is
+    # asserted, not the whole folder (`rules test --coverage` above decides every one)
+    for path in sorted(SCENARIOS.glob("*.yaml"))[::10]:
+        shutil.copy(path, tmp_path / path.name)
+    code, out, _ = run("rules", "explain", "usage.cheaper-to-own", "--scenarios", str(tmp_path))
     assert code == 0
     assert "(matches request facts, phase 3, layer 0)" in out
     assert "id: usage.cheaper-to-own" in out
