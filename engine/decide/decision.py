@@ -155,6 +155,9 @@ class Candidate(_Out):
     used: bool = False
     """Bought used: the catalog prices these cards second-hand (omitted when not)."""
     busy_hours_per_year: float
+    busy_share: float
+    """Busy hours ÷ hours in a year: the share of the year owned or reserved GPUs work (they
+    are paid for the rest too)."""
     runs_per_year: float
     run_hours: float
     """Hours one run trains."""

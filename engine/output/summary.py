@@ -534,7 +534,7 @@ def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> s
     choice = decision.hardware.choice
     if choice is not None and choice.pool is not None and choice.days_per_run is not None:
         text += (f"; a job takes {run_length(choice.days_per_run)} on its share of {pick}, "
-                 f"whose GPUs are busy {hours(choice.busy_hours_per_year)} hours a year on average")
+                 f"whose GPUs are busy {_busy(choice)} on average")
         trace = decision.estimates["traces"].get("pick_cost_usd_year")
         if choice.where == "cloud" and not choice.pool.always_on and trace:
             waves, billed = trace["inputs"]["runs"], trace["inputs"]["hours"]
@@ -556,8 +556,16 @@ def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> s
         text += f"; a run takes {run_length(choice.days_per_run)} on {pick}"
         if choice.start_up_hours:
             text += f" ({_hours_text(choice.start_up_hours)} of it start-up and upload)"
-        text += f", busy {hours(choice.busy_hours_per_year)} hours a year"
+        text += f", busy {_busy(choice)}"
     return text + "."
+
+
+def _busy(choice: Candidate) -> str:
+    """How busy the pick's GPUs are: ``23% of the year`` where they are paid for every hour
+    (owned, or rented for a term of months), ``1,980 hours a year`` where paid by the hour."""
+    if choice.where == "local" or choice.reserved_months:
+        return f"{_percent(choice.busy_share)} of the year"
+    return f"{hours(choice.busy_hours_per_year)} hours a year"
 
 
 def _run_default(work: Mapping[str, object]) -> str:
