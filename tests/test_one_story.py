@@ -30,7 +30,7 @@ from hypothesis import given
 from engine.decide.engine import Decision
 from engine.output.chart import curves_from
 from engine.output.hardware_rows import decided_against
-from engine.output.summary import headline
+from engine.output.summary import headline, work_line
 from engine.output.text import render_text
 
 AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
@@ -76,6 +76,10 @@ def check_one_story(decision: Decision) -> list[str]:
         bad.append(f"the pick does not fit: {c.vram_needed_gib} GiB of {usable:.1f}")
     if c.busy_hours_per_year > POLICY.hours_per_year_max.value + 1e-6:
         bad.append(f"the pick would be busy {c.busy_hours_per_year} hours a year")
+    year_share = c.busy_hours_per_year / POLICY.hours_per_year_max.value
+    if abs(c.busy_share - year_share) > 1e-3:
+        bad.append(f"the pick is busy {c.busy_share:.2%} of the year by its share, "
+                   f"{year_share:.2%} by its hours")
     deadline = decision.facts.get("max_days_per_run_effective")
     if c.days_per_run is not None and deadline is not None and c.days_per_run > deadline + 1e-6:
         bad.append(f"one run takes {c.days_per_run} days, the limit is {deadline}")
@@ -277,6 +281,14 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
     c = decision.hardware.choice
     if c is not None:
         assert f"→ {c.count:,}× {c.gpu_label}" in text
+        work = " ".join(work_line(decision).split())
+        share = (f"{c.busy_share:.0%}" if c.busy_share >= 0.01 else "under 1%")
+        if c.days_per_run is None:
+            pass
+        elif c.where == "local" or c.reserved_months:  # paid for every hour: how much it works
+            assert f"busy {share} of the year" in work or "% on your GPUs" in work, work
+        else:  # paid by the hour: how many hours
+            assert "of the year" not in work, work
     be = decision.estimates.get("break_even")
     if be is not None:
         assert f" {be['unit']}; yours is " in text
