@@ -96,6 +96,12 @@ def check_one_story(decision: Decision) -> list[str]:
     be = decision.estimates.get("break_even")
     if be is not None and c.gpu_label not in be["own"] + be["rent"]:
         bad.append(f"the break-even compares {be['own']} with {be['rent']}, not the pick")
+    own, rent = facts.get("local_cost_usd_year"), facts.get("cloud_cost_usd_year")
+    if (be is not None and own is not None and rent is not None and own > rent * 1.001
+            and be["work"] < facts["work_units"] * 0.999 and not facts.get("local_is_owned")):
+        # owning compared costs more at the team's work: it cannot pay from less work up
+        bad.append(f"owning costs less above {be['work']} {be['unit']}, the team's "
+                   f"{facts['work_units']}, yet the owning compared costs {own} to rent's {rent}")
     curves = curves_from(decision.estimates)
     if curves is not None and c.gpu_label not in curves.own_label + curves.rent_label:
         bad.append("the chart is not about the pick")
@@ -294,13 +300,15 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
         assert f" {be['unit']}; yours is " in text
 
 
-def test_the_examples_tell_one_story() -> None:
+def test_the_examples_and_test_teams_tell_one_story() -> None:
     from pathlib import Path
 
     from engine.answers.model import load_answers
 
-    examples = sorted(Path(__file__).parent.parent.joinpath("examples").glob("*.*"))
-    assert examples
+    here = Path(__file__).parent
+    examples = [*sorted(here.parent.joinpath("examples").glob("*.*")),
+                *sorted(here.joinpath("teams").glob("*.yaml"))]
+    assert len(examples) > 20
     for path in examples:
         decision = ENGINE.recommend(load_answers(path, [], CATALOG), decision_id="example",
                                     trace=True)

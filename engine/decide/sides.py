@@ -446,14 +446,19 @@ def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, wo
     """The least work above which owning one of ``local`` and ``owned`` costs less than
     renting ``cloud`` (``local``'s own on a tie); None where none ever does, or one does at
     any work (the team's own GPUs, paid for already). Another purchase counts only where it
-    crosses below the team's work: eligible now, it is eligible with less work, not
-    necessarily with more (a year holds only so many hours)."""
+    crosses below the team's work and costs no less than ``local`` at it: it is the cheaper
+    purchase with less work (eligible now, it is eligible with less work, not necessarily
+    with more: a year holds only so many hours). One that costs less at the team's work
+    already was ranked below ``local`` by a rule; its crossing would say owning pays where
+    the owning compared does not."""
     units = work.units
     if units <= 0:
         return None
     rent, own = _line(cloud.config, units), _line(local.config, units)
     lowest, least = local, crossing(own, rent)
     for other in owned:
+        if other.config.cost_usd_year < local.config.cost_usd_year:
+            continue
         at = crossing(_line(other.config, units), rent)
         if at is not None and at < units and (least is None or at < least):
             lowest, least = other, at
