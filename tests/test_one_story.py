@@ -30,7 +30,7 @@ from hypothesis import given
 from engine.decide.engine import Decision
 from engine.output.chart import curves_from
 from engine.output.hardware_rows import decided_against
-from engine.output.summary import headline, work_line
+from engine.output.summary import headline, paid_every_hour, work_line
 from engine.output.text import render_text
 
 AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incompatible",
@@ -289,11 +289,9 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
         assert f"→ {c.count:,}× {c.gpu_label}" in text
         work = " ".join(work_line(decision).split())
         share = (f"{c.busy_share:.0%}" if c.busy_share >= 0.01 else "under 1%")
-        if c.days_per_run is None:
-            pass
-        elif c.where == "local" or c.reserved_months:  # paid for every hour: how much it works
+        if c.days_per_run is not None and paid_every_hour(c):  # how much of the year it works
             assert f"busy {share} of the year" in work or "% on your GPUs" in work, work
-        else:  # paid by the hour: how many hours
+        elif c.days_per_run is not None:  # paid by the hour it runs: how many hours
             assert "of the year" not in work, work
     be = decision.estimates.get("break_even")
     if be is not None:

@@ -562,10 +562,18 @@ def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> s
 
 def _busy(choice: Candidate) -> str:
     """How busy the pick's GPUs are: ``23% of the year`` where they are paid for every hour
-    (owned, or rented for a term of months), ``1,980 hours a year`` where paid by the hour."""
-    if choice.where == "local" or choice.reserved_months:
+    (owned, rented for a term of months, a pool rented all year), ``1,980 hours a year``
+    where paid by the hour they run."""
+    if paid_every_hour(choice):
         return f"{_percent(choice.busy_share)} of the year"
     return f"{hours(choice.busy_hours_per_year)} hours a year"
+
+
+def paid_every_hour(choice: Candidate) -> bool:
+    """Whether the pick's GPUs cost the same busy or idle: owned, rented for a term of
+    months, or a pool rented for every hour of the year."""
+    return bool(choice.where == "local" or choice.reserved_months
+                or (choice.pool is not None and choice.pool.always_on))
 
 
 def _run_default(work: Mapping[str, object]) -> str:

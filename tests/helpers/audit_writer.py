@@ -18,8 +18,8 @@ from engine.answers.model import validate_answers
 from engine.audit.store import AuditStore
 from engine.decide.engine import Decision, load_engine
 
-# A quick persona to evaluate (a tiny QLoRA on the team's cloud: ~30 ms warm, half the other
-# examples'), so the processes spend their time on the store.
+# A quick persona to evaluate (a tiny QLoRA on the team's cloud: ~30 ms warm, half what a 7B
+# team takes), so the processes spend their time on the store.
 BASE = {"workload": "fine-tune", "model": "qwen2.5-0.5b", "method": "qlora",
         "usage_pattern": "intermittent", "budget_usd": 5000, "cloud_ecosystem": "aws",
         "upfront_capex": False}
