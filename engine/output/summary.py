@@ -348,7 +348,7 @@ def peaks_line(decision: Decision) -> str | None:
         return None
     rented = peaks["rented"]
     line = (f"Or rent the peaks beside your {_owned_gpus(decision, found)}: busy "
-            f"{hours(peaks['owned_busy_hours_per_year'])} hours a year they do "
+            f"{_percent(peaks['owned_busy_share'])} of the year they do "
             f"{peaks['owned_share']:.0%} of the work ({usd(peaks['power_usd_per_year'])} power; "
             "the upkeep is paid either way), "
             f"{rented['count']:,}× {rented['gpu_label']} ({rented['provider_label']}, "
@@ -549,7 +549,7 @@ def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> s
     _, peaks = peaks_pick(decision)
     if choice is not None and peaks is not None and choice.days_per_run is not None:
         return (f"{text}: {peaks['owned_share']:.0%} on your GPUs, busy "
-                f"{hours(peaks['owned_busy_hours_per_year'])} hours a year, the rest on "
+                f"{_percent(peaks['owned_busy_share'])} of the year, the rest on "
                 f"{config_name(choice)} ({hours(choice.busy_hours_per_year)} hours, "
                 f"{run_length(choice.days_per_run)} a run).")
     if choice is not None and choice.days_per_run is not None:
