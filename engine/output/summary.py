@@ -508,9 +508,6 @@ def work_line(decision: Decision) -> str:
     return _work_line(decision, "Work", "the pick")
 
 
-"""The fine-tuning methods as the work line names the one the advice chose."""
-
-
 def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> str:
     """``method``: the fine-tuning method to name (``LoRA``), where the advice chose it."""
     work = decision.estimates["work"]
