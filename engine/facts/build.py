@@ -133,6 +133,12 @@ def consumer_gpus(catalog: Catalog) -> list[Gpu]:
     return [g for g in catalog.gpus.values() if g.form == "consumer" and g.buyable]
 
 
+def local_box_gpus(catalog: Catalog) -> list[Gpu]:
+    """Buyable consumer and workstation cards: what a box at the desk or in an office holds."""
+    return [g for g in catalog.gpus.values()
+            if g.form in ("consumer", "workstation") and g.buyable]
+
+
 def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
                          shape: Shape) -> None:
     """Per method: memory on one GPU, and the consumer cards it needs (what method rules read)."""
@@ -586,6 +592,11 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("consumer_gpus_needed", consumer)
     facts.put("fits_consumer_gpu", consumer is not None and consumer <= box)
     facts.put("fits_single_consumer_gpu", consumer == 1)
+    roomiest_local = max(local_box_gpus(catalog), key=lambda g: (g.vram_gib, g.id))
+    in_box = needed_on(catalog, lightest.request, roomiest_local)
+    facts.put("fits_local_box", in_box is not None and in_box <= box)
+    facts.put("largest_local_gpu_name", roomiest_local.label)
+    facts.put("largest_local_vram_gib", tidy(roomiest_local.vram_gib, 2))
     reference = catalog.gpus[policy.reference_datacenter_gpu.value]
     facts.put("reference_datacenter_gpu_name", reference.name)
     # no bundled rule reads it since fit.nothing-fits reads the roomiest GPU, but the rules

@@ -163,6 +163,11 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("vram_needed_gib", "number", "peak VRAM on one GPU of the lightest method", "GiB"),
     _d("fits_consumer_gpu", "bool", "the lightest method fits a consumer box"),
     _d("fits_single_consumer_gpu", "bool", "the lightest method fits one consumer card"),
+    _d("fits_local_box", "bool", "the lightest method fits a box (max_consumer_gpus_per_box) "
+       "of the roomiest consumer or workstation card the catalog sells: a practical local "
+       "configuration"),
+    _d("largest_local_gpu_name", "string", "that card's short name (``RTX PRO 6000``)"),
+    _d("largest_local_vram_gib", "number", "its memory", "GiB"),
     _d("consumer_gpus_needed", "number", "consumer cards needed (lightest method)", "GPUs"),
     _d("reference_datacenter_gpu_name", "string", "the policy's reference datacenter GPU"),
     _d("datacenter_gpus_needed", "number", "reference datacenter GPUs needed (lightest "
