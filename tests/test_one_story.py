@@ -223,6 +223,14 @@ def _operators(decision: Decision) -> list[str]:
                 and not c.cost.upfront_usd):
             bad.append(f"the team's own GPUs with {split['option']} rented cost "
                        f"${split['work_usd_per_year']:,.0f}, less than the pick, unsaid")
+    bursty = POLICY.thresholds["bursty_owned_busy_percent"].value / 100
+    if (decision.answers.get("usage_pattern") == "bursty" and c.where == "local"
+            and not c.owned and c.busy_share >= bursty + 0.005
+            and decision.facts.get("local_candidate") == c.id
+            and decision.facts.get("own_to_rent_cost_ratio", 1) < 1
+            and "bursty-owned-queues" not in {w.id for w in decision.warnings}):
+        bad.append(f"bursty demand on bought GPUs busy {c.busy_share:.0%} of the year, and "
+                   "nothing says its peaks queue")
     if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
             i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):
         bad.append("the team's plan was priced but is not reported")

@@ -412,6 +412,7 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
                    local_gpu_name=c.gpu_name, local_gpu_count=c.count,
                    local_purchase_usd=c.upfront_usd, local_cost_usd_year=c.cost_usd_year,
                    local_days_per_run=c.days_per_run,
+                   local_busy_percent=tidy(c.utilisation * 100, 0),
                    local_is_owned=bool(c.is_owned),
                    local_verb="keeping your" if c.is_owned else "owning",
                    local_cost_basis=(

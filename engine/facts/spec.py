@@ -264,6 +264,8 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("local_purchase_usd", "number", "its purchase price", "USD"),
         _d("local_cost_usd_year", "number", "owning it for the year's work", "USD/year"),
         _d("local_days_per_run", "number", "days one run takes on it", "days"),
+        _d("local_busy_percent", "number", "the share of the year it is busy with the year's "
+           "work, in per cent", "%"),
         _d("local_is_owned", "bool", "it is the team's own GPUs (owned_gpu)"),
         _d("local_verb", "string", "how the advice names having it: owning, or keeping your"),
         _d("local_cost_basis", "string", "what its cost a year counts, in words"),
