@@ -673,6 +673,11 @@ class Policy(Strict):
     close_call_margin: Constant
     sooner_run_max_premium: Constant
     sooner_run_min_days: Constant
+    sooner_run_premium_per_day: Constant | None = Field(
+        default=None, description="absent (a policy recorded before it): a sooner "
+        "configuration may cost sooner_run_max_premium more than the cheapest of its like, "
+        "however long the slow run")
+    sooner_run_premium_most: Constant | None = None
     sooner_run_days_share: Constant
     access_budget_usd_min: dict[Access, Constant]
     contract_cluster_gpus: Constant

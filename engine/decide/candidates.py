@@ -771,14 +771,14 @@ def _sooner(policy: Policy, sizing: Sizing, counts: _Counts, listed: list[tuple[
             rented: Mapping[tuple[int, str], _Rented], t: Trial, key: str) -> Trial:
     """Where a run paid by the hour on ``t`` (the fewest GPUs that meet every requirement)
     takes days, the largest count of one instance that finishes it sooner for at most the
-    policy's premium a year (``sooner_run_max_premium``), else ``t``: priced beside ``t``,
+    policy's premium a year (:func:`sooner_premium` of its days), else ``t``: priced beside ``t``,
     for the ranking to weigh (:func:`against_sooner`). A pool spreads its jobs instead
     (:func:`engine.decide.pools.spread`)."""
     r = rented[(t.count, key)]
     if (sizing.concurrent_jobs > 1 or not r.ok or r.price.pricing not in BURST_PRICING
             or r.wall_hours < 24 * policy.sooner_run_min_days.value):
         return t
-    most = r.cost * (1 + policy.sooner_run_max_premium.value)
+    most = r.cost * (1 + sooner_premium(policy, r.wall_hours / 24))
     best = t
     for i in range(_index(listed, t.count) + 1, counts.size):
         if listed[i][1] != 1:
@@ -1338,18 +1338,37 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_held(candidates, eligible)
 
 
+def sooner_premium(policy: Policy, days: float) -> float:
+    """The most a configuration that finishes a run of ``days`` in about half the time may
+    cost more a year: ``sooner_run_premium_per_day`` a day of the run, between
+    ``sooner_run_max_premium`` and ``sooner_run_premium_most`` (the first alone where a
+    recorded policy predates the others)."""
+    least = policy.sooner_run_max_premium.value
+    per_day, most = policy.sooner_run_premium_per_day, policy.sooner_run_premium_most
+    if per_day is None or most is None:
+        return least
+    return min(most.value, max(least, per_day.value * days))
+
+
 def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, bool],
-                    policy: Policy) -> None:
+                   policy: Policy) -> None:
     """For a run paid by the hour that takes days, the shortest run among the eligible
     configurations of its like and GPU vendor, trained with a method at least as good (full
-    before LoRA before QLoRA), on one instance, that cost at most ``sooner_run_max_premium``
-    more than the cheapest of them, where it is at most ``sooner_run_days_share`` of this
-    one's (about half; ``sooner_alike_days``, 0 where there is none): the ranking marks the
+    before LoRA before QLoRA), on one instance, where it is at most
+    ``sooner_run_days_share`` of this one's (about half; ``sooner_alike_days``, 0 where there
+    is none, and ``sooner_alike_cost_ratio``, its cost ÷ this one's): the ranking marks the
     slow one down, as an operator fills a node rather than wait weeks for a few per cent,
-    and takes LoRA in hours over QLoRA in days at the same price. Anchored to the cheapest,
-    the premium does not add up from one sooner configuration to the next."""
-    premium, least_days = policy.sooner_run_max_premium.value, policy.sooner_run_min_days.value
+    and takes LoRA in hours over QLoRA in days at the same price.
+
+    A sooner configuration may cost ``sooner_run_max_premium`` more than the cheapest of
+    them; where even the cheapest one's run is long enough to be worth more
+    (:func:`sooner_premium` of its days), one no harder to get than this one
+    (:data:`_ACCESS_ORDER`) may cost :func:`sooner_premium` of this one's days more than
+    this one, never more than ``sooner_run_premium_most`` over the cheapest: the longer the
+    wait, the more a sooner run is worth, a step at a time, the steps bounded together."""
+    least_days = policy.sooner_run_min_days.value
     share = policy.sooner_run_days_share.value
+    base = policy.sooner_run_max_premium.value
 
     def by_the_hour(c: Configuration) -> bool:
         return (c.where == "cloud" and c.pricing in BURST_PRICING
@@ -1360,24 +1379,47 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     for cand, (alike_key, rank) in zip(candidates, keys, strict=True):
         if eligible.get(cand.id, False) and by_the_hour(cand.config):
             rows.setdefault(alike_key, []).append((rank, cand.config))
-    fastest: dict[tuple[tuple[str, ...], int], float] = {}
+    # per like and method rank: the sooner within the premium over the cheapest, and (where
+    # the cheapest's run is long) the one-instance rows a graded premium weighs, fastest first
+    fastest: dict[tuple[tuple[str, ...], int], Configuration | None] = {}
+    graded: dict[tuple[tuple[str, ...], int], tuple[float, list[Configuration]]] = {}
     for alike_key, alike in rows.items():
         for rank in range(len(METHOD_QUALITY)):
             good = [c for r, c in alike if r <= rank]
             if not good:
                 continue
-            most = min(c.cost_usd_year for c in good) * (1 + premium)
-            fastest[alike_key, rank] = min((c.days_per_run for c in good
-                                            if c.nodes == 1 and c.cost_usd_year <= most),
-                                           default=0.0)
+            cheapest = min(good, key=lambda c: (c.cost_usd_year, c.days_per_run))
+            most = cheapest.cost_usd_year * (1 + base)
+            fastest[alike_key, rank] = min(
+                (c for c in good if c.nodes == 1 and c.cost_usd_year <= most),
+                key=lambda c: (c.days_per_run, c.cost_usd_year), default=None)
+            if sooner_premium(policy, cheapest.days_per_run) > base:
+                ceiling = cheapest.cost_usd_year * (1 + sooner_premium(policy, math.inf))
+                graded[alike_key, rank] = (ceiling, sorted(
+                    (c for c in good if c.nodes == 1 and c.cost_usd_year <= ceiling),
+                    key=lambda c: (c.days_per_run, c.cost_usd_year)))
     _better_alike(candidates, keys, eligible)
     for cand, key in zip(candidates, keys, strict=True):
         c = cand.config
-        found = 0.0
+        found: Configuration | None = None
         if by_the_hour(c) and c.days_per_run >= least_days:
-            days = fastest.get(key, 0.0)
-            found = days if 0 < days <= c.days_per_run * share else 0.0
-        cand.facts["sooner_alike_days"] = tidy(found, 1)
+            found = fastest.get(key)
+            if key in graded:
+                ceiling, sooner = graded[key]
+                most = min(ceiling, c.cost_usd_year * (1 + sooner_premium(policy,
+                                                                          c.days_per_run)))
+                mine = _ACCESS_ORDER.index(c.access)
+                step = next((s for s in sooner if s.cost_usd_year <= most
+                             and _ACCESS_ORDER.index(s.access) <= mine), None)
+                if step is not None and (found is None
+                                         or step.days_per_run < found.days_per_run):
+                    found = step
+            if found is not None and found.days_per_run > c.days_per_run * share:
+                found = None
+        cand.facts["sooner_alike_days"] = tidy(found.days_per_run, 1) if found else 0.0
+        cand.facts["sooner_alike_cost_ratio"] = (
+            tidy(found.cost_usd_year / c.cost_usd_year, 3)
+            if found is not None and c.cost_usd_year else None)
 
 
 def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
@@ -1496,10 +1538,12 @@ def _against_other_vendors(candidates: list[PricedCandidate],
     """Each candidate's cost ÷ the cheapest eligible one of another GPU vendor of its like
     (same side, pricing and kind of provider, the same provider among hyperscalers), else on
     its side (None where there is none), and that saving a year: what switching software
-    stacks would save, weighed against what the team would otherwise buy the same way."""
+    stacks would save, weighed against what the team would otherwise buy the same way (not
+    one :func:`against_sooner` marked down, where it has run)."""
     cheapest: dict[tuple[str, ...], float] = {}
     for cand in candidates:
-        if eligible.get(cand.id, False):
+        # one marked down for a sooner alike is not what the team would otherwise buy
+        if eligible.get(cand.id, False) and not cand.facts.get("sooner_alike_days"):
             c = cand.config
             for slot in ((*_like(c), c.vendor), (c.where, c.vendor)):
                 cheapest[slot] = min(cheapest.get(slot, math.inf), c.cost_usd_year)

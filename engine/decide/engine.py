@@ -419,8 +419,8 @@ class Engine:
         fired = self._run("candidate", 1, 0, facts)
         scored = score_candidates(self.rulebook, fired, candidates)
         eligible = {s.id: not s.excluded for s in scored}
-        with_ratios(candidates, eligible)
         against_sooner(candidates, eligible, self.catalog.policy)
+        with_ratios(candidates, eligible)
         fired += self._run("candidate", 2, 0, facts)
         run.fired.extend(fired)
         return score_candidates(self.rulebook, fired, candidates)

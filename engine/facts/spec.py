@@ -608,8 +608,13 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("sooner_alike_days", "number", "for a run paid by the hour that takes days, the "
              "shortest run among eligible configurations of its like and GPU vendor trained "
              "with a method at least as good, on one instance, within sooner_run_max_premium "
-             "of the cheapest of them, where at most sooner_run_days_share of this one's (0: "
-             "none)", origin="candidate", phase="summary"),
+             "of the cheapest of them (where that one's run is long, within a premium that "
+             "grows with this one's days: sooner_run_premium_per_day), where at most "
+             "sooner_run_days_share of this one's (0: none)", origin="candidate",
+             phase="summary"),
+    FactSpec("sooner_alike_cost_ratio", "number", "that sooner configuration's cost for the "
+             "work ÷ this one's (absent where there is none)", origin="candidate",
+             phase="summary"),
     FactSpec("better_method_alike", "string", "the better training method (full over LoRA "
              "over QLoRA) of the cheapest eligible configuration of this one's like and GPU "
              "vendor trained with one ('none' where there is none)", origin="candidate",
