@@ -1333,6 +1333,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
             base = cheapest.get((name, key(cand.config)))
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
     _against_other_vendors(candidates, eligible)
+    _against_specialised(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
     _against_held(candidates, eligible)
@@ -1531,6 +1532,37 @@ def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, 
         cand.facts["single_node_premium"] = (
             None if c.nodes <= 1 or base is None or not c.cost_usd_year
             else tidy(min(base / c.cost_usd_year - 1, MAX_RATIO), 3))
+
+
+def _against_specialised(candidates: list[PricedCandidate],
+                         eligible: Mapping[str, bool]) -> None:
+    """For each hyperscaler's configuration, what it costs a year more than the cheapest
+    eligible configuration of a specialised GPU cloud of its GPU vendor, paid the same way
+    and no harder to get (:data:`_ACCESS_ORDER`; ``extra_vs_specialised_usd``), how many
+    times as much (``cost_vs_specialised``; both None for others and where there is none),
+    and that one's name: what staying in a team's cloud costs against moving its
+    training."""
+    cheapest: dict[tuple[str, str, int], Configuration] = {}
+    for cand in candidates:
+        c = cand.config
+        if (eligible.get(cand.id, False) and c.where == "cloud"
+                and c.provider_kind == "specialised" and c.cost_usd_year):
+            for rank in range(_ACCESS_ORDER.index(c.access), len(_ACCESS_ORDER)):
+                held = cheapest.get((c.vendor, c.pricing, rank))
+                if held is None or (c.cost_usd_year, c.candidate_id) < (
+                        held.cost_usd_year, held.candidate_id):
+                    cheapest[c.vendor, c.pricing, rank] = c
+    for cand in candidates:
+        c = cand.config
+        found = (cheapest.get((c.vendor, c.pricing, _ACCESS_ORDER.index(c.access)))
+                 if c.provider_kind == "hyperscaler" else None)
+        cand.facts["extra_vs_specialised_usd"] = (
+            None if found is None else tidy(c.cost_usd_year - found.cost_usd_year, 2))
+        cand.facts["cost_vs_specialised"] = (
+            None if found is None else tidy(min(c.cost_usd_year / found.cost_usd_year,
+                                                MAX_RATIO), 3))
+        cand.facts["cheapest_specialised_label"] = "" if found is None else (
+            f"{found.count}× {found.gpu_label} on {found.provider_name}, {found.pricing}")
 
 
 def _against_other_vendors(candidates: list[PricedCandidate],

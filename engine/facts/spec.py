@@ -596,6 +596,17 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("saving_vs_other_vendor_usd", "number", "that cheapest configuration's cost "
              "for the work less this one's, a year (negative: this one costs more)",
              unit="USD/year", origin="candidate", phase="summary"),
+    FactSpec("extra_vs_specialised_usd", "number", "for a hyperscaler's configuration, its "
+             "cost for the work less the cheapest eligible specialised cloud configuration's "
+             "of its GPU vendor, paid the same way and no harder to get, a year (negative: "
+             "this one costs less; absent for others or where none is eligible)",
+             unit="USD/year", origin="candidate", phase="summary"),
+    FactSpec("cost_vs_specialised", "number", "for a hyperscaler's configuration, its cost "
+             "for the work ÷ that specialised configuration's (absent where either is)",
+             origin="candidate", phase="summary"),
+    FactSpec("cheapest_specialised_label", "string", "that specialised configuration, as "
+             "the advice names it (8× B200 on Lambda, on-demand; empty where there is none)",
+             origin="candidate", phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
              phase="summary"),
