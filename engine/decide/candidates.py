@@ -1417,7 +1417,8 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
                     found = step
             if found is not None and found.days_per_run > c.days_per_run * share:
                 found = None
-        cand.facts["sooner_alike_days"] = tidy(found.days_per_run, 1) if found else 0.0
+        cand.facts["sooner_alike_days"] = (0.0 if found is None
+                                           else tidy(found.days_per_run, 1))
         cand.facts["sooner_alike_cost_ratio"] = (
             tidy(found.cost_usd_year / c.cost_usd_year, 3)
             if found is not None and c.cost_usd_year else None)

@@ -602,7 +602,7 @@ RANKED: tuple[FactSpec, ...] = (
              "this one costs less; absent for others or where none is eligible)",
              unit="USD/year", origin="candidate", phase="summary"),
     FactSpec("cost_vs_specialised", "number", "for a hyperscaler's configuration, its cost "
-             "for the work ÷ that specialised configuration's (absent where either is)",
+             "for the work ÷ that specialised configuration's (absent where there is none)",
              origin="candidate", phase="summary"),
     FactSpec("cheapest_specialised_label", "string", "that specialised configuration, as "
              "the advice names it (8× B200 on Lambda, on-demand; empty where there is none)",
