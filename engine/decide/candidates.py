@@ -1400,6 +1400,7 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
                     (c for c in good if c.nodes == 1 and c.cost_usd_year <= ceiling),
                     key=lambda c: (c.days_per_run, c.cost_usd_year)))
     _better_alike(candidates, keys, eligible)
+    slowest_cheaper: dict[str, Configuration] = {}
     for cand, key in zip(candidates, keys, strict=True):
         c = cand.config
         found: Configuration | None = None
@@ -1422,6 +1423,34 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
         cand.facts["sooner_alike_cost_ratio"] = (
             tidy(found.cost_usd_year / c.cost_usd_year, 3)
             if found is not None and c.cost_usd_year else None)
+        if (found is not None and eligible.get(cand.id, False)
+                and c.cost_usd_year < found.cost_usd_year):
+            held = slowest_cheaper.get(found.candidate_id)
+            if held is None or (c.cost_usd_year, c.candidate_id) < (held.cost_usd_year,
+                                                                    held.candidate_id):
+                slowest_cheaper[found.candidate_id] = c
+    _said_against_cheaper(candidates, slowest_cheaper)
+
+
+def _said_against_cheaper(candidates: list[PricedCandidate],
+                          cheaper: Mapping[str, Configuration]) -> None:
+    """For each configuration that marked a cheaper, slower, eligible one of its like down
+    (:func:`against_sooner`), the cheapest of those, as the advice names it
+    (``sooner_than_alike_label``), its days a run and what it would save a year, in dollars
+    and as a share of this one's cost: what the sooner run costs, said beside the pick."""
+    for cand in candidates:
+        c = cand.config
+        slow = cheaper.get(c.candidate_id)
+        saving = None if slow is None else c.cost_usd_year - slow.cost_usd_year
+        cand.facts["sooner_than_alike_label"] = "" if slow is None else (
+            f"{slow.count}× {slow.gpu_label} on {slow.provider_name}, {slow.pricing}")
+        cand.facts["sooner_than_alike_days"] = 0.0 if slow is None else tidy(
+            slow.days_per_run, 1)
+        cand.facts["sooner_than_alike_saving_usd"] = (
+            None if saving is None else tidy(saving, 2))
+        cand.facts["sooner_than_alike_saving_share"] = (
+            None if saving is None or not c.cost_usd_year
+            else tidy(saving / c.cost_usd_year, 3))
 
 
 def _against_held(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:

@@ -626,6 +626,17 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("sooner_alike_cost_ratio", "number", "that sooner configuration's cost for the "
              "work ÷ this one's (absent where there is none)", origin="candidate",
              phase="summary"),
+    FactSpec("sooner_than_alike_label", "string", "the cheapest configuration of this "
+             "one's like that this one marked down as slow (sooner_alike_days), as the "
+             "advice names it (empty where there is none)", origin="candidate",
+             phase="summary"),
+    FactSpec("sooner_than_alike_days", "number", "days a run takes on it (0: none)",
+             unit="days", origin="candidate", phase="summary"),
+    FactSpec("sooner_than_alike_saving_usd", "number", "what it would cost less a year for "
+             "the work (absent where there is none)", unit="USD/year", origin="candidate",
+             phase="summary"),
+    FactSpec("sooner_than_alike_saving_share", "number", "that saving ÷ this one's cost for "
+             "the work (absent where there is none)", origin="candidate", phase="summary"),
     FactSpec("better_method_alike", "string", "the better training method (full over LoRA "
              "over QLoRA) of the cheapest eligible configuration of this one's like and GPU "
              "vendor trained with one ('none' where there is none)", origin="candidate",
