@@ -26,7 +26,7 @@ POLICY = CATALOG.policy
 QUESTIONS = {q.id: q for q in CATALOG.questions}
 # 25 teams a property in the default run (each property draws its own); PROPERTY_EXAMPLES=200
 # (and PROPERTY_RANDOM=1 for new ones each run) for a longer sweep
-SETTINGS = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "25")), deadline=None,
+SETTINGS = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "20")), deadline=None,
                     derandomize=not os.environ.get("PROPERTY_RANDOM"),
                     suppress_health_check=[HealthCheck.too_slow])
 
