@@ -52,7 +52,7 @@ def test_the_pick_says_what_the_move_saves_and_stays() -> None:
     assert len(said) == 1
     text = " ".join(said[0].split())
     assert text.startswith("Staying on Amazon Web Services costs $")
-    assert "on Lambda, on-demand, a specialised GPU cloud" in text
+    assert "(Lambda, on-demand), a specialised GPU cloud" in text
 
 
 def test_a_premium_smaller_than_the_move_is_not_said() -> None:

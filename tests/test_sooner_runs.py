@@ -222,14 +222,14 @@ def test_the_pick_says_what_the_wait_would_save() -> None:
     facts = {str(f["candidate_id"]): f for f in evaluation.candidate_facts}
     mine = facts[pick.id]
     gh200 = facts["cloud:lambda-gh200:on-demandx1:pretrain"]
-    assert mine["sooner_than_alike_label"] == "1× GH200 on Lambda, on-demand"
+    assert mine["sooner_than_alike_label"] == "1× GH200 (Lambda, on-demand)"
     assert mine["sooner_than_alike_days"] == round(gh200["days_per_run"], 1)
     assert abs(mine["sooner_than_alike_saving_usd"]
                - (mine["cost_usd_year"] - gh200["cost_usd_year"])) < 0.01
     said = [w.text for w in decision.warnings if w.id == "sooner-than-a-cheaper-alike"]
     assert len(said) == 1
     brief = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
-    assert "1× GH200 on Lambda, on-demand would take 16.7 days for $789 a year less" in brief
+    assert "1× GH200 (Lambda, on-demand) would take 16.7 days for $789 a year less" in brief
     for f in facts.values():
         if f["sooner_than_alike_label"]:
             assert f["sooner_than_alike_saving_usd"] > 0

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Location, Network, Offer, Policy, Provider
-from engine.decide.configuration import Configuration
+from engine.decide.configuration import Configuration, config_label
 from engine.decide.placements import (
     Trial,
     cloud_counts,
@@ -1442,8 +1442,7 @@ def _said_against_cheaper(candidates: list[PricedCandidate],
         c = cand.config
         slow = cheaper.get(c.candidate_id)
         saving = None if slow is None else c.cost_usd_year - slow.cost_usd_year
-        cand.facts["sooner_than_alike_label"] = "" if slow is None else (
-            f"{slow.count}× {slow.gpu_label} on {slow.provider_name}, {slow.pricing}")
+        cand.facts["sooner_than_alike_label"] = "" if slow is None else config_label(slow)
         cand.facts["sooner_than_alike_days"] = 0.0 if slow is None else tidy(
             slow.days_per_run, 1)
         cand.facts["sooner_than_alike_saving_usd"] = (
@@ -1591,8 +1590,7 @@ def _against_specialised(candidates: list[PricedCandidate],
         cand.facts["cost_vs_specialised"] = (
             None if found is None else tidy(min(c.cost_usd_year / found.cost_usd_year,
                                                 MAX_RATIO), 3))
-        cand.facts["cheapest_specialised_label"] = "" if found is None else (
-            f"{found.count}× {found.gpu_label} on {found.provider_name}, {found.pricing}")
+        cand.facts["cheapest_specialised_label"] = "" if found is None else config_label(found)
 
 
 def _against_other_vendors(candidates: list[PricedCandidate],

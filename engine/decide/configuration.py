@@ -114,3 +114,10 @@ _Making = make_dataclass("_Making", [
 made a Configuration. A frozen dataclass's ``__init__`` sets each field through
 ``object.__setattr__``, five times slower, and every candidate is made one: in an alternating
 A/B (``benchmarks/ab.py``) the constructor cost 1.8 % of a recommendation's CPU."""
+
+
+def config_label(c: Configuration, count: int | None = None) -> str:
+    """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``: ``c`` in words, as
+    facts name it (of ``count`` of its GPUs where given)."""
+    where = f"{c.provider_label}, {c.pricing}" if c.where == "cloud" else "to buy"
+    return f"{c.count if count is None else count:,}× {c.gpu_label} ({where})"

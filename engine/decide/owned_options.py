@@ -26,8 +26,8 @@ from engine.decide.candidates import (
     gpus_a_job,
     owned_capacity_hours,
 )
-from engine.decide.configuration import Configuration
-from engine.decide.sides import Scored, config_label
+from engine.decide.configuration import Configuration, config_label
+from engine.decide.sides import Scored
 from engine.estimates.figure import tidy
 
 

@@ -19,7 +19,7 @@ from typing import Any, get_args
 
 from engine.catalog.models import Ecosystem, Policy
 from engine.decide.candidates import PricedCandidate, market
-from engine.decide.configuration import Configuration
+from engine.decide.configuration import Configuration, config_label
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
 from engine.estimates.figure import Figure, tidy
 from engine.estimates.workload import Workload
@@ -187,13 +187,6 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
             "longer_run_met_label": config_label(met.config),
             "longer_run_met_cost_usd_year": least,
             "longer_run_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
-
-
-def config_label(c: Configuration, count: int | None = None) -> str:
-    """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``: ``c`` in words, as
-    facts name it (of ``count`` of its GPUs where given)."""
-    where = f"{c.provider_label}, {c.pricing}" if c.where == "cloud" else "to buy"
-    return f"{c.count if count is None else count:,}× {c.gpu_label} ({where})"
 
 
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,

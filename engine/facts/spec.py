@@ -605,7 +605,7 @@ RANKED: tuple[FactSpec, ...] = (
              "for the work ÷ that specialised configuration's (absent where there is none)",
              origin="candidate", phase="summary"),
     FactSpec("cheapest_specialised_label", "string", "that specialised configuration, as "
-             "the advice names it (8× B200 on Lambda, on-demand; empty where there is none)",
+             "the advice names it (8× B200 (Lambda, on-demand); empty where there is none)",
              origin="candidate", phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
