@@ -23,6 +23,8 @@ class _Config:
     pricing: str = ""
     provider: str = ""
     reserved_months: int | None = None
+    access: str = "self-serve"
+    candidate_id: str = ""
 
 
 @dataclass

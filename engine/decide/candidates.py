@@ -1334,6 +1334,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
             cand.facts[name] = None if not base else tidy(min(cost / base, MAX_RATIO), 3)
     _against_other_vendors(candidates, eligible)
     _against_specialised(candidates, eligible)
+    _against_self_serve(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
     _against_held(candidates, eligible)
@@ -1591,6 +1592,34 @@ def _against_specialised(candidates: list[PricedCandidate],
             None if found is None else tidy(min(c.cost_usd_year / found.cost_usd_year,
                                                 MAX_RATIO), 3))
         cand.facts["cheapest_specialised_label"] = "" if found is None else config_label(found)
+
+
+def _against_self_serve(candidates: list[PricedCandidate],
+                        eligible: Mapping[str, bool]) -> None:
+    """For each configuration sold by account (a quota request or an account review), the
+    cheapest eligible one of its like and GPU vendor sold by card, ÷ this one's cost
+    (``self_serve_cost_ratio``), what it costs more a year (``self_serve_extra_usd``; both
+    None for others and where there is none) and its name (``cheapest_self_serve_label``):
+    what a few days of asking for a quota save."""
+    cheapest: dict[tuple[str, ...], Configuration] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False) and c.where == "cloud" and c.access == "self-serve":
+            key = (*_like(c), c.vendor)
+            held = cheapest.get(key)
+            if held is None or (c.cost_usd_year, c.candidate_id) < (held.cost_usd_year,
+                                                                    held.candidate_id):
+                cheapest[key] = c
+    for cand in candidates:
+        c = cand.config
+        found = (cheapest.get((*_like(c), c.vendor))
+                 if c.where == "cloud" and c.access == "account" else None)
+        cand.facts["self_serve_cost_ratio"] = (
+            None if found is None or not c.cost_usd_year
+            else tidy(min(found.cost_usd_year / c.cost_usd_year, MAX_RATIO), 3))
+        cand.facts["self_serve_extra_usd"] = (
+            None if found is None else tidy(found.cost_usd_year - c.cost_usd_year, 2))
+        cand.facts["cheapest_self_serve_label"] = "" if found is None else config_label(found)
 
 
 def _against_other_vendors(candidates: list[PricedCandidate],

@@ -607,6 +607,16 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cheapest_specialised_label", "string", "that specialised configuration, as "
              "the advice names it (8× B200 (Lambda, on-demand); empty where there is none)",
              origin="candidate", phase="summary"),
+    FactSpec("self_serve_cost_ratio", "number", "for a configuration sold by account (a "
+             "quota request or an account review, days), the cheapest eligible one of its like "
+             "and GPU vendor sold by card ÷ this one's cost (absent for others and where there "
+             "is none)", origin="candidate", phase="summary"),
+    FactSpec("self_serve_extra_usd", "number", "that configuration sold by card's cost for "
+             "the work less this one's, a year (absent where the ratio is)", unit="USD/year",
+             origin="candidate", phase="summary"),
+    FactSpec("cheapest_self_serve_label", "string", "that configuration sold by card, as the "
+             "advice names it (empty where there is none)", origin="candidate",
+             phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
              phase="summary"),
