@@ -158,6 +158,25 @@ def test_a_team_that_owns_nothing_gets_no_options(engine: Engine) -> None:
     assert "owned_options" not in engine.recommend(answers, decision_id="x").estimates
 
 
+
+def test_gpus_that_cannot_hold_the_job_are_offered_for_nothing(engine: Engine) -> None:
+    """A full fine-tune of a 14B model needs ~227 GiB on one GPU: a team's one RTX 3090
+    (24 GB) cannot run it, so neither keeping it nor renting the peaks beside it is an
+    option (they were priced as if it could, and the headline block said "Cheaper with what
+    you own: your 1× RTX 3090 for 74% of the work"); selling it still is."""
+    answers = {"workload": "fine-tune", "model": "qwen3-14b", "method": "full",
+               "training_tokens_b": 0.05, "runs_per_year": 200, "usage_pattern": "continuous",
+               "budget_usd": 250000, "upfront_capex": True, "cloud_ecosystem": "gcp",
+               "owned_gpu": "rtx-3090", "owned_gpu_count": 1}
+    decision = engine.recommend(answers, decision_id="x")
+    found = decision.estimates["owned_options"]
+    by = options(found)
+    assert not by["keep"]["feasible"] and "peaks" not in by and "jobs" not in by
+    assert found["cheapest"] in (None, "retire") and not found["peaks_beat_the_pick"]
+    lines = brief_lines(decision)
+    assert not any("Cheaper with what you own" in line for line in lines)
+    assert any("cannot do this work" in line for line in lines)
+
 def test_the_audit_list_counts_the_own_gpus_of_a_peaks_pick(tmp_path: Path) -> None:
     answers = tmp_path / "heavy.json"
     answers.write_text(json.dumps(HEAVY))

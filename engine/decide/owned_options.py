@@ -48,8 +48,8 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     upkeep = float(f.upkeep_usd_year or 0.0)
     capacity = owned_capacity_hours(policy)
     busy = f.busy_hours_per_year
-    feasible = (f.within_year and f.meets_deadline and busy <= capacity
-                and f.holds_jobs_at_once)
+    usable = f.fits and f.vendor_allowed and f.meets_deadline  # a run of the job, on them
+    feasible = usable and f.within_year and busy <= capacity and f.holds_jobs_at_once
     options: list[dict[str, Any]] = [{
         "option": "keep", "feasible": feasible, "upfront_usd": 0.0,
         "usd_per_year": tidy(f.cost_usd_year + upkeep, 2),
@@ -66,7 +66,7 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     peaks_picked = whole != choice.id
     rented = (next((s for s in scored if s.id == whole), None) if peaks_picked
               else _cheapest_burst(same))
-    if rented is not None and f.meets_deadline and busy > capacity:
+    if rented is not None and usable and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
     # the jobs they hold at once beside a pick rented by the job (the whole of it where the
     # pick is that split already)
