@@ -234,6 +234,10 @@ def _operators(decision: Decision) -> list[str]:
     if decision.answers.get("planned_gpu") and decision.hardware.plan is None and any(
             i.endswith(":plan") or c.plan for x in decision.hardware.excluded for i in x.ids):
         bad.append("the team's plan was priced but is not reported")
+    if (decision.answers.get("planned_gpu") and decision.hardware.plan is None
+            and decision.hardware.choice is not None
+            and not {"plan-too-small", "plan-not-priced"} & {w.id for w in decision.warnings}):
+        bad.append("the team's plan is neither priced beside the pick nor said why not")
     return bad
 
 

@@ -1059,7 +1059,8 @@ def _cost_range(catalog: Catalog, gpu: Gpu, t: Trial,
 def _with_plan(catalog: Catalog, sizing: Sizing,
                found: list[PricedCandidate]) -> list[PricedCandidate]:
     """``found`` with the team's planned GPUs priced for the same work, for each method:
-    owned where it can buy them, else the cheapest offer of that GPU at that count; a
+    owned where it can buy them, else the cheapest offer of that GPU at that count, else (no
+    cloud rents that many) owned all the same, for the rules to say what keeps it out; a
     candidate already among ``found`` at the planned count is marked as the plan instead (and
     its method is not priced again)."""
     if sizing.plan is None:
@@ -1073,20 +1074,24 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
 
     priced = {c.config.train_method for c in found if planned_shape(c)}
     planned: list[PricedCandidate] = []
+    def bought(job: Job) -> list[PricedCandidate]:
+        local = (_local(catalog, sizing, job, gpu, [count], plan=True)
+                 if gpu.buyable and home(catalog, gpu, count) is not None else None)
+        return [local] if local is not None else []
+
     for job in sizing.jobs:
         if job.method in priced:
             continue
         if where == "local":
-            local = (_local(catalog, sizing, job, gpu, [count], plan=True)
-                     if home(catalog, gpu, count) is not None else None)
-            planned += [local] if local is not None else []
+            planned += bought(job)
             continue
         offered = [c for offer in catalog.offers if offer.gpu == gpu_id
                    and count in (shapes := dict(_with_pools(
                        cloud_counts(catalog, offer), _pool_instances(catalog, sizing, offer))))
                    for c in _cloud(catalog, sizing, job, offer, [(count, shapes[count])],
                                    plan=True) if c.config.pricing == "on-demand"]
-        planned += [min(offered, key=lambda c: (c.config.cost_usd_year, c.id))] if offered else []
+        planned += ([min(offered, key=lambda c: (c.config.cost_usd_year, c.id))] if offered
+                    else bought(job))
     return [_marked(c) if planned_shape(c) else c for c in found] + planned
 
 

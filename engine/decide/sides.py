@@ -86,10 +86,12 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     it, unless no cloud does. Configurations whose value of a field an earlier phase has
     ruled out (``ruled_out``: field → options, such as a marketplace for data that may not go
     to third-party hosts) are no side of any comparison."""
+    plan_priced = any(s.facts.get("is_plan") for s in scored)
     if ruled_out:
         scored = [s for s in scored
                   if not any(s.facts.get(name) in options for name, options in ruled_out.items())]
     out: dict[str, Any] = {
+        "plan_priced": plan_priced,
         "eligible_local_count": sum(1 for s in scored if not s.excluded
                                     and s.config.where == "local"),
         "eligible_cloud_count": sum(1 for s in scored if not s.excluded

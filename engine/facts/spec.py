@@ -212,6 +212,9 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
 
 SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in (
     _d("eligible_local_count", "number", "owned configurations no rule excluded"),
+    _d("plan_priced", "bool", "the team's planned GPUs are priced for the work: bought, or "
+       "rented at the planned count (false without a plan, or where no cloud in the catalog "
+       "rents that many and no machine in it holds them)"),
     _d("eligible_consumer_local_count", "number", "owned consumer-card configurations no "
        "rule excluded (a consumer box that holds the job and does the work in time)"),
     _d("best_slices_per_gpu", "number", "MIG slices per GPU of the best eligible "

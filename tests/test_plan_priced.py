@@ -1,0 +1,44 @@
+"""The team's plan is priced beside the pick wherever it can be had: rented at its count,
+or bought (where the team has no capital, as a purchase the rules rule out, saying so); where
+neither is possible, the one screen says why it is not priced."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from engine.decide.engine import Engine, load_engine
+from engine.output.brief import brief_lines
+
+PLAN = {"workload": "fine-tune", "model": "qwen2.5-7b", "method": "lora",
+        "training_tokens_b": 0.5, "runs_per_year": 12, "usage_pattern": "intermittent",
+        "budget_usd": 20000, "upfront_capex": False}
+
+
+def _decide(engine: Engine, **answers: Any) -> Any:
+    return engine.recommend({**PLAN, **answers}, decision_id="x")
+
+
+def test_a_plan_to_buy_without_capital_is_priced_and_ruled_out() -> None:
+    engine = load_engine()
+    decision = _decide(engine, planned_gpu="rtx-pro-6000-blackwell", planned_gpu_count=2)
+    plan = decision.hardware.plan
+    assert plan is not None and plan.excluded and plan.upfront_usd > 0
+    assert "capital up front" in (plan.reason or "")
+    assert any(line.startswith("Your plan, 2× RTX PRO 6000, to buy:")
+               for line in brief_lines(decision))
+
+
+def test_a_plan_sold_nowhere_at_its_count_is_said() -> None:
+    engine = load_engine()
+    decision = _decide(engine, planned_gpu="rtx-pro-6000-blackwell", planned_gpu_count=8)
+    assert decision.hardware.plan is None
+    said = [w.text for w in decision.warnings if w.id == "plan-not-priced"]
+    assert len(said) == 1 and "cannot be priced" in said[0]
+    assert decision.facts["plan_priced"] is False
+
+
+def test_a_plan_rented_at_its_count_is_not_said_to_be_unpriced() -> None:
+    engine = load_engine()
+    decision = _decide(engine, planned_gpu="h100-sxm", planned_gpu_count=8)
+    assert decision.hardware.plan is not None and decision.facts["plan_priced"] is True
+    assert not [w for w in decision.warnings if w.id == "plan-not-priced"]
