@@ -1074,6 +1074,7 @@ def _with_plan(catalog: Catalog, sizing: Sizing,
 
     priced = {c.config.train_method for c in found if planned_shape(c)}
     planned: list[PricedCandidate] = []
+
     def bought(job: Job) -> list[PricedCandidate]:
         local = (_local(catalog, sizing, job, gpu, [count], plan=True)
                  if gpu.buyable and home(catalog, gpu, count) is not None else None)

@@ -34,9 +34,10 @@ from engine.estimates.figure import tidy
 def owned_options(scored: Sequence[Scored], choice: Scored | None,
                   policy: Policy, concurrent_jobs: int = 1,
                   steady_jobs: bool = False) -> dict[str, Any] | None:
-    """The team's options for its own GPUs on the pick's method (None: it owns none, or
-    they cannot hold the job at all); ``concurrent_jobs``: the jobs it runs at once,
-    ``steady_jobs``: whether they come when they come (:func:`jobs_held`)."""
+    """The team's options for its own GPUs on the pick's method (None: it owns none; where
+    they cannot run the job, fit, vendor and run limit, only selling them is feasible);
+    ``concurrent_jobs``: the jobs it runs at once, ``steady_jobs``: whether they come when
+    they come (:func:`jobs_held`)."""
     if choice is None:
         return None
     method = choice.config.train_method
