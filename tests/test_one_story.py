@@ -295,6 +295,8 @@ def test_the_text_prints_the_decision(raw: dict[str, Any]) -> None:
     printed = render_text(decision, ENGINE.rulebook)
     assert missing_cells(decision, printed) == []
     text = " ".join(printed.split())
+    # a template filled from a fact the decision does not have says "unknown"
+    assert not re.search(r"\bunknown\b", text), text
     assert " ".join(headline(decision).split()) in text
     c = decision.hardware.choice
     if c is not None:

@@ -61,8 +61,10 @@ def _changed_copy(tmp_path: Path) -> Path:
     usage = copy / "usage.yaml"
     text = usage.read_text()
     old = "      - prefer: {decision: deployment, option: local, weight: 2}"
-    assert text.count(old) == 1  # usage.continuous-favours-local's; now it argues for cloud
-    usage.write_text(text.replace(old, old.replace("local, weight: 2", "cloud, weight: 6")))
+    # usage.continuous-favours-local's preference; now it argues for cloud
+    at = text.index(old, text.index("id: usage.continuous-favours-local\n"))
+    usage.write_text(text[:at] + old.replace("local, weight: 2", "cloud, weight: 6")
+                     + text[at + len(old):])
     return copy
 
 
