@@ -424,3 +424,23 @@ def test_an_oversized_purchase_compares_memory_with_the_whole_job(tmp_path: Path
         "budget_usd": 2_000_000, "upfront_capex": True}))
     text = " ".join(run(answers).split())
     assert "has 1,280 GiB for a job needing about 125 GiB on one GPU (10.3× more" in text
+
+
+def test_a_capacity_block_pool_held_all_year_says_so() -> None:
+    """Twenty full fine-tunes at once that come when they come, on an offer whose only
+    shape larger than a job's share is sold in 1-day blocks: the pool is priced every hour
+    of the year, and the headline says it is held, not bought for each run."""
+    from engine.decide.engine import load_engine
+    from engine.output.summary import headline
+
+    answers = {"workload": "fine-tune", "model": "qwen3-30b-a3b", "method": "full",
+               "hours_per_year": 800, "usage_pattern": "continuous", "budget_usd": 8000,
+               "upfront_capex": False, "proprietary_data": True, "concurrent_jobs": 20,
+               "owned_gpu": "h100-sxm", "owned_gpu_count": 8}
+    decision = load_engine().recommend(answers, decision_id="x")
+    pick = decision.hardware.choice
+    assert pick is not None and pick.reserved_days and pick.pool is not None
+    assert pick.pool.always_on
+    head = " ".join(headline(decision).split())
+    assert "-day blocks held every day of the year" in head
+    assert "bought for each run" not in head

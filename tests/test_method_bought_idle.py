@@ -1,6 +1,7 @@
 """A full fine-tune asked for whose memory sizes a purchase that sits idle most of the year
 is said under the headline, with what LoRA needs; not where the purchase is busy, where
-LoRA was asked for, or where the far-over-budget warning already says it."""
+LoRA was asked for, or where the far-over-budget warning already says it. A lighter method
+is suggested only where memory, not the work, sets what is paid for."""
 
 from __future__ import annotations
 
@@ -49,3 +50,17 @@ def test_far_over_budget_is_said_once(engine: Engine) -> None:
     decision = engine.recommend({**ONPREM_70B, "budget_usd": 60000}, decision_id="x")
     ids = [w.id for w in decision.warnings]
     assert "method-over-budget" in ids and WARNING not in ids
+
+
+def test_a_lora_far_over_budget_on_one_gpu_is_not_told_to_weigh_qlora(engine: Engine) -> None:
+    """6,000 RTX 4090 hours of an 8B LoRA on $800: the work, not the memory, sets the bill
+    (one GPU holds the LoRA), and QLoRA runs slower; the hint is for configurations whose
+    count memory sets (scenario 104 keeps it)."""
+    answers = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+               "hours_per_year": 6000, "usage_pattern": "intermittent", "budget_usd": 800,
+               "upfront_capex": False, "proprietary_data": True}
+    decision = engine.recommend(answers, decision_id="x")
+    pick = decision.hardware.choice
+    assert pick is not None and pick.count == 1
+    assert "over-budget" in {w.id for w in decision.warnings}
+    assert "method-over-budget" not in {w.id for w in decision.warnings}

@@ -149,7 +149,10 @@ def headline(decision: Decision) -> str:
     pricing = choice.pricing if not choice.reserved_months else (
         f"reserved for {choice.reserved_months} months")
     if choice.reserved_days:
-        pricing = f"reserved in {choice.reserved_days}-day blocks bought for each run"
+        pricing = (f"reserved in {choice.reserved_days}-day blocks held every day of the year "
+                   "(jobs that come when they come need the pool there)"
+                   if choice.pool is not None and choice.pool.always_on
+                   else f"reserved in {choice.reserved_days}-day blocks bought for each run")
     where = (f" in {choice.location}" if choice.location
              and decision.answers.get("data_residency") == "region" else "")
     return (f"{verb}: {config_name(choice)} on {KIND_NAMES.get(choice.provider_kind, 'a cloud')}"
