@@ -24,7 +24,7 @@ CATALOG = load_catalog()
 ENGINE: Engine = load_engine()
 POLICY = CATALOG.policy
 QUESTIONS = {q.id: q for q in CATALOG.questions}
-# 25 teams a property in the default run (each property draws its own); PROPERTY_EXAMPLES=200
+# 20 teams a property in the default run (each property draws its own); PROPERTY_EXAMPLES=200
 # (and PROPERTY_RANDOM=1 for new ones each run) for a longer sweep
 SETTINGS = settings(max_examples=int(os.environ.get("PROPERTY_EXAMPLES", "20")), deadline=None,
                     derandomize=not os.environ.get("PROPERTY_RANDOM"),
