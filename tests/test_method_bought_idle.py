@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.properties import warned
 
 from engine.decide.engine import Engine, load_engine
 
@@ -24,14 +25,14 @@ def engine() -> Engine:
 
 def _said(engine: Engine, **answers: Any) -> list[str]:
     decision = engine.recommend({**ONPREM_70B, **answers}, decision_id="x")
-    return [w.text for w in decision.warnings if w.id == WARNING]
+    return warned(decision, WARNING)
 
 
 def test_a_purchase_idle_most_of_the_year_says_what_lora_needs(engine: Engine) -> None:
     decision = engine.recommend(ONPREM_70B, decision_id="x")
     pick = decision.hardware.choice
     assert pick is not None and pick.where == "local" and pick.busy_share < 0.05
-    said = [w.text for w in decision.warnings if w.id == WARNING]
+    said = warned(decision, WARNING)
     assert len(said) == 1
     text = " ".join(said[0].split())
     assert text.startswith("The full fine-tune you asked for needs 1,061 GiB: 16× ")

@@ -4,10 +4,7 @@ same way: the same GPU vendor and pricing, and an offer no harder to get."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from engine.answers.model import validate_answers
-from engine.decide.engine import load_engine
+from helpers.properties import evaluate, warned
 
 AWS_70B = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
            "training_tokens_b": 2, "runs_per_year": 100, "usage_pattern": "continuous",
@@ -15,13 +12,8 @@ AWS_70B = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "lora",
 ACCESS = ("self-serve", "account", "contract")
 
 
-def _evaluate(answers: dict[str, Any]) -> Any:
-    engine = load_engine()
-    return engine.evaluate(validate_answers(answers, engine.catalog), trace=False)
-
-
 def test_each_hyperscaler_row_is_compared_with_what_it_could_buy_the_same_way() -> None:
-    evaluation = _evaluate(AWS_70B)
+    evaluation = evaluate(AWS_70B)
     facts = {str(f["candidate_id"]): f for f in evaluation.candidate_facts}
     compared = 0
     for f in facts.values():
@@ -44,11 +36,11 @@ def test_each_hyperscaler_row_is_compared_with_what_it_could_buy_the_same_way() 
 
 
 def test_the_pick_says_what_the_move_saves_and_stays() -> None:
-    evaluation = _evaluate(AWS_70B)
+    evaluation = evaluate(AWS_70B)
     decision = evaluation.decision
     pick = decision.hardware.choice
     assert pick is not None and pick.provider == "aws"
-    said = [w.text for w in decision.warnings if w.id == "own-cloud-premium-pays-a-move"]
+    said = warned(decision, "own-cloud-premium-pays-a-move")
     assert len(said) == 1
     text = " ".join(said[0].split())
     assert text.startswith("Staying on Amazon Web Services costs $")
@@ -58,12 +50,10 @@ def test_the_pick_says_what_the_move_saves_and_stays() -> None:
 def test_a_premium_smaller_than_the_move_is_not_said() -> None:
     """The same team with a quarter of the work: the premium over Lambda is under
     own_cloud_move_saving_usd_min, and nothing is said."""
-    evaluation = _evaluate({**AWS_70B, "training_tokens_b": 0.5})
-    assert not [w for w in evaluation.decision.warnings
-                if w.id == "own-cloud-premium-pays-a-move"]
+    evaluation = evaluate({**AWS_70B, "training_tokens_b": 0.5})
+    assert not warned(evaluation.decision, "own-cloud-premium-pays-a-move")
 
 
 def test_a_team_outside_a_hyperscaler_is_never_told() -> None:
-    evaluation = _evaluate({**AWS_70B, "cloud_ecosystem": "none"})
-    assert not [w for w in evaluation.decision.warnings
-                if w.id == "own-cloud-premium-pays-a-move"]
+    evaluation = evaluate({**AWS_70B, "cloud_ecosystem": "none"})
+    assert not warned(evaluation.decision, "own-cloud-premium-pays-a-move")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.properties import warned
+
 from engine.decide.engine import Engine, load_engine
 from engine.output.brief import brief_lines
 
@@ -32,7 +34,7 @@ def test_a_plan_sold_nowhere_at_its_count_is_said() -> None:
     engine = load_engine()
     decision = _decide(engine, planned_gpu="rtx-pro-6000-blackwell", planned_gpu_count=8)
     assert decision.hardware.plan is None
-    said = [w.text for w in decision.warnings if w.id == "plan-not-priced"]
+    said = warned(decision, "plan-not-priced")
     assert len(said) == 1 and "cannot be priced" in said[0]
     assert decision.facts["plan_priced"] is False
 
@@ -41,4 +43,4 @@ def test_a_plan_rented_at_its_count_is_not_said_to_be_unpriced() -> None:
     engine = load_engine()
     decision = _decide(engine, planned_gpu="h100-sxm", planned_gpu_count=8)
     assert decision.hardware.plan is not None and decision.facts["plan_priced"] is True
-    assert not [w for w in decision.warnings if w.id == "plan-not-priced"]
+    assert not warned(decision, "plan-not-priced")

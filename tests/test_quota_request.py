@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.answers.model import validate_answers
-from engine.decide.engine import load_engine
+from helpers.properties import evaluate, warned
 
 # 200 QLoRA jobs of a 32B model a year, 20 at once, on $3,000: 20 single-GPU instances at
 # once need a raised quota
@@ -22,11 +21,6 @@ COURSE_1B = {"workload": "fine-tune", "model": "llama-3.2-1b", "method": "qlora"
 RULE = "hardware.account-offer-for-a-small-team"
 
 
-def _evaluate(answers: dict[str, Any]) -> Any:
-    engine = load_engine()
-    return engine.evaluate(validate_answers(answers, engine.catalog), trace=False)
-
-
 def _like(f: dict[str, Any]) -> tuple[Any, ...]:
     kind = f["provider_kind"]
     return (f["where"], f["pricing"], kind, f["provider"] if kind == "hyperscaler" else "",
@@ -34,7 +28,7 @@ def _like(f: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def test_each_account_row_is_compared_with_the_cheapest_of_its_like_sold_by_card() -> None:
-    evaluation = _evaluate(POOL_32B)
+    evaluation = evaluate(POOL_32B)
     facts = [f for f in evaluation.candidate_facts if f["where"] == "cloud"]
     excluded = {cid for group in evaluation.decision.hardware.excluded for cid in group.ids}
     compared = 0
@@ -58,11 +52,11 @@ def test_each_account_row_is_compared_with_the_cheapest_of_its_like_sold_by_card
 
 
 def test_a_request_that_saves_several_times_the_cost_is_weighed_and_said() -> None:
-    evaluation = _evaluate(POOL_32B)
+    evaluation = evaluate(POOL_32B)
     decision = evaluation.decision
     pick = decision.hardware.choice
     assert pick is not None and pick.access == "account"
-    said = [w.text for w in decision.warnings if w.id == "quota-request-pays"]
+    said = warned(decision, "quota-request-pays")
     assert len(said) == 1
     text = " ".join(said[0].split())
     assert text.startswith("Asking Lambda for a quota pays: sold by card, the cheapest of its "
@@ -73,11 +67,11 @@ def test_a_request_that_saves_several_times_the_cost_is_weighed_and_said() -> No
 def test_a_request_that_saves_tens_of_dollars_is_not_worth_it() -> None:
     """By card costs more than a quarter more here, but less than
     quota_request_saving_usd_min a year: the pick stays sold by card."""
-    evaluation = _evaluate(COURSE_1B)
+    evaluation = evaluate(COURSE_1B)
     decision = evaluation.decision
     pick = decision.hardware.choice
     assert pick is not None and pick.access == "self-serve"
-    assert not [w for w in decision.warnings if w.id == "quota-request-pays"]
+    assert not warned(decision, "quota-request-pays")
     cheaper = [f for f in evaluation.candidate_facts if f["access"] == "account"
                and f.get("self_serve_extra_usd") is not None
                and f["self_serve_cost_ratio"] >= 1.25]
@@ -85,5 +79,5 @@ def test_a_request_that_saves_tens_of_dollars_is_not_worth_it() -> None:
 
 
 def test_a_team_with_a_production_budget_is_never_told() -> None:
-    evaluation = _evaluate({**POOL_32B, "budget_usd": 50000})
-    assert not [w for w in evaluation.decision.warnings if w.id == "quota-request-pays"]
+    evaluation = evaluate({**POOL_32B, "budget_usd": 50000})
+    assert not warned(evaluation.decision, "quota-request-pays")

@@ -22,7 +22,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Location, Network, Offer, Policy, Provider
@@ -1432,11 +1432,20 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
             if found is not None and c.cost_usd_year else None)
         if (found is not None and eligible.get(cand.id, False)
                 and c.cost_usd_year < found.cost_usd_year):
-            held = slowest_cheaper.get(found.candidate_id)
-            if held is None or (c.cost_usd_year, c.candidate_id) < (held.cost_usd_year,
-                                                                    held.candidate_id):
-                slowest_cheaper[found.candidate_id] = c
+            _keep_cheapest(slowest_cheaper, found.candidate_id, c)
     _said_against_cheaper(candidates, slowest_cheaper)
+
+
+_Key = TypeVar("_Key")
+
+
+def _keep_cheapest(held: dict[_Key, Configuration], key: _Key, c: Configuration) -> None:
+    """Keep under ``key`` the cheaper a year of ``c`` and the one held (ties: the smaller
+    candidate id, so the order candidates come in never decides)."""
+    kept = held.get(key)
+    if kept is None or (c.cost_usd_year, c.candidate_id) < (kept.cost_usd_year,
+                                                             kept.candidate_id):
+        held[key] = c
 
 
 def _said_against_cheaper(candidates: list[PricedCandidate],
@@ -1584,10 +1593,7 @@ def _against_specialised(candidates: list[PricedCandidate],
         if (eligible.get(cand.id, False) and c.where == "cloud"
                 and c.provider_kind == "specialised" and c.cost_usd_year):
             for rank in range(_ACCESS_ORDER.index(c.access), len(_ACCESS_ORDER)):
-                held = cheapest.get((c.vendor, c.pricing, rank))
-                if held is None or (c.cost_usd_year, c.candidate_id) < (
-                        held.cost_usd_year, held.candidate_id):
-                    cheapest[c.vendor, c.pricing, rank] = c
+                _keep_cheapest(cheapest, (c.vendor, c.pricing, rank), c)
     for cand in candidates:
         c = cand.config
         found = (cheapest.get((c.vendor, c.pricing, _ACCESS_ORDER.index(c.access)))
@@ -1611,11 +1617,7 @@ def _against_self_serve(candidates: list[PricedCandidate],
     for cand in candidates:
         c = cand.config
         if eligible.get(cand.id, False) and c.where == "cloud" and c.access == "self-serve":
-            key = (*_like(c), c.vendor)
-            held = cheapest.get(key)
-            if held is None or (c.cost_usd_year, c.candidate_id) < (held.cost_usd_year,
-                                                                    held.candidate_id):
-                cheapest[key] = c
+            _keep_cheapest(cheapest, (*_like(c), c.vendor), c)
     for cand in candidates:
         c = cand.config
         found = (cheapest.get((*_like(c), c.vendor))

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import load_catalog
 from engine.catalog.models import Question
-from engine.decide.engine import Decision, Engine, load_engine
+from engine.decide.engine import Decision, Engine, Evaluation, load_engine
 
 CATALOG = load_catalog()
 ENGINE: Engine = load_engine()
@@ -123,3 +123,14 @@ def answers_of(raw: dict[str, Any]) -> Answers:
 
 def decide(raw: dict[str, Any], *, trace: bool = False) -> Decision:
     return ENGINE.recommend(answers_of(raw), decision_id="property", trace=trace)
+
+
+def evaluate(raw: dict[str, Any]) -> Evaluation:
+    """The decision of ``raw`` with the request and candidate facts the rules saw and what
+    each rule fired on."""
+    return ENGINE.evaluate(answers_of(raw), trace=False)
+
+
+def warned(decision: Decision, warning_id: str) -> list[str]:
+    """The texts of the decision's warnings of ``warning_id``."""
+    return [w.text for w in decision.warnings if w.id == warning_id]
