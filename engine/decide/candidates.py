@@ -38,7 +38,7 @@ from engine.decide.placements import (
     pool_instance_counts,
     trial,
 )
-from engine.decide.pools import Layout, layout, spread
+from engine.decide.pools import Layout, Span, layout, spread
 from engine.estimates.cost import (
     Owning,
     adding_to_owned,
@@ -352,8 +352,10 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     parts_of = _owned_parts if owned else _added_parts if added else _owning_parts
 
     separate = sizing.concurrent_jobs > 1
+    every = local_counts(catalog, gpu)  # a job's share is the card's, whatever is priced
     pools = _pool(catalog, sizing, job, gpu, None,
-                  (c for c in counts_of if nodes_of(catalog, gpu, c, separate) == 1))
+                  (c for c in every if nodes_of(catalog, gpu, c, separate) == 1),
+                  tuple((c, n) for c in every if (n := nodes_of(catalog, gpu, c)) > 1))
 
     def run_hours(t: Trial) -> float:
         pool = pools(t.count)
@@ -696,14 +698,16 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     prices = _prices(catalog, offer)
     rented: dict[tuple[int, str], _Rented] = {}
     pools = _pool(catalog, sizing, job, gpu, offer.network,
-                  (c for c, n in shapes.items() if n == 1))
+                  (c for c, n in shapes.items() if n == 1),
+                  tuple((c, n) for c, n in cloud_counts(catalog, offer) if n > 1))
 
     def judge(t: Trial) -> Verdicts:
         out = {}
         instances = shapes[t.count]
-        # a pool's jobs each run on one instance: no cluster to start across them
+        # a pool's job starts on its own instances, not across the whole pool
+        pool = pools(t.count)
         start = _start_up(catalog, t.job, provider,
-                          1 if sizing.concurrent_jobs > 1 else instances)
+                          instances if pool is None else pool.nodes_per_job)
         for price in prices:
             r = _rent(catalog, sizing, offer, provider, t, instances, start, price,
                       pools(t.count))
@@ -981,14 +985,17 @@ def _commitment_discount(provider: Provider, price: _Price) -> float:
 
 # -- pools ------------------------------------------------------------------------------
 def _pool(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, network: Network | None,
-          single_node: Iterable[int]) -> Callable[[int], Layout | None]:
-    """How ``count`` GPUs of ``gpu`` hold the team's jobs at once, a job on at most one node
-    of the largest of ``single_node`` counts (None, and nothing read, for one job at a
-    time)."""
+          single_node: Iterable[int], spans: Span) -> Callable[[int], Layout | None]:
+    """How ``count`` GPUs of ``gpu`` hold the team's jobs at once, a job on one node of the
+    largest of ``single_node`` counts, or where that is too slow on several, the fewest of
+    ``spans`` (GPUs, nodes) that leave room for every job (None, and nothing read, for one
+    job at a time)."""
     if sizing.concurrent_jobs <= 1:
         return _no_pool
     node = max(single_node, default=1)
-    base = layout(catalog, job, gpu, network, sizing.deadline_days * 24, node)
+    most = int(catalog.policy.max_gpus_considered.value) // sizing.concurrent_jobs
+    base = layout(catalog, job, gpu, network, sizing.deadline_days * 24, node,
+                  tuple((c, n) for c, n in spans if c <= most))
 
     def at(count: int) -> Layout:
         return spread(catalog, job, gpu, network, base, count, sizing.concurrent_jobs, node)

@@ -4,10 +4,12 @@ A team whose ``concurrent_jobs`` must run at once (a platform team's shared pool
 whose students all train in the same lab hour) needs room for every one of them together:
 each job on a MIG slice big enough for it, on a whole GPU, or on as many GPUs as one job
 needs. The layout depends on the GPU and the job: the most jobs one GPU holds, among the
-slices that hold one job in memory and finish its run within the limit. How many GPUs then
-follows from the number of jobs (:meth:`Layout.jobs_at_once`). Where a configuration has
-more GPUs than that (an instance sold only as 8 GPUs, for 3 jobs), :func:`spread` gives each
-job as many as leave room for the others, so that none idles while the jobs run.
+slices that hold one job in memory and finish its run within the limit; where no share of
+one node finishes in time and the GPUs span nodes (a pretrain of several at once), a job gets
+the fewest whole nodes that do. How many GPUs then follows from the number of jobs
+(:meth:`Layout.jobs_at_once`). Where a configuration has more GPUs than that (an instance
+sold only as 8 GPUs, for 3 jobs), :func:`spread` gives each job as many as leave room for the
+others, so that none idles while the jobs run.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class Layout:
     """What one job needs on its share (gradient checkpointing on where it must be)."""
     spread: bool = False
     """Each job is given more GPUs than it needs, so that none idles while the jobs run."""
+    nodes_per_job: int = 1
+    """The nodes (instances) one job spans: more than one where a node is too slow."""
 
     @property
     def gpus_a_job(self) -> int:
@@ -71,25 +75,33 @@ class Layout:
                     f"idles, {at_once}")
         if self.per_gpu:
             return f"{need}: one job per GPU, {at_once}"
+        if self.nodes_per_job > 1:
+            return (f"each job spans {self.nodes_per_job} nodes ({self.gpus_per_job} GPUs, "
+                    f"{self.peak_gib:,.1f} GiB on each), {at_once}")
         return (f"a job needs {self.gpus_per_job} GPUs ({self.peak_gib:,.1f} GiB on each), "
                 f"{at_once}")
 
 
+Span = tuple[tuple[int, int], ...]
+"""(GPUs, nodes) a job of a pool may span beyond one node, fewest first."""
+
+
 def layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
-           deadline_hours: float, node_gpus: int) -> Layout:
+           deadline_hours: float, node_gpus: int, spans: Span = ()) -> Layout:
     """The layout of ``gpu`` for ``job``'s pool (remembered per job, its run's work, GPU and
     limit): the smallest MIG slice that holds a job and finishes its run within
     ``deadline_hours``, else a whole GPU, else the fewest GPUs of one node of ``node_gpus`` a
-    job needs (1, 2, 4 …; the fastest that holds it where none finishes in time)."""
+    job needs (1, 2, 4 …), else the fewest of ``spans`` (several nodes a job) that finish in
+    time; where none does, the fastest that holds a job."""
     found: Layout = catalog.per_job(
         ("pool_layout", job.request, job.method, job.precision, job.work.flops_per_run, gpu.id,
-         network, deadline_hours, node_gpus),
-        _layout, catalog, job, gpu, network, deadline_hours, node_gpus)
+         network, deadline_hours, node_gpus, spans),
+        _layout, catalog, job, gpu, network, deadline_hours, node_gpus, spans)
     return found
 
 
 def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
-            deadline_hours: float, node_gpus: int) -> Layout:
+            deadline_hours: float, node_gpus: int, spans: Span) -> Layout:
     whole = max((p.compute_slices for p in gpu.mig_profiles), default=1)
     for p in sorted(gpu.mig_profiles, key=lambda p: (-p.instances, -p.compute_slices)):
         if p.instances < 2:
@@ -101,11 +113,18 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
     tried = [trial(catalog, job, gpu, k, 1, network) for k in _shares(node_gpus)]
     fitting = [t for t in tried if t.fits]
     on_time = [t for t in fitting if t.run_hours <= deadline_hours]
+    for count, nodes in spans if not on_time else ():
+        t = trial(catalog, job, gpu, count, nodes, network or "infiniband")  # owned: a cluster
+        if t.fits:
+            fitting.append(t)
+            if t.run_hours <= deadline_hours:
+                on_time.append(t)
+                break
     chosen = on_time[0] if on_time else (fitting[-1] if fitting else None)
     if chosen is None:
         return Layout("", tidy(gpu.vram_gib, 1), 0, node_gpus, 0.0, False)
     return Layout("", tidy(gpu.vram_gib, 1), 1 if chosen.count == 1 else 0, chosen.count,
-                  tidy(chosen.run_hours, 3), True, chosen.peak)
+                  tidy(chosen.run_hours, 3), True, chosen.peak, nodes_per_job=chosen.nodes)
 
 
 def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,
