@@ -85,7 +85,7 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
         cheaper=cheaper(choice, scored, axes, book) if choice else None,
         plan=rival(choice, plan, axes, book) if choice and plan else None,
         close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],
-        owned_why_not=_owned_why_not(scored),
+        owned_why_not=_owned_why_not(scored, choice),
     )
 
 
@@ -98,14 +98,23 @@ def _best_added(choice: Scored | None, scored: Sequence[Scored]) -> Scored | Non
                key=lambda s: s.sort_key, default=None)
 
 
-def _owned_why_not(scored: Sequence[Scored]) -> str | None:
+def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | None:
     """The reason of the first rule that excluded the team's own GPUs, when every method's
-    configuration of them was excluded."""
-    mine = sorted((s for s in scored if s.config.is_owned), key=lambda s: s.id)
+    configuration of them was excluded: a rule that excluded all of them where one did (a
+    vendor the team cannot use); else of a method that fits them where one does (what else
+    kept them out says more than that a heavier method does not fit), the pick's method
+    first, then the best."""
+    mine = [s for s in scored if s.config.is_owned]
     if not mine or not all(s.excluded for s in mine):
         return None
-    rule = min((r for r in mine[0].rules if r.scoring[0]), key=lambda r: r.order)
-    facts = mine[0].facts
+    method = choice.facts.get("train_method") if choice is not None else None
+    first = min(mine, key=lambda s: (not s.facts.get("fits"),
+                                     s.facts.get("train_method") != method,
+                                     s.facts.get("method_rank", 0), s.id))
+    excluding = [r for r in first.rules if r.scoring[0]]
+    everywhere = [r for r in excluding if all(r in s.rules for s in mine)]
+    rule = min(everywhere or excluding, key=lambda r: r.order)
+    facts = first.facts
     slow = (facts.get("fits") and facts.get("meets_deadline") is False
             and facts.get("run_deadline_days") is None)  # only the default limit kept them out
     return text_of(rule, facts) + (

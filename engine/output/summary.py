@@ -245,6 +245,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                   if c is not None and c.added_to_owned), None)
     add = (f"adding {added.added_to_owned} to make {added.count} would cost "
            f"{usd(added.cost.upfront_usd)} up front and {usd(added.cost.per_year_usd)} a year"
+           + _with_method(added, choice)
            if added is not None and added is not choice else None)
     if choice is not None and choice.added_to_owned:
         alone = (f"Your {count}× {short_name(name)} alone cannot do this work within your "
@@ -290,6 +291,13 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                 f"{_retire_verdict(keep - cloud.cost.per_year_usd, count)}.")
     return (f"Keeping {yours} for this work would cost {usd(mine.cost.per_year_usd)} a year of "
             f"power; {sell}.")
+
+
+def _with_method(config: Candidate, choice: Candidate | None) -> str:
+    """`` with QLoRA`` where ``config`` trains with another method than the pick."""
+    if choice is None or config.method == choice.method or config.method not in METHOD_NAMES:
+        return ""
+    return f" with {METHOD_NAMES[config.method]}"
 
 
 def _pronouns(count: int) -> tuple[str, str, str]:
