@@ -210,7 +210,7 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
     ``share`` of that work, the rest done elsewhere: the same offer, GPUs, pricing and
     method, for fewer runs (``SHARE_SUFFIX`` on its id); with ``jobs``, for that many of its
     jobs at once (each on the instances it takes in ``rented``). None where it no longer
-    prices."""
+    prices or cannot do that share (more hours than the year has on that many jobs)."""
     f = rented.config
     counts = [(f.count, f.nodes)]
     if jobs:  # each job on instances of its own in ``rented`` (owned_options.jobs_held):
@@ -230,7 +230,8 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
         "reference_gpu_hours": work.reference_gpu_hours * share,
         "hours_per_year": None if work.hours_per_year is None else work.hours_per_year * share})
     found = [c for c in _cloud(catalog, sizing, replace(job, work=scaled), offer, counts)
-             if c.config.pricing == f.pricing and c.config.reserved_months == f.reserved_months]
+             if c.config.pricing == f.pricing and c.config.reserved_months == f.reserved_months
+             and c.ok]  # its share of the work within the year, its jobs at once held
     if not found:
         return None
     return replace(found[0], facts={**rented.facts, **found[0].facts,

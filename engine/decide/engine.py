@@ -56,6 +56,7 @@ from engine.decide.sides import (
     pool_sharing,
     resolve_cloud,
     summary_facts,
+    vendor_limit_facts,
 )
 from engine.errors import EngineError
 from engine.estimates.figure import figure, tidy
@@ -512,6 +513,17 @@ class _Priced:
                 saving.value,
                 run.values.get("cloud_ecosystem") if run.values.get("own_cloud_holds_job")
                 else None))
+        limit = policy.thresholds.get("vendor_limit_min_saving")  # None: an earlier policy
+        if run.answers.gpu_vendors and limit:
+            # rented: of the kind and pricing the rented side resolved to (the decided ones
+            # where nothing is rented)
+            kinds, pricings = _ranked(axes["cloud_kind"]), _ranked(axes["pricing"])
+            kind, pricing = ((self.cloud.config.provider_kind, self.cloud.config.pricing)
+                             if self.cloud is not None else
+                             (kinds[0] if kinds else None, pricings[0] if pricings else None))
+            run.facts.values.update(vendor_limit_facts(
+                self.scored, [s for s in (self.local, self.cloud) if s is not None],
+                kind, pricing, limit.value))
 
 
 @dataclass

@@ -72,7 +72,8 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     # the jobs they hold at once beside a pick rented by the job (the whole of it where the
     # pick is that split already)
     beside = rented if peaks_picked else choice
-    jobs = None if beside is None else _jobs_split(f, beside, capacity, upkeep,
+    jobs = None if beside is None else _jobs_split(f, beside, capacity,
+                                                   policy.hours_per_year_max.value, upkeep,
                                                    concurrent_jobs, steady_jobs)
     if jobs is not None:
         options.append(jobs)
@@ -108,7 +109,8 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     capacity = owned_capacity_hours(policy)
     if not (f.fits and f.meets_deadline and f.vendor_allowed) or f.busy_hours_per_year <= 0:
         return {}
-    held = jobs_held(f, rented, concurrent_jobs, steady_jobs)
+    held = jobs_held(f, rented, concurrent_jobs, steady_jobs,
+                     (capacity, policy.hours_per_year_max.value))
     share = _owned_share(f, held, concurrent_jobs, capacity)
     if share >= 1:
         return {}
@@ -172,29 +174,39 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
             "usd_per_year": tidy(power + upkeep + rent, 2)}
 
 
-def jobs_held(f: Configuration, rented: Scored, concurrent: int,
-              steady: bool = False) -> int | None:
+def jobs_held(f: Configuration, rented: Scored, concurrent: int, steady: bool = False,
+              hours: tuple[float, float] | None = None) -> int | None:
     """How many of the ``concurrent`` jobs the team's GPUs ``f`` run at once, where that is
     some but not all and ``rented`` can run the others: rented by the hour, each job on
     instances of its own taken only while it runs, so that its rent scales with the work
     (None otherwise). Each job has instances of its own where the pool spans one or more
     instances a job, or where ``steady`` jobs (they come when they come) rent it by the job
-    (a pool of them not rented all year: the offer sells a job's share as an instance)."""
+    (a pool of them not rented all year: the offer sells a job's share as an instance).
+    With ``hours`` (the owned GPUs' busy capacity and the hours of a year), only where the
+    others, each on a job slot of its own, do the rest of the work within the year."""
     r = rented.config
     if (concurrent <= 1 or f.holds_jobs_at_once or f.jobs_at_once < 1 or not f.fits
             or not f.meets_deadline or f.busy_hours_per_year <= 0 or r.where != "cloud"
             or r.always_on or r.pricing not in BURST_PRICING or r.jobs_at_once < 1
             or (r.nodes % r.jobs_at_once and not (steady and not r.mig_profile))):
         return None
+    if hours is not None:
+        capacity, year = hours
+        share = _owned_share(f, f.jobs_at_once, concurrent, capacity)
+        # the rented configuration's job-slot hours for all the work, on the jobs left
+        slot_hours = (r.busy_hours_per_year * max(1, r.jobs_at_once) * (1 - share)
+                      / (concurrent - f.jobs_at_once))
+        if slot_hours > year:
+            return None
     return f.jobs_at_once
 
 
-def _jobs_split(f: Configuration, rented: Scored, capacity: float, upkeep: float,
-                concurrent: int, steady: bool) -> dict[str, Any] | None:
+def _jobs_split(f: Configuration, rented: Scored, capacity: float, year: float,
+                upkeep: float, concurrent: int, steady: bool) -> dict[str, Any] | None:
     """Where the team's GPUs run some, not all, of the jobs it needs at once
     (:func:`jobs_held`): they run as many as they hold, on that share of the work (within
     the busy target), and ``rented`` runs the others (None where that does not apply)."""
-    held = jobs_held(f, rented, concurrent, steady)
+    held = jobs_held(f, rented, concurrent, steady, (capacity, year))
     if held is None:
         return None
     share = _owned_share(f, held, concurrent, capacity)

@@ -191,6 +191,45 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
             "longer_run_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
 
 
+def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: str | None,
+                       pricing: str | None, min_saving: float) -> dict[str, Any]:
+    """Where the team's GPU vendor limit (``gpu_vendors``) alone keeps out configurations
+    that would cost at least ``min_saving`` less than the cheaper of the two ``sides``
+    (owning and renting, as resolved): the cheapest of them, and what it saves, for the
+    rules to say. Rented, only of the cloud ``kind`` and ``pricing`` the rules chose (not a
+    marketplace host for a team the rules keep on datacenter clouds); none the rules score
+    below the best of its side; never the team's own GPUs (their limit is said on them)."""
+    if not sides:
+        return {}
+    met = min(sides, key=lambda s: s.config.cost_usd_year)
+    least = met.config.cost_usd_year
+
+    def along(c: Configuration) -> bool:
+        return c.where == "local" or (c.provider_kind == kind and c.pricing == pricing)
+
+    def ranked(s: Scored) -> bool:
+        return all(s.score >= side.score for side in sides
+                   if side.config.where == s.config.where)
+
+    kept = [s for s in scored
+            if s.excluded and not s.config.is_owned and not s.facts.get("vendor_allowed", True)
+            and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
+            and ranked(s)
+            and all("vendor_allowed" in r.reads for r in s.rules if r.scoring[0])]
+    if not kept:
+        return {}
+    found = min(kept, key=lambda s: (s.config.cost_usd_year, s.id))
+    c = found.config
+    return {"vendor_limit_candidate": c.candidate_id,
+            "vendor_limit_label": config_label(c),
+            "vendor_limit_gpu_vendor": str(found.facts.get("vendor", "")),
+            "vendor_limit_cost_usd_year": c.cost_usd_year,
+            "vendor_limit_met_label": config_label(met.config),
+            "vendor_limit_met_cost_usd_year": least,
+            "vendor_limit_saving_usd": tidy(least - c.cost_usd_year, 2),
+            "vendor_limit_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
+
+
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
                reach: float | None = None) -> list[Scored]:
     """The configurations of the hyperscaler the team runs on, where one of them holds the

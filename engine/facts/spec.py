@@ -321,6 +321,19 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
            "configurations that meet the limit, in words"),
         _d("longer_run_met_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
         _d("longer_run_saving_share", "number", "what it saves against that one (a share)"),
+        _d("vendor_limit_candidate", "string", "where the team named gpu_vendors: the "
+           "cheapest configuration only that limit keeps out that costs at least "
+           "vendor_limit_min_saving less than the cheaper of the best owned and rented ones "
+           "(absent otherwise; never the team's own GPUs)"),
+        _d("vendor_limit_label", "string", "it, in words (``8× A10G (AWS, on-demand)``)"),
+        _d("vendor_limit_gpu_vendor", "string", "its GPU vendor (nvidia, amd)"),
+        _d("vendor_limit_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
+        _d("vendor_limit_met_label", "string", "the cheaper of the best owned and rented "
+           "configurations, in words"),
+        _d("vendor_limit_met_cost_usd_year", "number", "its cost for the year's work",
+           "USD/year"),
+        _d("vendor_limit_saving_usd", "number", "what it saves against that one", "USD/year"),
+        _d("vendor_limit_saving_share", "number", "what it saves against that one (a share)"),
         replace(_d("break_even_work", "number", "the year's work (in work_unit) above which "
                    "owning costs less than renting the cloud one: the local configuration, or "
                    "an eligible smaller purchase where its break-even is lower"),
