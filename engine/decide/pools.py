@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, MigProfile, Network
-from engine.decide.placements import peak_of, speed_of, trial
+from engine.decide.placements import Trial, peak_of, speed_of, trial
 from engine.estimates.figure import tidy
 from engine.estimates.memory import memory_model, usable_gib
 from engine.estimates.throughput import hours_for
@@ -113,18 +113,39 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
     tried = [trial(catalog, job, gpu, k, 1, network) for k in _shares(node_gpus)]
     fitting = [t for t in tried if t.fits]
     on_time = [t for t in fitting if t.run_hours <= deadline_hours]
-    for count, nodes in spans if not on_time else ():
-        t = trial(catalog, job, gpu, count, nodes, network or "infiniband")  # owned: a cluster
-        if t.fits:
-            fitting.append(t)
-            if t.run_hours <= deadline_hours:
-                on_time.append(t)
-                break
+    if spans and not on_time:  # more nodes hold a job more easily and finish sooner: bisect
+        spanned = _fewest_nodes(catalog, job, gpu, network or "infiniband",  # owned: a cluster
+                                deadline_hours, spans)
+        fitting += [t for t in spanned if t.fits]
+        on_time += [t for t in spanned if t.fits and t.run_hours <= deadline_hours]
     chosen = on_time[0] if on_time else (fitting[-1] if fitting else None)
     if chosen is None:
         return Layout("", tidy(gpu.vram_gib, 1), 0, node_gpus, 0.0, False)
     return Layout("", tidy(gpu.vram_gib, 1), 1 if chosen.count == 1 else 0, chosen.count,
                   tidy(chosen.run_hours, 3), True, chosen.peak, nodes_per_job=chosen.nodes)
+
+
+def _fewest_nodes(catalog: Catalog, job: Job, gpu: Gpu, network: Network,
+                  deadline_hours: float, spans: Span) -> list[Trial]:
+    """The trial of the fewest ``spans`` that hold a job and finish its run within
+    ``deadline_hours``, found by bisection (a few trials, not every span); where none does,
+    the trial of the most, the fastest (empty: none tried)."""
+    tried: dict[int, Trial] = {}
+
+    def at(i: int) -> Trial:
+        if i not in tried:
+            tried[i] = trial(catalog, job, gpu, spans[i][0], spans[i][1], network)
+        return tried[i]
+
+    lo, hi = 0, len(spans)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        t = at(mid)
+        if t.fits and t.run_hours <= deadline_hours:
+            hi = mid
+        else:
+            lo = mid + 1
+    return [at(lo) if lo < len(spans) else at(len(spans) - 1)]
 
 
 def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,

@@ -137,6 +137,11 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     return out
 
 
+def _weighed_as_its_side(s: Scored, sides: Sequence[Scored]) -> bool:
+    """Whether the rules weigh ``s`` no lower than the best of its side among ``sides``."""
+    return all(s.score >= side.score for side in sides if side.config.where == s.config.where)
+
+
 def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | None,
                      pricing: str | None, sides: Sequence[Scored], min_saving: float,
                      ecosystem: str | None = None) -> dict[str, Any]:
@@ -166,15 +171,12 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
     def stays(s: Scored) -> bool:
         return ecosystem is None or s.facts.get("provider_ecosystem") == ecosystem
 
-    def ranked(s: Scored) -> bool:  # the rules weigh it no lower than its side's best
-        return all(s.score >= side.score for side in sides
-                   if side.config.where == s.config.where)
 
     slow = [s for s in scored
             if s.excluded and not s.config.is_owned and s.config.fits and s.config.within_year
             and not s.config.meets_deadline and s.config.days_per_run <= bound_days
             and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
-            and stays(s) and ranked(s)
+            and stays(s) and _weighed_as_its_side(s, sides)
             and all("meets_deadline" in r.reads for r in s.rules if r.scoring[0])]
     if not slow:
         return {}
@@ -196,9 +198,10 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
     """Where the team's GPU vendor limit (``gpu_vendors``) alone keeps out configurations
     that would cost at least ``min_saving`` less than the cheaper of the two ``sides``
     (owning and renting, as resolved): the cheapest of them, and what it saves, for the
-    rules to say. Rented, only of the cloud ``kind`` and ``pricing`` the rules chose (not a
-    marketplace host for a team the rules keep on datacenter clouds); none the rules score
-    below the best of its side; never the team's own GPUs (their limit is said on them)."""
+    rules to say. Rented, only of the cloud ``kind`` and ``pricing`` the rented side resolved
+    to (not a marketplace host for a team the rules keep on datacenter clouds); none the
+    rules score below the best of its side; never the team's own GPUs (their limit is said
+    on them)."""
     if not sides:
         return {}
     met = min(sides, key=lambda s: s.config.cost_usd_year)
@@ -207,14 +210,10 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
     def along(c: Configuration) -> bool:
         return c.where == "local" or (c.provider_kind == kind and c.pricing == pricing)
 
-    def ranked(s: Scored) -> bool:
-        return all(s.score >= side.score for side in sides
-                   if side.config.where == s.config.where)
-
     kept = [s for s in scored
             if s.excluded and not s.config.is_owned and not s.facts.get("vendor_allowed", True)
             and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
-            and ranked(s)
+            and _weighed_as_its_side(s, sides)
             and all("vendor_allowed" in r.reads for r in s.rules if r.scoring[0])]
     if not kept:
         return {}
