@@ -12,7 +12,7 @@ the best alternative on the other side.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, get_args
@@ -137,9 +137,21 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     return out
 
 
-def _weighed_as_its_side(s: Scored, sides: Sequence[Scored]) -> bool:
-    """Whether the rules weigh ``s`` no lower than the best of its side among ``sides``."""
-    return all(s.score >= side.score for side in sides if side.config.where == s.config.where)
+def _kept_out_only_by(fact: str, scored: Sequence[Scored], sides: Sequence[Scored],
+                      min_saving: float, also: Callable[[Scored], bool]
+                      ) -> tuple[Scored, list[Scored]]:
+    """The cheaper of the two ``sides`` (owning and renting, as resolved), and the
+    configurations that only rules reading ``fact`` keep out (never the team's own GPUs),
+    that cost at least ``min_saving`` less than it, that the rules weigh no lower than the
+    best of their side, and for which ``also`` holds. ``sides`` is not empty."""
+    met = min(sides, key=lambda s: s.config.cost_usd_year)
+    least = met.config.cost_usd_year
+    return met, [
+        s for s in scored
+        if s.excluded and not s.config.is_owned
+        and s.config.cost_usd_year <= least * (1 - min_saving)
+        and all(s.score >= side.score for side in sides if side.config.where == s.config.where)
+        and all(fact in r.reads for r in s.rules if r.scoring[0]) and also(s)]
 
 
 def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | None,
@@ -158,9 +170,6 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
     GPUs (their limit is said on them). Call it only where the team set no limit."""
     if not sides:
         return {}
-    met = min(sides, key=lambda s: s.config.cost_usd_year)
-    least = met.config.cost_usd_year
-
     bought = {s.config.gpu for s in sides if s.config.where == "local"}
 
     def along(c: Configuration) -> bool:
@@ -172,12 +181,11 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
         return ecosystem is None or s.facts.get("provider_ecosystem") == ecosystem
 
 
-    slow = [s for s in scored
-            if s.excluded and not s.config.is_owned and s.config.fits and s.config.within_year
-            and not s.config.meets_deadline and s.config.days_per_run <= bound_days
-            and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
-            and stays(s) and _weighed_as_its_side(s, sides)
-            and all("meets_deadline" in r.reads for r in s.rules if r.scoring[0])]
+    met, slow = _kept_out_only_by(
+        "meets_deadline", scored, sides, min_saving,
+        lambda s: (s.config.fits and s.config.within_year and not s.config.meets_deadline
+                   and s.config.days_per_run <= bound_days and along(s.config) and stays(s)))
+    least = met.config.cost_usd_year
     if not slow:
         return {}
     found = min(slow, key=lambda s: (s.config.days_per_run, s.sort_key))
@@ -204,17 +212,14 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
     on them)."""
     if not sides:
         return {}
-    met = min(sides, key=lambda s: s.config.cost_usd_year)
-    least = met.config.cost_usd_year
 
     def along(c: Configuration) -> bool:
         return c.where == "local" or (c.provider_kind == kind and c.pricing == pricing)
 
-    kept = [s for s in scored
-            if s.excluded and not s.config.is_owned and not s.facts.get("vendor_allowed", True)
-            and s.config.cost_usd_year <= least * (1 - min_saving) and along(s.config)
-            and _weighed_as_its_side(s, sides)
-            and all("vendor_allowed" in r.reads for r in s.rules if r.scoring[0])]
+    met, kept = _kept_out_only_by(
+        "vendor_allowed", scored, sides, min_saving,
+        lambda s: not s.facts.get("vendor_allowed", True) and along(s.config))
+    least = met.config.cost_usd_year
     if not kept:
         return {}
     found = min(kept, key=lambda s: (s.config.cost_usd_year, s.id))
