@@ -88,7 +88,7 @@ def test_a_plan_of_100000_gpus_wraps_its_configuration_not_the_sums() -> None:
     little room: the configuration wraps between words, and every sum prints whole."""
     decision = load_engine().recommend(
         {"planned_gpu": "rtx-pro-6000-blackwell-server", "planned_gpu_count": 100_000,
-         "model_params_b": 1.0, "work_unknown": True}, decision_id="x")
+         "model_params_b": 1.0, "work_unknown": True, "budget_usd": 1e9}, decision_id="x")
     out = render_text(decision, load_engine().rulebook)
     assert all(len(line) <= 80 for line in out.splitlines())
     assert "…" not in "".join(table(out))

@@ -44,3 +44,19 @@ def test_a_plan_rented_at_its_count_is_not_said_to_be_unpriced() -> None:
     decision = _decide(engine, planned_gpu="h100-sxm", planned_gpu_count=8)
     assert decision.hardware.plan is not None and decision.facts["plan_priced"] is True
     assert not warned(decision, "plan-not-priced")
+
+
+def test_a_plan_that_cannot_do_the_year_is_not_priced_as_a_saving() -> None:
+    # 16x L4 for four 0.5B pretrains of 2T tokens a year: busy 120 % of the year
+    engine = load_engine()
+    decision = engine.recommend(
+        {"workload": "pretrain", "model_params_b": 0.5, "training_tokens_b": 2000,
+         "runs_per_year": 4, "usage_pattern": "bursty", "budget_usd": 500000,
+         "upfront_capex": False, "gpu_vendors": ["amd"], "max_days_per_run": 7,
+         "planned_gpu": "l4", "planned_gpu_count": 16}, decision_id="x")
+    plan = decision.hardware.plan
+    assert plan is not None and not plan.within_year and plan.busy_share > 1
+    assert plan.per_year_usd < decision.hardware.choice.cost.per_year_usd  # cheaper on paper
+    line = next(x for x in brief_lines(decision) if x.startswith("Your plan"))
+    assert "cannot do this work within a year" in line
+    assert "less than the pick" not in line and "$" not in line.split("(ruled out")[0]

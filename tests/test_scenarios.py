@@ -32,15 +32,20 @@ def test_at_least_fifteen_personas() -> None:
 
 
 def test_cards_in_several_servers_hear_of_the_network_not_one_board(engine: Engine) -> None:
-    """Scenario 103's pick, 80 PCIe cards in ten servers: its note speaks of the servers and
-    the network between them; the one-board note (which smaller, excluded configurations of
-    the same card may raise) is not the pick's."""
+    """Scenario 103's team with a budget that buys a cluster by contract: its pick, 80 PCIe
+    cards in ten servers, has a note that speaks of the servers and the network between
+    them; the one-board note (which smaller, excluded configurations of the same card may
+    raise) is not the pick's."""
     from engine.answers.model import validate_answers
     from engine.tools.scenarios import load_scenario
 
     scenario = load_scenario(Path(__file__).parent / "scenarios"
                              / "103-a-full-fine-tune-far-over-budget.yaml")
-    decision = engine.recommend(validate_answers(scenario.answers, engine.catalog))
+    answers = {**scenario.answers,
+               "budget_usd": engine.catalog.policy.access_budget_usd_min["contract"].value}
+    decision = engine.recommend(validate_answers(answers, engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and choice.nodes > 1 and "Server" in choice.gpu_label
     rules = {w.rule for w in decision.warnings}
     assert "hardware.multi-server-without-nvlink" in rules
     assert "hardware.multi-gpu-without-nvlink" not in rules

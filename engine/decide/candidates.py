@@ -425,8 +425,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
         "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
         "market_allowed": True,
-        "access": "self-serve",
-        "access_note": "",
+        **_purchase_access(catalog, 0 if owned else chosen.count - (
+            sizing.owned[1] if added and sizing.owned else 0)),
         "upfront_usd": tidy(own.purchase.value, 0),
         "usd_per_gpu_hour": tidy(own.running.value / chosen.count, 4),
         "per_hour_usd": tidy(own.running.value, 4),
@@ -1050,6 +1050,18 @@ def _access(catalog: Catalog, offer: Offer, provider: Provider, gpus: int,
         sold, note = "contract", (f"clusters of {large:,.0f} GPUs or more are arranged with "
                                   "the provider's sales team, weeks ahead")
     return {"access": sold, "access_note": note}
+
+
+def _purchase_access(catalog: Catalog, bought: int) -> dict[str, str]:
+    """How ``bought`` GPUs are bought: a cluster of the policy's size (``contract_cluster_gpus``)
+    or more through a vendor's sales team, else from a price list (the team's own: nothing
+    to buy)."""
+    large = catalog.policy.contract_cluster_gpus.value
+    if bought >= large:
+        return {"access": "contract",
+                "access_note": (f"clusters of {large:,.0f} GPUs or more are bought through a "
+                                "vendor's sales team: quotes, lead times of weeks")}
+    return {"access": "self-serve", "access_note": ""}
 
 
 def _cost_range(catalog: Catalog, gpu: Gpu, t: Trial,

@@ -228,6 +228,9 @@ class Rival(_Out):
     excluded: bool
     reason: str | None
     """Why it is not the pick (the rule that excluded or scored it down), if it is not."""
+    within_year: bool = True
+    """Whether it does the year's work in the hours it can be busy (a decision recorded
+    before this field: taken as doing it)."""
 
 
 class Hardware(_Out):

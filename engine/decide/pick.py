@@ -262,7 +262,8 @@ def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
                  upfront_usd=c.upfront_usd,
                  premium=tidy(c.cost_usd_year / cost - 1, 3) if cost else 0.0,
                  busy_share=c.utilisation, days_per_run=c.days_per_run,
-                 excluded=entry.excluded, reason=reason_text)
+                 excluded=entry.excluded, reason=reason_text,
+                 within_year=entry.facts.get("within_year") is not False)
 
 
 def alternatives(choice: Scored | None, scored: Sequence[Scored],

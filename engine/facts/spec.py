@@ -492,7 +492,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          None, "USD"),
         ("upkeep_usd_year", "number", "upkeep a year of the team's own GPUs, paid whether they "
          "train or idle (0 otherwise)", None, "USD/year"),
-        ("access", "string", "how the offer is sold (owned: self-serve)",
+        ("access", "string", "how the offer is sold (a purchase: contract from "
+         "contract_cluster_gpus bought, else self-serve; owned: self-serve)",
          ("self-serve", "account", "contract"), None),
         ("nvlink", "bool", "cards linked by NVLink", None, None),
         ("bf16", "bool", "cards support bf16", None, None),

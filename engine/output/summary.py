@@ -680,6 +680,10 @@ def plan_line(decision: Decision) -> str | None:
     if plan.id == choice.id:
         return f"Your plan ({plan.label}) is the pick."
     days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
+    if not plan.within_year:  # what it would cost for work it cannot do says nothing
+        text = (f"Your plan, {plan.label}, cannot do this work within a year: it would be "
+                f"busy {_percent(plan.busy_share)} of the year{days}")
+        return text + (f" (ruled out: {plan.reason.rstrip('.')})" if plan.reason else "") + "."
     text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year "
             f"({_against_the_pick(plan.premium)}), busy {_percent(plan.busy_share)} of the "
             f"year{days}")
