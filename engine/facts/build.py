@@ -191,20 +191,24 @@ class LocalBox:
     purchase: Figure
 
 
-def cheapest_box(catalog: Catalog, req: MemoryRequest, *,
-                 regulated: bool = False) -> LocalBox | None:
+def cheapest_box(catalog: Catalog, req: MemoryRequest, *, regulated: bool = False,
+                 vendors: frozenset[str] | None = None) -> LocalBox | None:
     """The owned configuration with the lowest purchase price that holds ``req`` (no more
     consumer cards than the policy's practical box); for a ``regulated`` team, of cards with
-    ECC memory whose licence allows datacenter deployment (no GeForce)."""
-    return catalog.per_job(("cheapest_box", req, regulated), _cheapest_box, catalog, req,
-                           regulated)
+    ECC memory whose licence allows datacenter deployment (no GeForce); of the team's GPU
+    ``vendors`` where it names them."""
+    return catalog.per_job(("cheapest_box", req, regulated, vendors), _cheapest_box, catalog,
+                           req, regulated, vendors)
 
 
-def _cheapest_box(catalog: Catalog, req: MemoryRequest, regulated: bool) -> LocalBox | None:
+def _cheapest_box(catalog: Catalog, req: MemoryRequest, regulated: bool,
+                  vendors: frozenset[str] | None) -> LocalBox | None:
     practical = int(catalog.policy.practical_consumer_gpus_per_box.value)
     options = []
     for gpu in catalog.gpus.values():
         if regulated and not (gpu.ecc and gpu.datacenter_licence):
+            continue
+        if vendors is not None and gpu.vendor not in vendors:
             continue
         n = needed_on(catalog, req, gpu) if gpu.buyable else None
         if n is None or (gpu.form == "consumer" and n > practical):
@@ -218,13 +222,16 @@ def _cheapest_box(catalog: Catalog, req: MemoryRequest, regulated: bool) -> Loca
 
 def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:
     """The box to develop and test on with QLoRA (for hybrid advice): the team's own GPUs,
-    as many as one machine or cluster takes, where they hold it, else the cheapest to buy
-    (for a regulated team, with ECC memory and a datacenter licence, as its other owned
-    configurations)."""
+    as many as one machine or cluster takes, where they hold it and are of a vendor the team
+    can use, else the cheapest to buy of those vendors (for a regulated team, with ECC memory
+    and a datacenter licence, as its other owned configurations)."""
     if answers.workload != "fine-tune":
         return
     request = memory_request(answers, shape, "qlora")
+    vendors = frozenset(answers.gpu_vendors) or None
     owned = catalog.gpus.get(answers.owned_gpu) if answers.owned_gpu else None
+    if owned is not None and vendors is not None and owned.vendor not in vendors:
+        owned = None  # a stack on another vendor's cards does not develop on these
     needed = needed_on(catalog, request, owned) if owned is not None else None
     usable = 0 if owned is None else most_in_one_place(owned, answers.owned_gpu_count,
                                                        catalog.platforms)
@@ -235,7 +242,7 @@ def _dev_box_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shap
         facts.put("dev_is_owned", True)
         facts.put("dev_box", f"your own {usable}× {owned.name} hold it")
         return
-    dev = cheapest_box(catalog, request, regulated=answers.regulated_control)
+    dev = cheapest_box(catalog, request, regulated=answers.regulated_control, vendors=vendors)
     if dev is not None:
         facts.put("dev_gpu_name", dev.gpu.name)
         facts.put("dev_gpu_count", dev.count)
