@@ -4,7 +4,11 @@ GPUs the team owns and smaller purchases are bought from a price list."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from helpers.properties import POLICY, evaluate
+
+from engine.decide.engine import Evaluation
 
 RULE = "hardware.cluster-purchase-for-a-small-team"
 LARGE = POLICY.contract_cluster_gpus.value
@@ -15,7 +19,7 @@ PRETRAIN_13B = {"workload": "pretrain", "model_params_b": 13, "training_tokens_b
                 "upfront_capex": True, "cloud_ecosystem": "none"}
 
 
-def _purchases(evaluation):  # type: ignore[no-untyped-def]
+def _purchases(evaluation: Evaluation) -> list[dict[str, Any]]:
     return [f for f in evaluation.candidate_facts
             if f["where"] == "local" and not f["is_owned"]]
 

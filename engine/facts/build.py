@@ -133,10 +133,13 @@ def consumer_gpus(catalog: Catalog) -> list[Gpu]:
     return [g for g in catalog.gpus.values() if g.form == "consumer" and g.buyable]
 
 
-def local_box_gpus(catalog: Catalog) -> list[Gpu]:
-    """Buyable consumer and workstation cards: what a box at the desk or in an office holds."""
-    return [g for g in catalog.gpus.values()
-            if g.form in ("consumer", "workstation") and g.buyable]
+def local_box_gpus(catalog: Catalog, vendors: Collection[str] = ()) -> list[Gpu]:
+    """Buyable consumer and workstation cards: what a box at the desk or in an office holds;
+    of the team's GPU ``vendors`` where it names them and the catalog sells one of them (all
+    otherwise)."""
+    boxes = [g for g in catalog.gpus.values()
+             if g.form in ("consumer", "workstation") and g.buyable]
+    return [g for g in boxes if g.vendor in vendors] or boxes
 
 
 def _method_memory_facts(facts: Facts, answers: Answers, catalog: Catalog,
@@ -599,7 +602,8 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("consumer_gpus_needed", consumer)
     facts.put("fits_consumer_gpu", consumer is not None and consumer <= box)
     facts.put("fits_single_consumer_gpu", consumer == 1)
-    roomiest_local = max(local_box_gpus(catalog), key=lambda g: (g.vram_gib, g.id))
+    roomiest_local = max(local_box_gpus(catalog, answers.gpu_vendors),
+                         key=lambda g: (g.vram_gib, g.id))
     in_box = needed_on(catalog, lightest.request, roomiest_local)
     facts.put("fits_local_box", in_box is not None and in_box <= box)
     facts.put("largest_local_gpu_name", roomiest_local.label)

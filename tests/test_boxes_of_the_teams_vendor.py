@@ -1,5 +1,6 @@
-"""The box a team develops on (hybrid advice) is of a GPU vendor the team can use: its own
-cards of another vendor are not offered for development, and a box to buy is of its vendors."""
+"""The boxes a team is weighed against are of a GPU vendor it can use: the box it develops on
+(hybrid advice) is never its own cards of another vendor, a box to buy is of its vendors, and
+whether the job fits a box at the desk is asked of its vendors' cards."""
 
 from __future__ import annotations
 
@@ -32,3 +33,15 @@ def test_a_development_box_to_buy_is_of_the_teams_vendor() -> None:
     assert str(facts["dev_gpu_name"]).startswith("AMD ")
     nvidia_team = evaluate({**raw, "gpu_vendors": ["nvidia"]}).request_facts
     assert str(nvidia_team["dev_gpu_name"]).startswith("NVIDIA ")
+
+
+def test_whether_a_job_fits_a_box_is_asked_of_the_teams_vendor() -> None:
+    # DeepSeek V3 full fine-tune: no box holds it; the reason names a box the team could buy
+    raw = {"workload": "fine-tune", "model": "deepseek-v3", "method": "full",
+           "training_tokens_b": 0.001, "runs_per_year": 12, "usage_pattern": "bursty",
+           "budget_usd": 100000, "upfront_capex": True, "cloud_ecosystem": "aws"}
+    amd = evaluate({**raw, "gpu_vendors": ["amd"]}).request_facts
+    anyone = evaluate(raw).request_facts
+    assert "Radeon" in str(amd["largest_local_gpu_name"])
+    assert "RTX" in str(anyone["largest_local_gpu_name"])
+    assert amd["largest_local_vram_gib"] < anyone["largest_local_vram_gib"]
