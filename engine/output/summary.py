@@ -680,18 +680,17 @@ def plan_line(decision: Decision) -> str | None:
     if plan.id == choice.id:
         return f"Your plan ({plan.label}) is the pick."
     days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
+    why = (f" ({'ruled out' if plan.excluded else 'not the pick'}: {plan.reason.rstrip('.')})"
+           if plan.reason else "")
     if not plan.within_year:  # what it would cost for work it cannot do says nothing
-        text = (f"Your plan, {plan.label}, cannot do this work within a year: it would be "
-                f"busy {_percent(plan.busy_share)} of the year{days}")
-        return text + (f" (ruled out: {plan.reason.rstrip('.')})" if plan.reason else "") + "."
+        return (f"Your plan, {plan.label}, cannot do this work within a year: it would be "
+                f"busy {_percent(plan.busy_share)} of the year{days}{why}.")
     text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year "
             f"({_against_the_pick(plan.premium)}), busy {_percent(plan.busy_share)} of the "
             f"year{days}")
     if plan.premium > 0:
         text += f"; the pick saves {usd(plan.per_year_usd - choice.cost.per_year_usd)} a year"
-    if plan.reason:
-        text += f" ({'ruled out' if plan.excluded else 'not the pick'}: {plan.reason.rstrip('.')})"
-    return text + "."
+    return text + why + "."
 
 
 def close_call_lines(decision: Decision) -> list[str]:
