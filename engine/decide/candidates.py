@@ -405,6 +405,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     own = replace(parts, cost=owning_cost(parts.fixed, parts.running, chosen.busy_hours),
                   busy_hours=chosen.busy_hours)
     suffix = ":plan" if plan else ":owned" if owned else ":added" if added else ""
+    beside = sizing.owned[1] if added and sizing.owned else 0  # the team's own, not bought
     facts = {
         **_config_facts(catalog, gpu, chosen.count, None),
         **({"provider_name": "yours", "provider_label": "yours"} if owned else {}),
@@ -415,7 +416,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "condition": gpu.purchase.condition if gpu.purchase else "new",
         "pricing": "purchase",
         "is_owned": owned,
-        "owned_added": chosen.count - sizing.owned[1] if added and sizing.owned else 0,
+        "owned_added": chosen.count - beside if beside else 0,
         "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
         if owned else 0.0,
         "upkeep_usd_year": tidy(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0), 0)
@@ -425,8 +426,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "vendor_allowed": sizing.gpu_vendors is None or gpu.vendor in sizing.gpu_vendors,
         "vendor_chosen": sizing.gpu_vendors is not None and gpu.vendor in sizing.gpu_vendors,
         "market_allowed": True,
-        **_purchase_access(catalog, 0 if owned else chosen.count - (
-            sizing.owned[1] if added and sizing.owned else 0)),
+        **_purchase_access(catalog, 0 if owned else chosen.count - beside),
         "upfront_usd": tidy(own.purchase.value, 0),
         "usd_per_gpu_hour": tidy(own.running.value / chosen.count, 4),
         "per_hour_usd": tidy(own.running.value, 4),

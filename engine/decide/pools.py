@@ -116,8 +116,10 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
     if spans and not on_time:  # more nodes hold a job more easily and finish sooner: bisect
         spanned = _fewest_nodes(catalog, job, gpu, network or "infiniband",  # owned: a cluster
                                 deadline_hours, spans)
-        fitting += [t for t in spanned if t.fits]
-        on_time += [t for t in spanned if t.fits and t.run_hours <= deadline_hours]
+        if spanned.fits:
+            fitting.append(spanned)
+            if spanned.run_hours <= deadline_hours:
+                on_time.append(spanned)
     chosen = on_time[0] if on_time else (fitting[-1] if fitting else None)
     if chosen is None:
         return Layout("", tidy(gpu.vram_gib, 1), 0, node_gpus, 0.0, False)
@@ -126,10 +128,10 @@ def _layout(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None,
 
 
 def _fewest_nodes(catalog: Catalog, job: Job, gpu: Gpu, network: Network,
-                  deadline_hours: float, spans: Span) -> list[Trial]:
-    """The trial of the fewest ``spans`` that hold a job and finish its run within
-    ``deadline_hours``, found by bisection (a few trials, not every span); where none does,
-    the trial of the most, the fastest (empty: none tried)."""
+                  deadline_hours: float, spans: Span) -> Trial:
+    """The trial of the fewest ``spans`` (not empty) that hold a job and finish its run
+    within ``deadline_hours``, found by bisection (a few trials, not every span); where none
+    does, the trial of the most, the fastest."""
     tried: dict[int, Trial] = {}
 
     def at(i: int) -> Trial:
@@ -145,7 +147,7 @@ def _fewest_nodes(catalog: Catalog, job: Job, gpu: Gpu, network: Network,
             hi = mid
         else:
             lo = mid + 1
-    return [at(lo) if lo < len(spans) else at(len(spans) - 1)]
+    return at(min(lo, len(spans) - 1))
 
 
 def spread(catalog: Catalog, job: Job, gpu: Gpu, network: Network | None, base: Layout,

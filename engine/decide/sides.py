@@ -138,20 +138,24 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
 
 
 def _kept_out_only_by(fact: str, scored: Sequence[Scored], sides: Sequence[Scored],
-                      min_saving: float, also: Callable[[Scored], bool]
-                      ) -> tuple[Scored, list[Scored]]:
-    """The cheaper of the two ``sides`` (owning and renting, as resolved), and the
-    configurations that only rules reading ``fact`` keep out (never the team's own GPUs),
-    that cost at least ``min_saving`` less than it, that the rules weigh no lower than the
-    best of their side, and for which ``also`` holds. ``sides`` is not empty."""
+                      min_saving: float, also: Callable[[Scored], bool],
+                      first: Callable[[Scored], Any]) -> tuple[Scored, Scored] | None:
+    """The cheaper of the two ``sides`` (owning and renting, as resolved), and the first by
+    ``first`` of the configurations that only rules reading ``fact`` keep out (never the
+    team's own GPUs), that cost at least ``min_saving`` less than it, that the rules weigh no
+    lower than the best of their side, and for which ``also`` holds (None where there is no
+    side or no such configuration)."""
+    if not sides:
+        return None
     met = min(sides, key=lambda s: s.config.cost_usd_year)
     least = met.config.cost_usd_year
-    return met, [
-        s for s in scored
-        if s.excluded and not s.config.is_owned
-        and s.config.cost_usd_year <= least * (1 - min_saving)
-        and all(s.score >= side.score for side in sides if side.config.where == s.config.where)
-        and all(fact in r.reads for r in s.rules if r.scoring[0]) and also(s)]
+    kept = [s for s in scored
+            if s.excluded and not s.config.is_owned
+            and s.config.cost_usd_year <= least * (1 - min_saving)
+            and all(s.score >= side.score for side in sides
+                    if side.config.where == s.config.where)
+            and all(fact in r.reads for r in s.rules if r.scoring[0]) and also(s)]
+    return (met, min(kept, key=first)) if kept else None
 
 
 def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | None,
@@ -168,8 +172,6 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
     rules chose (None: none rented) and, for a team staying in its hyperscaler, of its
     ``ecosystem``; none the rules score below the best of its side; never the team's own
     GPUs (their limit is said on them). Call it only where the team set no limit."""
-    if not sides:
-        return {}
     bought = {s.config.gpu for s in sides if s.config.where == "local"}
 
     def along(c: Configuration) -> bool:
@@ -180,22 +182,21 @@ def longer_run_facts(scored: Sequence[Scored], bound_days: float, kind: str | No
     def stays(s: Scored) -> bool:
         return ecosystem is None or s.facts.get("provider_ecosystem") == ecosystem
 
-
-    met, slow = _kept_out_only_by(
+    found = _kept_out_only_by(
         "meets_deadline", scored, sides, min_saving,
         lambda s: (s.config.fits and s.config.within_year and not s.config.meets_deadline
-                   and s.config.days_per_run <= bound_days and along(s.config) and stays(s)))
-    least = met.config.cost_usd_year
-    if not slow:
+                   and s.config.days_per_run <= bound_days and along(s.config) and stays(s)),
+        lambda s: (s.config.days_per_run, s.sort_key))
+    if found is None:
         return {}
-    found = min(slow, key=lambda s: (s.config.days_per_run, s.sort_key))
-    c = found.config
+    met, slow = found
+    c, least = slow.config, met.config.cost_usd_year
     return {"longer_run_candidate": c.candidate_id,
             "longer_run_label": config_label(c),
             "longer_run_cost_usd_year": c.cost_usd_year,
             "longer_run_days": c.days_per_run,
             "longer_run_answer_days": math.ceil(c.days_per_run),
-            "longer_run_limit_days": found.facts.get("run_limit_days"),
+            "longer_run_limit_days": slow.facts.get("run_limit_days"),
             "longer_run_met_label": config_label(met.config),
             "longer_run_met_cost_usd_year": least,
             "longer_run_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
@@ -210,23 +211,20 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
     to (not a marketplace host for a team the rules keep on datacenter clouds); none the
     rules score below the best of its side; never the team's own GPUs (their limit is said
     on them)."""
-    if not sides:
-        return {}
-
     def along(c: Configuration) -> bool:
         return c.where == "local" or (c.provider_kind == kind and c.pricing == pricing)
 
-    met, kept = _kept_out_only_by(
+    found = _kept_out_only_by(
         "vendor_allowed", scored, sides, min_saving,
-        lambda s: not s.facts.get("vendor_allowed", True) and along(s.config))
-    least = met.config.cost_usd_year
-    if not kept:
+        lambda s: not s.facts.get("vendor_allowed", True) and along(s.config),
+        lambda s: (s.config.cost_usd_year, s.id))
+    if found is None:
         return {}
-    found = min(kept, key=lambda s: (s.config.cost_usd_year, s.id))
-    c = found.config
+    met, kept = found
+    c, least = kept.config, met.config.cost_usd_year
     return {"vendor_limit_candidate": c.candidate_id,
             "vendor_limit_label": config_label(c),
-            "vendor_limit_gpu_vendor": str(found.facts.get("vendor", "")),
+            "vendor_limit_gpu_vendor": str(kept.facts.get("vendor", "")),
             "vendor_limit_cost_usd_year": c.cost_usd_year,
             "vendor_limit_met_label": config_label(met.config),
             "vendor_limit_met_cost_usd_year": least,
