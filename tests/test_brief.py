@@ -17,6 +17,7 @@ from click.testing import CliRunner
 
 from engine.answers.model import validate_answers
 from engine.cli import cli
+from engine.decide.configuration import run_length
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision, load_engine
 from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines, instance_of
@@ -24,7 +25,6 @@ from engine.output.hardware_rows import decided_against, table_rows, why_not_sho
 from engine.output.summary import (
     close_call_lines,
     peaks_pick,
-    run_length,
     usd,
     usd_small,
     work_line,

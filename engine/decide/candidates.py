@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, NamedTuple, TypeVar
 
 from engine.catalog.load import Catalog
 from engine.catalog.models import Gpu, Location, Network, Offer, Policy, Provider
-from engine.decide.configuration import Configuration, config_label
+from engine.decide.configuration import Configuration, config_label, run_length
 from engine.decide.placements import (
     Trial,
     cloud_counts,
@@ -398,6 +398,8 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     smaller = tried.at(at - 1)[0] if met and not owned and at else None
     slower = smaller if (smaller is not None and held(smaller)
                          and run_days(smaller) > sizing.deadline_days) else None
+    queued = (_queued(catalog, sizing, job, gpu, counts_of[:at], cap)
+              if met and separate and not (owned or added or plan) else None)
     placed = home(catalog, gpu, chosen.count, separate)
     assert placed is not None
     platform, boxes = placed
@@ -441,6 +443,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         **_NOT_SOONER,
         **_slower_facts(catalog, sizing, gpu, parts_of, own.purchase.value, slower,
                         run_days(slower) if slower else 0.0),
+        **_queued_facts(catalog, sizing, gpu, parts_of, own.purchase.value, queued),
         "start_up_usd_per_run": 0.0,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
@@ -470,6 +473,46 @@ def _slower_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
     return {"slower_count": slower.count, "slower_days": tidy(days, 1),
             "slower_saving_usd": tidy(saving, 0),
             "slower_saving_share": tidy(saving / upfront, 3) if upfront else 0.0}
+
+
+def _queued(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Sequence[int],
+            cap: float) -> Trial | None:
+    """The fewest of ``counts`` (those smaller than a purchase sized for the team's jobs at
+    once) that would do the year's work with the jobs run one at a time, each on all of
+    them: the job fits, the year's runs one after another fit the busy target, and a run
+    meets the run limit (None where none does)."""
+    def make(i: int) -> Trial:
+        count = counts[i]
+        return trial(catalog, job, gpu, count, nodes_of(catalog, gpu, count), "infiniband")
+
+    def judge(t: Trial) -> Verdicts:
+        ok = (t.fits and within_year(t.busy_hours, cap)
+              and t.run_hours / 24 <= sizing.deadline_days)
+        return {"queued": (ok, 0.0)}
+
+    tried = _Counts(len(counts), make, judge, lambda: 0)
+    found = tried.first(lambda t, v: v["queued"][0])
+    return None if found is None else tried.at(found)[0]
+
+
+_NOT_QUEUED: dict[str, Any] = {"queued_count": 0, "queued_run": "", "queued_busy_share": 0.0,
+                               "queued_saving_usd": 0.0, "queued_saving_share": 0.0}
+
+
+def _queued_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
+                  parts_of: Callable[[Catalog, Sizing, Gpu, int], Owning], upfront: float,
+                  queued: Trial | None) -> dict[str, Any]:
+    """What the smaller purchase of :func:`_queued` would be: its count, how long a run
+    takes on it (in words), how busy the year's runs one after another keep it, and how much less it
+    costs up front (zeros where there is none)."""
+    if queued is None or not upfront:
+        return _NOT_QUEUED
+    saving = upfront - parts_of(catalog, sizing, gpu, queued.count).purchase.value
+    return {"queued_count": queued.count, "queued_run": run_length(queued.run_hours / 24),
+            "queued_busy_share": tidy(queued.busy_hours / catalog.policy.hours_per_year_max.value,
+                                      3),
+            "queued_saving_usd": tidy(saving, 0),
+            "queued_saving_share": tidy(saving / upfront, 3)}
 
 
 def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
@@ -889,6 +932,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "slower_days": 0.0,
         "slower_saving_usd": 0.0,
         "slower_saving_share": 0.0,
+        **_NOT_QUEUED,
         "instance_longest_hours": price.longest_hours or 0.0,
         "instance_restarts": r.restarts,
         "outlived_count": 0 if outlived is None else outlived[0],

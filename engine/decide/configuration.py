@@ -116,6 +116,19 @@ made a Configuration. A frozen dataclass's ``__init__`` sets each field through
 A/B (``benchmarks/ab.py``) the constructor cost 1.8 % of a recommendation's CPU."""
 
 
+def run_length(days: float) -> str:
+    """``2.8 days``, ``14 hours``, ``1.6 hours``, ``25 min``: to a tenth of an hour below ten
+    hours, so that two short runs are told apart (1.4 and 1.6 hours are not 1 and 2)."""
+    if days >= 1:
+        return f"{days:,.1f} days"
+    hours_ = days * 24
+    if hours_ < 1:
+        return f"{max(1.0, hours_ * 60):.0f} min"
+    if hours_ < 9.95:
+        return f"{hours_:.1f} hour{'s' if round(hours_, 1) != 1 else ''}"
+    return f"{hours_:,.0f} hours"
+
+
 def config_label(c: Configuration, count: int | None = None) -> str:
     """``8× MI300X (TensorWave, on-demand)``, ``4× RTX A6000 (to buy)``: ``c`` in words, as
     facts name it (of ``count`` of its GPUs where given)."""

@@ -553,6 +553,17 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "USD"),
         ("slower_saving_share", "number", "that saving as a share of the purchase", None,
          "fraction"),
+        ("queued_count", "number", "where the team's jobs at once size a purchase: the fewest "
+         "of the card that do the year's work with the jobs run one at a time (0: none)", None,
+         "GPUs"),
+        ("queued_run", "string", "how long a run would take on that count, in words "
+         "(``2.7 days``, ``25 min``)", None, None),
+        ("queued_busy_share", "number", "the share of the year the runs one after another "
+         "keep it busy", None, "fraction"),
+        ("queued_saving_usd", "number", "how much less that count costs up front", None,
+         "USD"),
+        ("queued_saving_share", "number", "that saving as a share of the purchase", None,
+         "fraction"),
         ("commitment_discount_max", "number", "the most the provider's quoted commitments "
          "take off this on-demand price (0: none sold)", None, "fraction"),
         ("commitment_how", "string", "how those commitments are bought", None, None),

@@ -13,6 +13,7 @@ import re
 import textwrap
 from collections.abc import Mapping
 
+from engine.decide.configuration import run_length
 from engine.decide.decision import Candidate, to_buy
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
@@ -32,7 +33,6 @@ from engine.output.summary import (
     price_lines,
     programme_line,
     retire_split_line,
-    run_length,
     short_name,
     steady_work,
     top_reasons,

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.catalog.models import METHOD_NAMES
+from engine.decide.configuration import run_length
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.decide.owned_options import named, own_usd_per_year, picked_split
@@ -917,16 +918,3 @@ def _ruled_out(axis: AxisDecision, limit: int) -> list[tuple[str, str, list[str]
             shown.add(first.rule)
             out.append(("✗", f"{option.option}: {first.text}", first.sources, first.rule))
     return out[:limit]
-
-
-def run_length(days: float) -> str:
-    """``2.8 days``, ``14 hours``, ``1.6 hours``, ``25 min``: to a tenth of an hour below ten
-    hours, so that two short runs are told apart (1.4 and 1.6 hours are not 1 and 2)."""
-    if days >= 1:
-        return f"{days:,.1f} days"
-    hours_ = days * 24
-    if hours_ < 1:
-        return f"{max(1.0, hours_ * 60):.0f} min"
-    if hours_ < 9.95:
-        return f"{hours_:.1f} hour{'s' if round(hours_, 1) != 1 else ''}"
-    return f"{hours_:,.0f} hours"
