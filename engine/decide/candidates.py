@@ -436,6 +436,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "start_up_hours": 0.0,
         "spot_extra_hours": 0.0,
         "interruptions_per_run": 0.0,
+        **_spot_said(0.0, 0.0),
         "instance_longest_hours": 0.0,
         "instance_restarts": 0,
         "outlived_count": 0,
@@ -940,6 +941,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         **_sooner_facts(r, sooner_than),
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
+        **_spot_said(r.interruptions, r.spot_hours),
         "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
         "commitment_saving_max_usd": tidy(r.cost * _commitment_discount(provider, price), 0),
         "billed_hours_per_year": tidy(r.hours, 1),
@@ -1018,6 +1020,21 @@ def _offer_facts(catalog: Catalog, offer: Offer, provider: Provider, gpu: Gpu, p
         "usd_per_gpu_hour": tidy(all_in_usd_per_gpu_hour(price.rate, count, vm, instances), 4),
         "per_hour_usd": tidy(hourly_rent_usd(price.rate, count, vm, instances), 4),
     }
+
+
+def _spot_said(interruptions: float, hours: float) -> dict[str, str]:
+    """A spot run's expected interruptions and the hours they cost, in words that stay
+    readable for short runs (``about 1 interruption in 40 runs``, ``3 min``)."""
+    if interruptions >= 0.095:
+        said = f"about {interruptions:.1f} interruptions a run"
+    elif interruptions > 0:
+        said = f"about 1 interruption in {round(1 / interruptions):,} runs"
+    else:
+        said = "almost no interruptions"
+    minutes = hours * 60
+    lost = ("under a minute" if minutes < 1 else f"{minutes:.0f} min" if minutes < 90
+            else f"{hours:,.1f} hours")
+    return {"interruptions_said": said, "spot_extra_said": lost}
 
 
 def _commitment_discount(provider: Provider, price: _Price) -> float:
@@ -1566,8 +1583,19 @@ def _better_alike(candidates: list[PricedCandidate],
                   if (mine, rank) in cheapest]
         found = min(better) if better and c.cost_usd_year and c.jobs_at_once <= 1 else None
         cand.facts["better_method_alike"] = "none" if found is None else found[1]
-        cand.facts["better_method_alike_premium"] = (
-            None if found is None else tidy(found[0] / c.cost_usd_year - 1, 3))
+        premium = None if found is None else tidy(found[0] / c.cost_usd_year - 1, 3)
+        cand.facts["better_method_alike_premium"] = premium
+        cand.facts["better_method_alike_cost_said"] = (
+            "" if premium is None else _dearer_said(premium))
+
+
+def _dearer_said(share: float) -> str:
+    """How much more (or less) one thing costs than another, in words that read before
+    the other: ``3% more than``, ``2% less than``, ``about the same as``."""
+    percent = round(abs(share) * 100)
+    if not percent:
+        return "about the same as"
+    return f"{percent}% {'more' if share > 0 else 'less'} than"
 
 
 def _alike(c: Configuration) -> tuple[str, ...]:

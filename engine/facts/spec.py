@@ -532,6 +532,10 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("spot_extra_hours", "number", "expected hours a spot run loses to interruptions and "
          "checkpoints", None, "hours"),
         ("interruptions_per_run", "number", "expected spot interruptions per run", None, None),
+        ("interruptions_said", "string", "those interruptions in words (``about 0.8 "
+         "interruptions a run``, ``about 1 interruption in 40 runs``)", None, None),
+        ("spot_extra_said", "string", "the hours they cost in words (``24 min``, ``1.6 hours``)",
+         None, None),
         ("instance_longest_hours", "number", "how long the provider lets an on-demand "
          "instance run before it ends it (0: until stopped)", None, "hours"),
         ("instance_restarts", "number", "times a run stops because its instances end and "
@@ -682,6 +686,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("better_method_alike_premium", "number", "what that configuration costs more "
              "for the work than this one, as a share (negative where it costs less; absent "
              "where there is none)", origin="candidate", phase="summary"),
+    FactSpec("better_method_alike_cost_said", "string", "that premium in words, read before "
+             "this one's method (``3% more than``, ``2% less than``, ``about the same as``; "
+             "empty where there is none)", origin="candidate", phase="summary"),
 )
 """Candidate facts known once the other candidate rules have excluded what they exclude."""
 
