@@ -504,8 +504,8 @@ def _queued_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
                   parts_of: Callable[[Catalog, Sizing, Gpu, int], Owning], upfront: float,
                   queued: Trial | None) -> dict[str, Any]:
     """What the smaller purchase of :func:`_queued` would be: its count, how long a run
-    takes on it (in words), how busy the year's runs one after another keep it, and how much less it
-    costs up front (zeros where there is none)."""
+    takes on it (in words), how busy the year's runs one after another keep it, and how
+    much less it costs up front (zeros where there is none)."""
     if queued is None or not upfront:
         return _NOT_QUEUED
     saving = upfront - parts_of(catalog, sizing, gpu, queued.count).purchase.value

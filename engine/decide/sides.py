@@ -100,6 +100,10 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
                                              and s.config.where == "local"
                                              and s.facts["form"] == "consumer"),
     }
+    bills = [(float(s.facts["budget_ratio"]), float(s.facts["first_year_bill_usd"]))
+             for s in scored if not s.excluded and s.facts.get("budget_ratio") is not None]
+    if bills:
+        out["least_budget_ratio"], out["least_first_year_bill_usd"] = min(bills)
     owned = [s.config.vram_total_gib for s in scored
              if not s.excluded and s.config.where == "local"]
     if owned:

@@ -220,6 +220,10 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("best_slices_per_gpu", "number", "MIG slices per GPU of the best eligible "
        "configuration's pool (0: whole GPUs, or no pool)"),
     _d("eligible_cloud_count", "number", "rented configurations no rule excluded"),
+    _d("least_budget_ratio", "number", "the least first year's bill ÷ compute_budget_usd of a "
+       "configuration no rule excluded (absent where none is left)"),
+    _d("least_first_year_bill_usd", "number", "that configuration's first year's bill",
+       "USD"),
     _d("least_local_vram_gib", "number", "the least VRAM of an owned configuration no rule "
        "excluded (where fewer cards cannot be bought, a plan cannot be smaller)", "GiB"),
     *(item for side in ("local", "cloud") for item in (
