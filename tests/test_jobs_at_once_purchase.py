@@ -65,3 +65,49 @@ def test_a_saving_under_the_policy_share_is_not_said(catalog_copy: Path) -> None
     engine = load_engine(catalog=catalog_copy)
     evaluation = engine.evaluate(validate_answers(TEN_AT_ONCE, engine.catalog), trace=False)
     assert warned(evaluation.decision, "jobs-at-once-size-the-purchase") == []
+
+
+# a Google Cloud team running five short full fine-tunes at once, 300 a year
+FIVE_AT_ONCE: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen3-14b", "method": "full",
+    "training_tokens_b": 0.05, "runs_per_year": 300, "concurrent_jobs": 5,
+    "usage_pattern": "continuous", "budget_usd": 300000, "upfront_capex": True,
+    "cloud_ecosystem": "gcp"}
+OWNING_SHARE = POLICY.thresholds["queued_owning_min_saving"].value
+
+
+def test_jobs_at_once_that_keep_owning_out_are_told_what_queueing_costs_owned() -> None:
+    evaluation = evaluate(FIVE_AT_ONCE)
+    facts = evaluation.request_facts
+    choice = evaluation.decision.hardware.choice
+    assert choice is not None and choice.where == "cloud"
+    # the best purchase holds the five jobs and costs more than renting
+    assert facts["best_local_cost_usd_year"] > choice.cost.per_year_usd
+    assert 0 < facts["queued_owning_count"] < facts["best_local_count"]
+    assert facts["queued_owning_rent_cost_usd_year"] == facts["best_cloud_cost_usd_year"]
+    assert (facts["queued_owning_cost_usd_year"]
+            <= facts["queued_owning_rent_cost_usd_year"] * (1 - OWNING_SHARE))
+    assert facts["queued_owning_upfront_usd"] <= facts["compute_budget_usd"]
+    said = warned(evaluation.decision, "jobs-at-once-keep-owning-out")
+    assert len(said) == 1 and said[0].startswith(
+        "Your 5 jobs at once (concurrent_jobs) make owning "
+        f"{facts['best_local_count']}× ")
+    assert f"{facts['queued_owning_count']} would do the year's work for $" in said[0]
+
+
+def test_one_job_at_a_time_buys_for_no_more_than_the_line_said() -> None:
+    queued = evaluate(FIVE_AT_ONCE).request_facts
+    evaluation = evaluate({**FIVE_AT_ONCE, "concurrent_jobs": 1})
+    choice = evaluation.decision.hardware.choice
+    assert choice is not None and choice.where == "local"
+    assert choice.cost.per_year_usd <= queued["queued_owning_cost_usd_year"]
+    assert warned(evaluation.decision, "jobs-at-once-keep-owning-out") == []
+    assert "queued_owning_count" not in evaluation.request_facts
+
+
+def test_a_queued_purchase_over_the_budget_is_not_offered() -> None:
+    # the queued purchase costs more up front than a small budget leaves for compute
+    upfront = evaluate(FIVE_AT_ONCE).request_facts["queued_owning_upfront_usd"]
+    evaluation = evaluate({**FIVE_AT_ONCE, "budget_usd": round(upfront / 2)})
+    assert "queued_owning_count" not in evaluation.request_facts
+    assert warned(evaluation.decision, "jobs-at-once-keep-owning-out") == []

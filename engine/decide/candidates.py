@@ -497,23 +497,27 @@ def _queued(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Sequen
 
 
 _NOT_QUEUED: dict[str, Any] = {"queued_count": 0, "queued_run": "", "queued_busy_share": 0.0,
-                               "queued_saving_usd": 0.0, "queued_saving_share": 0.0}
+                               "queued_saving_usd": 0.0, "queued_saving_share": 0.0,
+                               "queued_cost_usd_year": 0.0}
 
 
 def _queued_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
                   parts_of: Callable[[Catalog, Sizing, Gpu, int], Owning], upfront: float,
                   queued: Trial | None) -> dict[str, Any]:
     """What the smaller purchase of :func:`_queued` would be: its count, how long a run
-    takes on it (in words), how busy the year's runs one after another keep it, and how
-    much less it costs up front (zeros where there is none)."""
+    takes on it (in words), how busy the year's runs one after another keep it, how much
+    less it costs up front and what it costs for the year's work (zeros where there is
+    none)."""
     if queued is None or not upfront:
         return _NOT_QUEUED
-    saving = upfront - parts_of(catalog, sizing, gpu, queued.count).purchase.value
+    parts = parts_of(catalog, sizing, gpu, queued.count)
+    saving = upfront - parts.purchase.value
     return {"queued_count": queued.count, "queued_run": run_length(queued.run_hours / 24),
             "queued_busy_share": tidy(queued.busy_hours / catalog.policy.hours_per_year_max.value,
                                       3),
             "queued_saving_usd": tidy(saving, 0),
-            "queued_saving_share": tidy(saving / upfront, 3)}
+            "queued_saving_share": tidy(saving / upfront, 3),
+            "queued_cost_usd_year": tidy(parts.line.at(queued.busy_hours), 2)}
 
 
 def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:

@@ -54,6 +54,7 @@ from engine.decide.sides import (
     deployment_facts,
     longer_run_facts,
     pool_sharing,
+    queued_owning_facts,
     resolve_cloud,
     summary_facts,
     vendor_limit_facts,
@@ -513,6 +514,11 @@ class _Priced:
                 saving.value,
                 run.values.get("cloud_ecosystem") if run.values.get("own_cloud_holds_job")
                 else None))
+        queued = policy.thresholds.get("queued_owning_min_saving")  # None: an earlier policy
+        if run.answers.concurrent_jobs > 1 and queued:
+            run.facts.values.update(queued_owning_facts(
+                self.local, self.cloud, queued.value,
+                float(run.values.get("compute_budget_usd") or 0.0)))
         limit = policy.thresholds.get("vendor_limit_min_saving")  # None: an earlier policy
         if run.answers.gpu_vendors and limit:
             # rented: of the kind and pricing the rented side resolved to (the decided ones

@@ -236,6 +236,30 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
             "vendor_limit_saving_share": tidy(1 - c.cost_usd_year / least, 3)}
 
 
+def queued_owning_facts(local: Scored | None, cloud: Scored | None, min_saving: float,
+                        budget: float) -> dict[str, Any]:
+    """Where the team's jobs at once make the best purchase (``local``) dearer than renting
+    (``cloud``), but the fewest of its card that do the year's work with the jobs run one at
+    a time (its ``queued_*`` facts) would cost at least ``min_saving`` less than the rent, and
+    no more up front than the ``budget`` for compute: what they cost and how busy they would
+    be, for the rules to say (the purchase that is the pick says its own)."""
+    if local is None or cloud is None:
+        return {}
+    owned, rented, f = local.config, cloud.config, local.facts
+    queued = float(f.get("queued_cost_usd_year") or 0.0)
+    upfront = owned.upfront_usd - float(f.get("queued_saving_usd") or 0.0)
+    if (not f.get("queued_count") or rented.cost_usd_year >= owned.cost_usd_year
+            or queued > rented.cost_usd_year * (1 - min_saving) or upfront > budget):
+        return {}
+    return {"queued_owning_label": config_label(owned),
+            "queued_owning_count": f["queued_count"],
+            "queued_owning_cost_usd_year": queued,
+            "queued_owning_upfront_usd": tidy(upfront, 0),
+            "queued_owning_busy_share": f["queued_busy_share"],
+            "queued_owning_run": f["queued_run"],
+            "queued_owning_rent_cost_usd_year": rented.cost_usd_year}
+
+
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
                reach: float | None = None) -> list[Scored]:
     """The configurations of the hyperscaler the team runs on, where one of them holds the

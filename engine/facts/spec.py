@@ -325,6 +325,20 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
            "configurations that meet the limit, in words"),
         _d("longer_run_met_cost_usd_year", "number", "its cost for the year's work", "USD/year"),
         _d("longer_run_saving_share", "number", "what it saves against that one (a share)"),
+        _d("queued_owning_label", "string", "where the team's jobs at once make the best "
+           "purchase dearer than renting, and the fewest of its card that do the year's work "
+           "with the jobs run one at a time cost queued_owning_min_saving less than the rent "
+           "and no more up front than compute_budget_usd: that purchase, in words (``3× RTX "
+           "PRO 6000 (to buy)``)"),
+        _d("queued_owning_count", "number", "the fewest of its card that do the year's work "
+           "with the jobs run one at a time", "GPUs"),
+        _d("queued_owning_cost_usd_year", "number", "what they cost for the year's work",
+           "USD/year"),
+        _d("queued_owning_upfront_usd", "number", "what they cost up front", "USD"),
+        _d("queued_owning_busy_share", "number", "the share of the year they are busy"),
+        _d("queued_owning_run", "string", "how long a run takes on them, in words"),
+        _d("queued_owning_rent_cost_usd_year", "number", "what the best rented configuration "
+           "costs for the year's work", "USD/year"),
         _d("vendor_limit_candidate", "string", "where the team named gpu_vendors: the "
            "cheapest configuration only that limit keeps out that costs at least "
            "vendor_limit_min_saving less than the cheaper of the best owned and rented ones "
@@ -572,6 +586,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
          "USD"),
         ("queued_saving_share", "number", "that saving as a share of the purchase", None,
          "fraction"),
+        ("queued_cost_usd_year", "number", "what that count costs for the year's work",
+         None, "USD/year"),
         ("commitment_discount_max", "number", "the most the provider's quoted commitments "
          "take off this on-demand price (0: none sold)", None, "fraction"),
         ("commitment_how", "string", "how those commitments are bought", None, None),
