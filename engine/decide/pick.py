@@ -115,11 +115,24 @@ def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | Non
     everywhere = [r for r in excluding if all(r in s.rules for s in mine)]
     rule = min(everywhere or excluding, key=lambda r: r.order)
     facts = first.facts
+    # only the run limit kept them out: every rule that excluded them reads it
     slow = (facts.get("fits") and facts.get("meets_deadline") is False
-            and facts.get("run_deadline_days") is None)  # only the default limit kept them out
-    return text_of(rule, facts) + (
-        f" If a run may take {math.ceil(facts['days_per_run']):,} days, say so "
-        "(max_days_per_run) and they do it for their power alone." if slow else "")
+            and all("meets_deadline" in r.reads for r in excluding))
+    days = math.ceil(facts.get("days_per_run") or 0)
+    given = facts.get("run_deadline_days")
+    they, their = ("it", "its") if first.config.count == 1 else ("they", "their")
+    hint = ("" if not slow else
+            f" If a run may take {days:,} days, say so (max_days_per_run) and {they} "
+            f"{'does' if they == 'it' else 'do'} it for {their} {POWER_ALONE}"
+            if given is None else
+            f" With runs of up to {days:,} days (max_days_per_run is {given:g}) {they} would "
+            f"do it for {their} {POWER_ALONE}")
+    return text_of(rule, facts) + hint
+
+
+POWER_ALONE = "power alone."
+"""How the reason the team's own GPUs are kept out ends where only the run limit keeps them
+out: a longer limit lets them do the work."""
 
 
 LIGHTER_METHODS: dict[str, tuple[str, ...]] = {"full": ("lora", "qlora"), "lora": ("qlora",)}

@@ -15,6 +15,7 @@ from engine.decide.configuration import run_length
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.decide.owned_options import named, own_usd_per_year, picked_split
+from engine.decide.pick import POWER_ALONE
 from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
@@ -249,9 +250,10 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
            + _with_method(added, choice)
            if added is not None and added is not choice else None)
     if choice is not None and choice.added_to_owned:
-        alone = (f"Your {count}× {short_name(name)} alone cannot do this work within your "
-                 f"limits{because}")
-        return f"{alone}; {rent}." if rent else f"{alone}."
+        alone = f"Your {count}× {short_name(name)} alone cannot do this work within your limits"
+        if said and why and why.endswith(POWER_ALONE):  # the brief: a longer run limit
+            return alone + said + (f" {rent[:1].upper()}{rent[1:]}." if rent else "")
+        return f"{alone}{because}; {rent}." if rent else f"{alone}{because}."
     found, peaks = peaks_pick(decision)
     if peaks is not None and peaks["option"] == "jobs":
         return (f"Your own {count}× {short_name(name)} alone cannot run all your jobs at "
