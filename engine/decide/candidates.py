@@ -692,9 +692,12 @@ def rented_all_year(sizing: Sizing, pool: Layout | None, offer: Offer) -> bool:
     share an instance (MIG slices, or GPUs of an instance larger than one job's share) come
     when they come and need it there. Where the offer sells an instance of one job's share,
     each job rents one while it runs, as one job alone would, and no pool sits idle between
-    jobs; where jobs come together, the pool is rented for each wave (the same GPU-hours,
-    billed on the whole pool)."""
+    jobs; so where a job spans whole instances (several nodes a job); where jobs come
+    together, the pool is rented for each wave (the same GPU-hours, billed on the whole
+    pool)."""
     if pool is None or not sizing.steady_jobs:
+        return False
+    if pool.nodes_per_job > 1:  # each job spans whole instances of its own
         return False
     share = pool.gpus_a_job
     return bool(pool.profile) or share < offer.smallest_gpus or share not in offer.shapes

@@ -292,11 +292,14 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
     link = f" at {choice.link}" if choice.link else ""
     pool = choice.pool
     if pool is not None and not pool.always_on and steady_work(decision):  # rented job by job
-        share = choice.count // max(1, pool.jobs_at_once)
+        jobs = max(1, pool.jobs_at_once)
+        nodes = max(1, choice.nodes // jobs)  # a job spanning several instances rents them all
+        share = choice.count // jobs // nodes
         instance = f" {instance_of(choice.instance, share)}" if choice.instance else ""
-        return (f"Next step: rent{instance} ×{share} per instance for each job as it starts, "
-                f"up to {pool.jobs_at_once:,} at once, from {choice.provider_name}{where}"
-                f"{link}, {choice.pricing}{dated}; {_ACCESS[choice.access]}.")
+        each = f", {nodes:,} instances" if nodes > 1 else ""
+        return (f"Next step: rent{instance} ×{share} per instance{each} for each job as it "
+                f"starts, up to {pool.jobs_at_once:,} at once, from {choice.provider_name}"
+                f"{where}{link}, {choice.pricing}{dated}; {_ACCESS[choice.access]}.")
     shape = choice.count // max(1, choice.nodes)
     instance = f" {instance_of(choice.instance, shape)}" if choice.instance else ""
     return (f"Next step: rent{instance} ×{shape} per instance"
