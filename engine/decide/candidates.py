@@ -691,9 +691,9 @@ def rented_all_year(sizing: Sizing, pool: Layout | None, offer: Offer) -> bool:
     """Whether a rented ``pool`` is paid for every hour of the year: jobs of steady work that
     share an instance (MIG slices, or GPUs of an instance larger than one job's share) come
     when they come and need it there. Where the offer sells an instance of one job's share,
-    each job rents one while it runs, as one job alone would, and no pool sits idle between
-    jobs; so where a job spans whole instances (several nodes a job); where jobs come
-    together, the pool is rented for each wave (the same GPU-hours, billed on the whole
+    or a job spans whole instances of its own (several nodes a job), each job rents them
+    while it runs, as one job alone would, and no pool sits idle between jobs; where jobs
+    come together, the pool is rented for each wave (the same GPU-hours, billed on the whole
     pool)."""
     if pool is None or not sizing.steady_jobs:
         return False
