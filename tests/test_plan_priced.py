@@ -60,3 +60,20 @@ def test_a_plan_that_cannot_do_the_year_is_not_priced_as_a_saving() -> None:
     line = next(x for x in brief_lines(decision) if x.startswith("Your plan"))
     assert "cannot do this work within a year" in line
     assert "less than the pick" not in line and "$" not in line.split("(ruled out")[0]
+
+
+def test_a_plan_of_gpus_the_team_owns_is_not_priced_again() -> None:
+    # it owns two A10G and plans one: the pick keeps using its own, and the plan is theirs
+    engine = load_engine()
+    decision = _decide(engine, model="llama-3.2-1b", owned_gpu="a10g", owned_gpu_count=2,
+                       planned_gpu="a10g", planned_gpu_count=1)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.owned
+    lines = brief_lines(decision)
+    assert "Your plan, 1× A10G, is of the GPUs you own: the pick keeps using them." in lines
+    assert not any(line.startswith("Your plan, 1× A10G,") and "a year" in line
+                   for line in lines)
+    # planning more of them than it owns is a purchase or a rental, priced as before
+    more = _decide(engine, model="llama-3.2-1b", owned_gpu="a10g", owned_gpu_count=2,
+                   planned_gpu="a10g", planned_gpu_count=8)
+    assert not any("is of the GPUs you own" in line for line in brief_lines(more))

@@ -682,6 +682,13 @@ def plan_line(decision: Decision) -> str | None:
         return None  # its critical warning says why, without pricing what cannot run
     if plan.id == choice.id:
         return f"Your plan ({plan.label}) is the pick."
+    answers = decision.answers
+    planned = int(answers.get("planned_gpu_count") or 0)
+    if (choice.owned and answers.get("planned_gpu") == answers.get("owned_gpu")
+            and planned <= int(answers.get("owned_gpu_count") or 0)):
+        # the plan is GPUs the team has: priced as bought or rented again, it says nothing
+        return (f"Your plan, {planned:,}× {short_name(choice.gpu_label)}, is of the GPUs you "
+                "own: the pick keeps using them.")
     days = f", {run_length(plan.days_per_run)} a run" if plan.days_per_run is not None else ""
     why = (f" ({'ruled out' if plan.excluded else 'not the pick'}: {plan.reason.rstrip('.')})"
            if plan.reason else "")
