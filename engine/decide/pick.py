@@ -120,7 +120,7 @@ def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | Non
             and all("meets_deadline" in r.reads for r in excluding))
     days = math.ceil(facts.get("days_per_run") or 0)
     given = facts.get("run_deadline_days")
-    they, their = ("it", "its") if first.config.count == 1 else ("they", "their")
+    they, their = _they_their(first.config.count)
     hint = ("" if not slow else
             f" If a run may take {days:,} days, say so (max_days_per_run) and {they} "
             f"{'does' if they == 'it' else 'do'} it for {their} {POWER_ALONE}"
@@ -154,10 +154,15 @@ def with_lighter_method(why_not: str, method: str, own: Scored) -> str:
     """``why_not`` (why the team's own GPUs cannot do the work), then what they would cost
     with the lighter ``method`` that fits them."""
     c = own.config
-    they = "it" if c.count == 1 else "they"
+    they, their = _they_their(c.count)
     return (f"{why_not.rstrip('.')}; with {METHOD_NAMES.get(method, method)} (method: "
             f"{method}) {they} would hold it, for ~${c.cost_usd_year:,.0f} a year of "
-            f"{'its' if c.count == 1 else 'their'} power.")
+            f"{their} power.")
+
+
+def _they_their(count: int) -> tuple[str, str]:
+    """The pronouns of the team's ``count`` GPUs: ("it", "its") for one."""
+    return ("it", "its") if count == 1 else ("they", "their")
 
 
 def plan_of(scored: Sequence[Scored], choice: Scored | None = None,
