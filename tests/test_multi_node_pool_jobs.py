@@ -37,3 +37,35 @@ def test_the_next_step_rents_each_jobs_instances() -> None:
     decision = evaluate(TWO_NODES_A_JOB).decision
     said = " ".join(brief_lines(decision))
     assert "×8 per instance, 2 instances for each job as it starts, up to 2 at once" in said
+
+
+# two small QLoRA jobs at once on AWS: one GPU each, on instances of their own
+TWO_SMALL_JOBS_ON_AWS: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-3.1-8b", "method": "qlora",
+    "training_tokens_b": 0.005, "runs_per_year": 100, "usage_pattern": "bursty",
+    "budget_usd": 10000, "upfront_capex": False, "cloud_ecosystem": "aws",
+    "concurrent_jobs": 2}
+
+
+def test_a_pool_of_one_node_jobs_is_not_held_against_its_instances() -> None:
+    """Jobs that each stay on one instance need no network between the pool's instances:
+    the rule against several nodes does not push them onto one larger instance that costs
+    nearly twice as much (4× L40S, each job spread over two)."""
+    evaluation = evaluate(TWO_SMALL_JOBS_ON_AWS)
+    apart = next(f for f in evaluation.candidate_facts
+                 if f["candidate_id"] == "cloud:aws-l40s-g6e:on-demandx2:qlora")
+    assert apart["nodes"] == 2 and apart["nodes_per_job"] == 1
+    assert apart["candidate_id"] not in evaluation.fired.get(
+        "hardware.one-node-within-the-margin", [])
+    choice = evaluation.decision.hardware.choice
+    assert choice is not None and choice.id == apart["candidate_id"]
+    said = " ".join(brief_lines(evaluation.decision))
+    assert "2 instances (one for each of the 2 jobs at once)" in said
+
+
+def test_a_job_spanning_nodes_counts_its_nodes() -> None:
+    spanning = [f for f in evaluate(TWO_NODES_A_JOB).candidate_facts
+                if f["where"] == "cloud" and f["jobs_at_once"] >= 1
+                and f["nodes"] // f["jobs_at_once"] > 1]
+    assert spanning and all(f["nodes_per_job"] == f["nodes"] // f["jobs_at_once"]
+                            for f in spanning)

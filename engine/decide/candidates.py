@@ -454,7 +454,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                        first_year=own.purchase.value, fewest=fewest,
                        smallest=next(iter(counts_of), chosen.count),
                        limit_days=sizing.deadline_days),
-        **_pool_facts(sizing, pools(chosen.count), chosen.count, always_on=True),
+        **_pool_facts(sizing, pools(chosen.count), chosen.count, boxes, always_on=True),
     }
     low, high = _cost_range(catalog, gpu, chosen, lambda hours: own.line.at(hours))
     return PricedCandidate(facts, lambda: own.cost, chosen.speed, own.purchase,
@@ -958,7 +958,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                        cost=r.cost, first_year=r.cost, fewest=fewest, smallest=smallest,
                        limit_days=r.limit_days,
                        rented=True),
-        **_pool_facts(sizing, pool, t.count, always_on=always_on),
+        **_pool_facts(sizing, pool, t.count, r.instances, always_on=always_on),
     }
     if pool is not None and facts["gpus_for_memory"] is not None:  # of one job's GPUs
         facts["memory_share_of_node"] = tidy(facts["gpus_for_memory"] / pool.gpus_a_job, 3)
@@ -1084,14 +1084,16 @@ _NO_POOL: dict[str, Any] = {"jobs_at_once": 1, "holds_jobs_at_once": True, "alwa
                             "pool_layout": ""}
 
 
-def _pool_facts(sizing: Sizing, pool: Layout | None, count: int, *,
+def _pool_facts(sizing: Sizing, pool: Layout | None, count: int, nodes: int, *,
                 always_on: bool) -> dict[str, Any]:
-    """What the configuration's pool is (the same for every configuration without one);
-    ``always_on``: there every hour of the year (owned, or rented for steady work)."""
+    """What the configuration's pool is (the same for every configuration without one) on
+    its ``nodes``; ``always_on``: there every hour of the year (owned, or rented for steady
+    work)."""
     if pool is None:
-        return {**_NO_POOL, "gpus_per_job": count}
+        return {**_NO_POOL, "gpus_per_job": count, "nodes_per_job": nodes}
     return {"jobs_at_once": pool.jobs_at_once(count),
             "gpus_per_job": pool.gpus_a_job,
+            "nodes_per_job": pool.nodes_per_job,
             "holds_jobs_at_once": _holds(sizing, pool, count),
             "always_on": always_on,
             "slices_per_gpu": pool.per_gpu if pool.profile else 0,

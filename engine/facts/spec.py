@@ -490,6 +490,8 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("gpus_per_job", "number", "GPUs one job trains on together, exchanging gradients "
          "(all of them for one job at a time; a pool's jobs on a slice or a GPU: 1)", None,
          "GPUs"),
+        ("nodes_per_job", "number", "boxes, servers or instances one job spans (all of "
+         "them for one job at a time; a pool's jobs each on their own share)", None, None),
         ("always_on", "bool", "a pool that must be there whenever jobs arrive: paid for "
          "every hour of the year (owned, or rented for steady work whose jobs share GPUs; a "
          "rented pool of whole GPUs, or whose jobs come together, is paid while its jobs "

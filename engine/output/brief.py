@@ -302,10 +302,22 @@ def _next_step(decision: Decision, choice: Candidate) -> str:
                 f"{where}{link}, {choice.pricing}{dated}; {_ACCESS[choice.access]}.")
     shape = choice.count // max(1, choice.nodes)
     instance = f" {instance_of(choice.instance, shape)}" if choice.instance else ""
-    return (f"Next step: rent{instance} ×{shape} per instance"
-            + (f", {choice.nodes:,} instances" if choice.nodes > 1 else "")
-            + f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "
+    return (f"Next step: rent{instance} ×{shape} per instance{_instances(choice)}"
+            f" from {choice.provider_name}{where}{link}, {choice.pricing}{dated}; "
             f"{_ACCESS[choice.access]}.")
+
+
+def _instances(choice: Candidate) -> str:
+    """``, 5 instances``; for a pool's jobs at once each on instances of their own, which
+    are whose (``, 2 instances (one for each of the 2 jobs at once)``)."""
+    if choice.nodes <= 1:
+        return ""
+    jobs = choice.pool.jobs_at_once if choice.pool is not None else 1
+    if jobs <= 1 or choice.nodes % jobs:
+        return f", {choice.nodes:,} instances"
+    per = choice.nodes // jobs
+    return (f", {choice.nodes:,} instances ({'one' if per == 1 else f'{per:,}'} for each of "
+            f"the {jobs:,} jobs at once)")
 
 
 def _api_step(decision: Decision, choice: Candidate) -> str:

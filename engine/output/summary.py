@@ -695,9 +695,9 @@ def plan_line(decision: Decision) -> str | None:
     if not plan.within_year:  # what it would cost for work it cannot do says nothing
         return (f"Your plan, {plan.label}, cannot do this work within a year: it would be "
                 f"busy {_percent(plan.busy_share)} of the year{days}{why}.")
-    text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year "
-            f"({_against_the_pick(plan.premium)}), busy {_percent(plan.busy_share)} of the "
-            f"year{days}")
+    against = _against_the_pick(plan.premium, choice.cost.per_year_usd)
+    text = (f"Your plan, {plan.label}: {usd(plan.per_year_usd)} a year ({against}), busy "
+            f"{_percent(plan.busy_share)} of the year{days}")
     if plan.premium > 0:
         text += f"; the pick saves {usd(plan.per_year_usd - choice.cost.per_year_usd)} a year"
     return text + why + "."
@@ -794,11 +794,15 @@ def _share(share: float) -> str:
     return f"{share:.1%}" if share >= 0.001 else "under 0.1%"
 
 
-def _against_the_pick(premium: float) -> str:
+def _against_the_pick(premium: float, pick_usd: float) -> str:
     """``80% more than the pick``, ``3% less than the pick``; three times or more as a
-    multiple (``8.7× the pick's cost``, ``1,992× the pick's cost``)."""
+    multiple (``8.7× the pick's cost``, ``42× the pick's cost``); a hundred times or more
+    beside the pick's own cost (``against $7 for the pick``), where a multiple of a few
+    dollars or cents (``82,062×``) says less than the sums."""
+    times = premium + 1
+    if times >= 99.5:
+        return f"against {usd(pick_usd)} for the pick"
     if premium >= 2:
-        times = premium + 1
         return f"{times:,.{1 if times < 9.95 else 0}f}× the pick's cost"
     return f"{_more_or_less(premium)} than the pick"
 
