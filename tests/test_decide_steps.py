@@ -969,7 +969,9 @@ def test_a_candidate_cost_is_its_hourly_rate_for_its_billed_hours(engine: Engine
             expected = hourly * f["billed_hours_per_year"] * overhead
             # every run is billed with its start-up (and, on spot, its expected rework)
             wall = f["run_hours"] + f["start_up_hours"] + f["spot_extra_hours"]
-            assert f["billed_hours_per_year"] >= f["runs_per_year"] * wall - 0.1, cand.id
+            # each of the three facts is rounded to 0.001 hour, the billed hours to 0.1
+            slack = 0.05 + f["runs_per_year"] * 0.0015
+            assert f["billed_hours_per_year"] >= f["runs_per_year"] * wall - slack, cand.id
         assert f["cost_usd_year"] == pytest.approx(expected, rel=2e-3, abs=1), cand.id
         if f.get("reserved_days"):  # blocks of whole days bought for each run, the year at most
             block_h = 24 * f["reserved_days"]

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from engine.catalog.load import Catalog
 from engine.estimates.runs import (
     billed_hours,
     block_hours,
+    checkpoint_every,
     checkpoint_gb,
     committed_hours,
     run_overhead,
@@ -81,7 +84,7 @@ def test_spot_rework_grows_with_run_length_and_instances(catalog: Catalog,
     often = spot_rework(20, 4, 0.2, size, policy, frequent=True)[0]
     assert short < long < wide
     assert often < wide  # checkpointing often loses less per interruption
-    extra, interruptions, _, _ = spot_rework(10, 2, 0.25, 0.0, policy, frequent=False)
+    extra, interruptions, _, _, _ = spot_rework(10, 2, 0.25, 0.0, policy, frequent=False)
     rate = policy.spot_interruptions_per_instance_hour.value
     interval = policy.checkpoint_interval_hours.value
     assert interruptions == pytest.approx(rate * 2 * 10)
@@ -90,6 +93,35 @@ def test_spot_rework_grows_with_run_length_and_instances(catalog: Catalog,
     assert figure.value == pytest.approx(spot_rework(
         10, 2, 0.25, checkpoint_gb(llama_8b, "lora", policy), policy, frequent=False)[0],
         abs=1e-3)
+
+
+def test_a_large_checkpoint_is_written_less_often(catalog: Catalog) -> None:
+    """A 70B full fine-tune's checkpoint (weights and optimizer states, about 1.1 TB) takes
+    about 19 minutes to write: written every half hour it would stall most of a spot run.
+    Operators write it at Young's interval, √(2 × write time ÷ interruption rate), about 2.5
+    hours on one instance; a small adapter keeps the policy's cadence."""
+    policy = catalog.policy
+    rate = policy.spot_interruptions_per_instance_hour.value
+    cadence = policy.checkpoint_interval_hours.value
+    big = 70.6e9 * 16 / 1e9  # GB: 16-bit weights, fp32 master weights and Adam moments
+    write = big / policy.checkpoint_write_gb_per_s.value / 3600
+    extra, interruptions, checkpoints, written, interval = spot_rework(
+        2.5, 1, 0.25, big, policy, frequent=False)
+    assert written == pytest.approx(write)
+    assert interval == pytest.approx(math.sqrt(2 * write / rate)) and interval > 4 * cadence
+    assert checkpoints == 0.0  # a 2.5-hour run ends before its first checkpoint is due
+    assert extra == pytest.approx(interruptions * (2.5 / 2 + 0.25))
+    every_half_hour = rate * 2.5 * (cadence / 2 + 0.25) + (2.5 / cadence) * write
+    assert extra < every_half_hour / 2
+    assert checkpoint_every(0.001, 1, policy, frequent=False) == cadence
+
+
+def test_a_run_shorter_than_the_interval_loses_half_of_itself(catalog: Catalog) -> None:
+    policy = catalog.policy
+    extra, interruptions, checkpoints, _, _ = spot_rework(0.2, 1, 0.1, 0.0, policy,
+                                                          frequent=False)
+    assert checkpoints == 0.0
+    assert extra == pytest.approx(interruptions * (0.2 / 2 + 0.1))
 
 
 def test_a_committed_term_is_paid_in_whole_terms(catalog: Catalog) -> None:

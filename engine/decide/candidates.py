@@ -635,7 +635,7 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     job = t.job
     spot = interruptions = 0.0
     if price.pricing == "spot" and pool is None:
-        spot, interruptions, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
+        spot, interruptions, _, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
                                                 _checkpoint_gb(catalog, job), policy,
                                                 frequent=sizing.frequent_checkpoints)
     runs = job.work.runs_per_year

@@ -84,17 +84,33 @@ def billed_hours(hours: float, increment_s: int, minimum_s: int) -> float:
     return math.ceil(seconds / increment_s - 1e-9) * increment_s / 3600
 
 
-def spot_rework(run_hours: float, instances: int, restart_h: float, checkpoint_gb_: float,
-                policy: Policy, *, frequent: bool) -> tuple[float, float, float, float]:
-    """(expected extra hours a run, interruptions, checkpoints, hours to write one) of a spot
-    run: the arithmetic of :func:`spot_overhead`, without its trace."""
+def checkpoint_every(write_h: float, instances: int, policy: Policy, *,
+                     frequent: bool) -> float:
+    """Hours between a spot run's checkpoints: the policy's cadence (the shorter one of a team
+    that checkpoints often), stretched to Young's optimum, the square root of twice the write
+    time over the interruption rate, where writing a checkpoint takes long against the time
+    between interruptions (a 70B full fine-tune's 1.1 TB takes about 19 minutes: one every
+    2.5 hours on one instance, not every half hour)."""
     every = (policy.frequent_checkpoint_interval_hours if frequent
-             else policy.checkpoint_interval_hours)
-    interval = every.value
+             else policy.checkpoint_interval_hours).value
+    rate = policy.spot_interruptions_per_instance_hour.value * instances
+    if rate <= 0 or write_h <= 0:
+        return every
+    return max(every, math.sqrt(2 * write_h / rate))
+
+
+def spot_rework(run_hours: float, instances: int, restart_h: float, checkpoint_gb_: float,
+                policy: Policy, *, frequent: bool) -> tuple[float, float, float, float, float]:
+    """(expected extra hours a run, interruptions, checkpoints, hours to write one, hours
+    between them) of a spot run: the arithmetic of :func:`spot_overhead`, without its
+    trace."""
     write = checkpoint_gb_ / policy.checkpoint_write_gb_per_s.value / 3600
+    interval = checkpoint_every(write, instances, policy, frequent=frequent)
     expected = policy.spot_interruptions_per_instance_hour.value * instances * run_hours
-    checkpoints = run_hours / interval
-    return expected * (interval / 2 + restart_h) + checkpoints * write, expected, checkpoints, write
+    lost = min(interval, run_hours) / 2  # a run shorter than the interval has no checkpoint
+    checkpoints = max(0.0, run_hours / interval - 1)  # the last is the run's own upload
+    return (expected * (lost + restart_h) + checkpoints * write, expected, checkpoints, write,
+            interval)
 
 
 def spot_overhead(run_hours: float, instances: int, restart_h: float, shape: Shape,
@@ -102,21 +118,25 @@ def spot_overhead(run_hours: float, instances: int, restart_h: float, shape: Sha
     """Expected extra hours a spot run spends on interruptions and checkpoints.
 
     Interruptions arrive at the policy's rate per instance-hour, so their number grows with
-    the run's length and its instances; each loses half a checkpoint interval of work and
-    pays a restart. Every checkpoint stops the whole configuration while it is written.
+    the run's length and its instances; each loses half a checkpoint interval of work (half
+    the run where it is shorter) and pays a restart. Every checkpoint before the run's end
+    stops the whole configuration while it is written, so a large one is written less often
+    (:func:`checkpoint_every`).
     """
     every = (policy.frequent_checkpoint_interval_hours if frequent
              else policy.checkpoint_interval_hours)
-    extra, expected, checkpoints, write = spot_rework(
+    extra, expected, checkpoints, write, interval = spot_rework(
         run_hours, instances, restart_h, checkpoint_gb(shape, method, policy), policy,
         frequent=frequent)
     return figure(
         extra, "hours/run",
-        "interruptions (rate × instances × run hours) × (half a checkpoint interval + "
-        "restart) + checkpoints (run hours ÷ interval) × checkpoint GB ÷ write GB/s",
+        "interruptions (rate × instances × run hours) × (half the work between checkpoints "
+        "+ restart) + checkpoints before the end (run hours ÷ interval − 1) × checkpoint GB "
+        "÷ write GB/s; the interval is the policy's, or √(2 × write hours ÷ interruptions an "
+        "hour) where that is longer",
         [*policy.spot_interruptions_per_instance_hour.sources, *every.sources,
-         *policy.checkpoint_write_gb_per_s.sources],
-        interruptions=expected, interval_h=every.value, restart_h=restart_h,
+         *policy.checkpoint_write_gb_per_s.sources, "young-checkpoint-interval-1974"],
+        interruptions=expected, interval_h=interval, restart_h=restart_h,
         checkpoints=checkpoints, checkpoint_write_h=write, instances=instances,
         run_hours=run_hours)
 
