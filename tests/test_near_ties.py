@@ -1,6 +1,6 @@
-"""``single_node_premium``: what one machine of the same GPU vendor on the same side costs
-more than a configuration of several nodes (the fact ``hardware.one-node-within-the-margin``
-reads)."""
+"""``single_node_premium``: what one machine alike (the same side, pricing, kind of provider
+and GPU vendor) costs more than a configuration of several nodes (the fact
+``hardware.one-node-within-the-margin`` reads)."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ class _Config:
     reserved_months: int | None = None
     access: str = "self-serve"
     candidate_id: str = ""
+    provider_label: str = ""
+    count: int = 8
+    gpu_label: str = ""
 
 
 @dataclass
@@ -51,6 +54,21 @@ def test_several_nodes_are_priced_against_one_node_of_the_same_vendor() -> None:
     assert facts["rtx24"]["single_node_premium"] == pytest.approx(0.081, abs=1e-3)
     assert facts["b200x8"]["single_node_premium"] is None     # one node already
     assert facts["amd16"]["single_node_premium"] == pytest.approx(-0.7)
+
+
+def test_several_nodes_are_priced_against_one_node_bought_alike() -> None:
+    """A team on AWS weighing 3 on-demand A100 instances against one B300 instance there: a
+    cheaper single node on spot, or from another cloud it does not use, is not what it
+    would take instead, so it does not make the three instances look no cheaper."""
+    aws = {"provider_kind": "hyperscaler", "provider": "aws"}
+    facts = _ratios([
+        _Candidate("a100x24", _Config("cloud", 57, 0.03, nodes=3, pricing="on-demand", **aws)),
+        _Candidate("b300x8", _Config("cloud", 70, 0.02, pricing="on-demand", **aws)),
+        _Candidate("h200spot", _Config("cloud", 30, 0.03, pricing="spot", **aws)),
+        _Candidate("mi300x", _Config("cloud", 40, 0.03, pricing="on-demand",
+                                     provider_kind="specialised", provider="tensorwave")),
+    ])
+    assert facts["a100x24"]["single_node_premium"] == pytest.approx(70 / 57 - 1, abs=1e-3)
 
 
 def test_only_an_eligible_single_node_counts() -> None:

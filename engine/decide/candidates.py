@@ -1663,18 +1663,20 @@ def _dominance(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) 
 
 
 def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
-    """For a configuration of several nodes, what the cheapest eligible single-node one of the
-    same GPU vendor on its side costs more (a share; None where there is none, and on a
-    single node): what keeping to one machine would cost, on the same software stack."""
-    cheapest: dict[tuple[str, str], float] = {}
+    """For a configuration of several nodes, what the cheapest eligible single-node one alike
+    to it (:func:`_alike`: paid the same way, from the same kind of provider, of the same GPU
+    vendor) costs more (a share; None where there is none, and on a single node): what
+    keeping to one machine would cost, on the same software stack and terms. A cheaper node
+    the team would not take for other reasons (another cloud, spot) is not that choice."""
+    cheapest: dict[tuple[str, ...], float] = {}
     for cand in candidates:
         c = cand.config
         if eligible.get(cand.id, False) and c.nodes == 1:
-            slot = (c.where, c.vendor)
+            slot = _alike(c)
             cheapest[slot] = min(cheapest.get(slot, math.inf), c.cost_usd_year)
     for cand in candidates:
         c = cand.config
-        base = cheapest.get((c.where, c.vendor))
+        base = cheapest.get(_alike(c))
         cand.facts["single_node_premium"] = (
             None if c.nodes <= 1 or base is None or not c.cost_usd_year
             else tidy(min(base / c.cost_usd_year - 1, MAX_RATIO), 3))
