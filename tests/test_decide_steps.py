@@ -629,6 +629,16 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
         assert reserved is not None and reserved.config.cost_usd_year > f["cost_usd_year"]
         better = pricings[:pricings.index(f["pricing"])]
         assert not any(open_(f["provider_kind"], p) for p in better if p != "reserved")
+    elif "pricing" in revised and revised["pricing"].text.startswith("the best "):
+        # the first pricing open on the kind taken is weighed against for its stack: the one
+        # taken scores higher, and is the best-ranked of those that do
+        held = next(b for p in pricings
+                    for b in (best(scored, where="cloud", provider_kind=f["provider_kind"],
+                                   pricing=p),) if b is not None)
+        assert found.score > held.score
+        for p in pricings:
+            b = best(scored, where="cloud", provider_kind=f["provider_kind"], pricing=p)
+            assert b is None or b.score <= held.score or b.sort_key >= found.sort_key
     elif "pricing" in revised:  # the kind taken lists no better-ranked pricing
         better = pricings[:pricings.index(f["pricing"])]
         assert not any(open_(f["provider_kind"], p) for p in better)

@@ -51,3 +51,27 @@ def test_the_picks_method_is_named_where_none_fits_and_a_purchase_says_its_own()
     assert why is not None and "61.35 GiB" in why  # LoRA's, not full fine-tuning's 420
     line = owned_line(decision)
     assert line is not None and "$174 a year with QLoRA" in line
+
+
+# an on-premises team without capital that owns one A10G and runs two small jobs at once
+ONE_A10G_TWO_JOBS = {"workload": "fine-tune", "model": "qwen3-0.6b", "method": "full",
+                     "training_tokens_b": 0.1, "runs_per_year": 12,
+                     "usage_pattern": "continuous", "budget_usd": 100000,
+                     "upfront_capex": False, "data_residency": "on-premises",
+                     "cloud_ecosystem": "gcp", "concurrent_jobs": 2, "owned_gpu": "a10g",
+                     "owned_gpu_count": 1}
+
+
+def test_a_refusal_says_why_the_teams_own_gpus_are_out_first() -> None:
+    """No configuration is eligible (no cloud on premises, no purchase without capital): of
+    all those shut out, the one the team has says what keeps it out, on the one screen,
+    before the counts."""
+    from engine.output.brief import brief_lines
+
+    decision = evaluate(ONE_A10G_TWO_JOBS).decision
+    assert decision.hardware.choice is None
+    lines = brief_lines(decision)
+    said = " ".join(lines)
+    assert lines[1].startswith("Your own 1× A10G cannot do this work within your limits:")
+    assert "runs 1 of the 2 jobs you need at the same time" in said
+    assert said.index("Your own 1× A10G") < said.index("configurations excluded")

@@ -216,10 +216,25 @@ def owned_notice(decision: Decision) -> str | None:
     """The brief's line for a team whose own GPUs are not the pick (nor its peaks' base):
     why not, and what to do with them (``owned_line``)."""
     choice = decision.hardware.choice
-    if (choice is None or choice.owned or peaks_pick(decision)[1] is not None
+    if choice is None:  # a refusal: what keeps the team's own GPUs out, first
+        return _owned_refused(decision)
+    if (choice.owned or peaks_pick(decision)[1] is not None
             or _develops_on_own(decision)):  # the headline says it: develop on your own
         return None
     return owned_line(decision, brief=True)
+
+
+def _owned_refused(decision: Decision) -> str | None:
+    """Where no configuration is eligible, why the team's own GPUs are not one either
+    (``Your own 1× A10G cannot do this work within your limits: …``): of all the
+    configurations shut out, the one the team has."""
+    owned, why = decision.answers.get("owned_gpu"), decision.hardware.owned_why_not
+    if not owned or not why:
+        return None
+    count = int(decision.answers.get("owned_gpu_count") or 1)
+    name = str(decision.facts.get("owned_gpu_name") or owned)
+    return (f"Your own {count:,}× {short_name(name)} cannot do this work within your limits: "
+            f"{why[:1].lower()}{why[1:].rstrip('.')}.")
 
 
 def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
