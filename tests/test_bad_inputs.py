@@ -108,6 +108,9 @@ CASES: dict[str, Expect] = {
     "answers-more-jobs-than-runs.yaml": Expect(
         "concurrent_jobs: 5 jobs at once take at least 5 runs a year, and runs_per_year is 1",
         _ANS, 5),
+    "answers-more-jobs-than-hours-make-runs.yaml": Expect(
+        "concurrent_jobs: 10 jobs at once take at least 10 runs a year, and hours_per_year "
+        "over hours_per_run is 4.17 runs", _ANS, 5),
     "answers-region-without-regions.yaml": Expect("allowed_regions: data_residency is region",
                                                   _ANS),
     "answers-owned-count-without-card.yaml": Expect(

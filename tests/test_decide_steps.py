@@ -628,7 +628,10 @@ def test_the_cloud_pick_has_the_decided_kind_and_pricing_or_says_why_not(
         assert f["pricing"] == "on-demand" and "reserved" in pricings
         assert reserved is not None and reserved.config.cost_usd_year > f["cost_usd_year"]
         better = pricings[:pricings.index(f["pricing"])]
-        assert not any(open_(f["provider_kind"], p) for p in better if p != "reserved")
+        # it gives way to on demand, the same capacity uncommitted, even past spot where the
+        # rules ranked spot between them (left open: spot may then be the better next)
+        assert not any(open_(f["provider_kind"], p) for p in better
+                       if p not in ("reserved", "spot"))
     elif "pricing" in revised and revised["pricing"].text.startswith("the best "):
         # the first pricing open on the kind taken is weighed against for its stack: the one
         # taken scores higher, and is the best-ranked of those that do
@@ -1029,6 +1032,22 @@ def test_work_in_hours_runs_in_runs_and_meets_the_limit(engine: Engine) -> None:
     assumed = _built(engine, model="llama-3.1-8b", hours_per_year=2000)[0].jobs[0].work
     assert assumed.runs_assumed and assumed.runs_per_year == pytest.approx(
         2000 / engine.catalog.policy.default_hours_per_run.value)
+
+
+def test_runs_assumed_are_at_least_the_jobs_at_once(engine: Engine) -> None:
+    """Ten jobs at once over 20 GPU-hours a year are ten runs of two hours, not one
+    24-hour run shared by ten; where the hours make more runs, the default run length
+    stands."""
+    few = _built(engine, model="llama-3.2-1b", hours_per_year=20,
+                 concurrent_jobs=10)[0].jobs[0].work
+    assert few.runs_assumed and few.runs_per_year == 10
+    many = _built(engine, model="llama-3.2-1b", hours_per_year=2400,
+                  concurrent_jobs=10)[0].jobs[0].work
+    assert many.runs_per_year == pytest.approx(
+        2400 / engine.catalog.policy.default_hours_per_run.value)
+    pretrain = _built(engine, model_params_b=1, workload="pretrain", hours_per_year=2000,
+                      concurrent_jobs=3)[0].jobs[0].work
+    assert pretrain.runs_per_year == 3
 
 
 def test_a_tighter_deadline_never_gives_fewer_gpus(engine: Engine) -> None:

@@ -105,6 +105,18 @@ def _more_jobs_than_runs(v: Values) -> str | None:
     return None
 
 
+def _more_jobs_than_hours_make_runs(v: Values) -> str | None:
+    jobs, hours, run = v.get("concurrent_jobs"), v.get("hours_per_year"), v.get("hours_per_run")
+    if jobs is None or hours is None or not run or run > hours:
+        return None
+    runs = hours / run
+    if jobs > max(1, math.ceil(runs - 1e-9)):
+        return (f"{jobs:,} jobs at once take at least {jobs:,} runs a year, and "
+                f"hours_per_year over hours_per_run is {runs:,.3g} runs: give the hours of "
+                "every job's run in hours_per_year, shorter runs, or fewer jobs at once")
+    return None
+
+
 def _gpu_without_hours(v: Values) -> str | None:
     if v.get("hours_gpu") is not None and v.get("hours_per_year") is None:
         return "only applies with hours_per_year"
@@ -159,6 +171,8 @@ CROSS_CHECKS: tuple[CrossCheck, ...] = (
            _deadline_unchecked),
     _check("hours_per_year hours_gpu", "hours_gpu", _gpu_without_hours),
     _check("concurrent_jobs runs_per_year", "concurrent_jobs", _more_jobs_than_runs),
+    _check("concurrent_jobs hours_per_year hours_per_run", "concurrent_jobs",
+           _more_jobs_than_hours_make_runs),
     _check("data_residency allowed_regions", "allowed_regions", _regions_missing),
     _check("data_residency allowed_regions", "allowed_regions", _regions_unused),
     _check("training_tokens_b hours_per_year work_unknown", "hours_per_year", _work_missing),

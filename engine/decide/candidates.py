@@ -1034,7 +1034,7 @@ def _spot_said(interruptions: float, hours: float) -> dict[str, str]:
     readable for short runs (``about 1 interruption in 40 runs``, ``3 min``)."""
     if interruptions >= 0.095:
         said = f"about {interruptions:.1f} interruptions a run"
-    elif interruptions > 0:
+    elif interruptions >= 1e-6:  # fewer read as none (and 1 ÷ a denormal overflows)
         said = f"about 1 interruption in {round(1 / interruptions):,} runs"
     else:
         said = "almost no interruptions"

@@ -73,7 +73,7 @@ def flops_per_token(shape: Shape, method: MethodGroup, policy: Policy) -> Figure
 def workload(*, shape: Shape, method: MethodGroup, policy: Policy, hours_gpu: Gpu,
              hour: Figure, tokens_per_run_b: float | None, runs_per_year: float | None,
              hours_per_year: float | None, hours_per_run: float | None = None,
-             hours_method: MethodGroup | None = None) -> Workload:
+             hours_method: MethodGroup | None = None, concurrent_jobs: int = 1) -> Workload:
     """The year's work from the answers: tokens × runs, or hours on ``hours_gpu``.
 
     ``hour`` is the useful throughput of one ``hours_gpu`` as the team would run this job on
@@ -83,7 +83,9 @@ def workload(*, shape: Shape, method: MethodGroup, policy: Policy, hours_gpu: Gp
     the policy's default hours. Either default is flagged so the output can say it was assumed.
     In time, the runs are ``hours_per_run`` long on ``hours_gpu``, or ``runs_per_year`` many,
     or the policy's default run length (flagged as assumed); in tokens, one run a year unless
-    ``runs_per_year`` says otherwise (flagged likewise).
+    ``runs_per_year`` says otherwise (flagged likewise). Runs assumed are at least the
+    ``concurrent_jobs`` that run at once, and at least one: ten jobs at once over 20
+    GPU-hours are ten runs of two hours, not 0.83 of a 24-hour run shared by ten.
 
     Hours are hours of ``hours_method`` (``hour`` is its throughput): they are turned into
     the tokens that method trains on ``hours_gpu`` in that time, and every method does those
@@ -98,7 +100,7 @@ def workload(*, shape: Shape, method: MethodGroup, policy: Policy, hours_gpu: Gp
         tokens_from = "chinchilla"
     trace = {"flops_per_token": per_token}
     if tokens_per_run_b is not None:
-        runs = runs_per_year if runs_per_year is not None else 1.0
+        runs = runs_per_year if runs_per_year is not None else float(max(1, concurrent_jobs))
         runs_assumed = runs_per_year is None and tokens_from == "answer"
         per_run = per_token.value * tokens_per_run_b * 1e9
         per_year = per_run * runs
@@ -121,10 +123,11 @@ def workload(*, shape: Shape, method: MethodGroup, policy: Policy, hours_gpu: Gp
         runs, runs_assumed = hours / hours_per_run, False
     elif runs_per_year is not None:
         runs, runs_assumed = runs_per_year, False
-    elif method == "pretrain":
-        runs, runs_assumed = policy.default_pretrain_runs_per_year.value, True
-    else:
-        runs, runs_assumed = hours / policy.default_hours_per_run.value, True
+    else:  # assumed: at least the jobs at once, where there is any work
+        runs = (policy.default_pretrain_runs_per_year.value if method == "pretrain"
+                else hours / policy.default_hours_per_run.value)
+        runs = max(runs, concurrent_jobs) if hours > 0 else runs
+        runs_assumed = True
     runs = max(runs, 1e-6)
     tokens = hours * unit / measured.value
     per_year = tokens * per_token.value

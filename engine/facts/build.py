@@ -748,7 +748,8 @@ def _workload(answers: Answers, catalog: Catalog, shape: Shape,
     return workload(shape=shape, method=method, policy=policy, hours_gpu=hours_gpu, hour=hour,
                     tokens_per_run_b=answers.training_tokens_b,
                     runs_per_year=answers.runs_per_year, hours_per_year=answers.hours_per_year,
-                    hours_per_run=answers.hours_per_run, hours_method=measured)
+                    hours_per_run=answers.hours_per_run, hours_method=measured,
+                    concurrent_jobs=answers.concurrent_jobs)
 
 
 def hours_method(answers: Answers, method: MethodGroup) -> MethodGroup:

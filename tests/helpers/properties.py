@@ -108,6 +108,9 @@ def raw_answers(draw: st.DrawFn) -> dict[str, Any]:
         # jobs at once count in the runs a year
         out["concurrent_jobs"] = min(out["concurrent_jobs"],
                                      max(1, math.ceil(out["runs_per_year"])))
+    if out.get("hours_per_run") and "concurrent_jobs" in out:  # as many runs as the hours make
+        runs = out["hours_per_year"] / out["hours_per_run"]
+        out["concurrent_jobs"] = min(out["concurrent_jobs"], max(1, math.ceil(runs - 1e-9)))
     return out
 
 
