@@ -635,9 +635,9 @@ def _rent(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, t:
     job = t.job
     spot = interruptions = 0.0
     if price.pricing == "spot" and pool is None:
-        spot, interruptions, _, _, _ = spot_rework(t.run_hours, instances, _restart_hours(start),
-                                                _checkpoint_gb(catalog, job), policy,
-                                                frequent=sizing.frequent_checkpoints)
+        spot, interruptions, *_ = spot_rework(t.run_hours, instances, _restart_hours(start),
+                                              _checkpoint_gb(catalog, job), policy,
+                                              frequent=sizing.frequent_checkpoints)
     runs = job.work.runs_per_year
     all_year = rented_all_year(sizing, pool, offer)
     wall = (t.run_hours + spot if pool is None else pool.run_hours) + start.value
