@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 
 from engine.catalog.models import METHOD_NAMES
 from engine.decide.candidates import PricedCandidate
-from engine.decide.configuration import Configuration
+from engine.decide.configuration import Configuration, pronouns
 from engine.decide.decision import (
     AxisDecision,
     CandidateCost,
@@ -120,13 +120,13 @@ def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | Non
             and all("meets_deadline" in r.reads for r in excluding))
     days = math.ceil(facts.get("days_per_run") or 0)
     given = facts.get("run_deadline_days")
-    they, their = _they_their(first.config.count)
+    words = pronouns(first.config.count)
     hint = ("" if not slow else
-            f" If a run may take {days:,} days, say so (max_days_per_run) and {they} "
-            f"{'does' if they == 'it' else 'do'} it for {their} {POWER_ALONE}"
+            f" If a run may take {days:,} days, say so (max_days_per_run) and {words.they} "
+            f"{words.do} it for {words.their} {POWER_ALONE}"
             if given is None else
-            f" With runs of up to {days:,} days (max_days_per_run is {given:g}) {they} would "
-            f"do it for {their} {POWER_ALONE}")
+            f" With runs of up to {days:,} days (max_days_per_run is {given:g}) {words.they} "
+            f"would do it for {words.their} {POWER_ALONE}")
     return text_of(rule, facts) + hint
 
 
@@ -154,15 +154,10 @@ def with_lighter_method(why_not: str, method: str, own: Scored) -> str:
     """``why_not`` (why the team's own GPUs cannot do the work), then what they would cost
     with the lighter ``method`` that fits them."""
     c = own.config
-    they, their = _they_their(c.count)
+    words = pronouns(c.count)
     return (f"{why_not.rstrip('.')}; with {METHOD_NAMES.get(method, method)} (method: "
-            f"{method}) {they} would hold it, for ~${c.cost_usd_year:,.0f} a year of "
-            f"{their} power.")
-
-
-def _they_their(count: int) -> tuple[str, str]:
-    """The pronouns of the team's ``count`` GPUs: ("it", "its") for one."""
-    return ("it", "its") if count == 1 else ("they", "their")
+            f"{method}) {words.they} would hold it, for ~${c.cost_usd_year:,.0f} a year of "
+            f"{words.their} power.")
 
 
 def plan_of(scored: Sequence[Scored], choice: Scored | None = None,

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from engine.catalog.models import METHOD_NAMES
-from engine.decide.configuration import run_length
+from engine.decide.configuration import pronouns, run_length
 from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.decide.owned_options import named, own_usd_per_year, picked_split
@@ -234,7 +234,12 @@ def _owned_refused(decision: Decision) -> str | None:
     count = int(decision.answers.get("owned_gpu_count") or 1)
     name = str(decision.facts.get("owned_gpu_name") or owned)
     return (f"Your own {count:,}× {short_name(name)} cannot do this work within your limits: "
-            f"{why[:1].lower()}{why[1:].rstrip('.')}.")
+            f"{_clause(why)}.")
+
+
+def _clause(sentence: str) -> str:
+    """A sentence as a clause inside another: its first letter lower case, no full stop."""
+    return f"{sentence[:1].lower()}{sentence[1:].rstrip('.')}"
 
 
 def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
@@ -255,8 +260,8 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
             f"work would cost {usd(cloud.cost.per_year_usd)} a year"
             if cloud is not None else None)
     why = decision.hardware.owned_why_not
-    because = f" ({why[:1].lower()}{why[1:].rstrip('.')})" if why and not brief else ""
-    said = f": {why[:1].lower()}{why[1:].rstrip('.')}." if why and brief else ""
+    because = f" ({_clause(why)})" if why and not brief else ""
+    said = f": {_clause(why)}." if why and brief else ""
     choice = decision.hardware.choice
     added = next((c for c in [choice, *decision.hardware.alternatives]
                   if c is not None and c.added_to_owned), None)
@@ -282,7 +287,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                 f"{'it does' if count == 1 else 'they do'} {peaks['owned_share']:.0%} of it, "
                 "and the pick rents the rest by the hour." + _retire_split(found, peaks, count))
     if mine is None:
-        them = _pronouns(count)[0]
+        them = pronouns(count).them
         split = _jobs_split(decision, them)
         if split is not None:  # they hold some of the jobs at once: what that costs, first
             return (f"Your own {count}× {short_name(name)} {'holds' if count == 1 else 'hold'} "
@@ -297,7 +302,7 @@ def owned_line(decision: Decision, *, brief: bool = False) -> str | None:
                     + f" {then[:1].upper()}{then[1:]}.")
         return (f"Your own {count}× {short_name(name)} cannot do this work within your "
                 f"limits{because}" + (f"; {add}" if add else "") + f": {then}.")
-    them, _, _ = _pronouns(count)
+    them = pronouns(count).them
     sell = (f"selling {them} would bring about {usd(mine.resale_usd)} and save "
             f"{usd(mine.upkeep_usd_year)} a year of upkeep")
     if decision.hardware.choice is mine:
@@ -318,19 +323,14 @@ def _with_method(config: Candidate, choice: Candidate | None) -> str:
     return f" with {METHOD_NAMES[config.method]}"
 
 
-def _pronouns(count: int) -> tuple[str, str, str]:
-    """(them, they, have) for the team's ``count`` GPUs: ("it", "it", "has") for one."""
-    return ("it", "it", "has") if count == 1 else ("them", "they", "have")
-
-
 def _retire_verdict(gap: float, count: int) -> str:
     """What retiring the team's ``count`` GPUs does, where keeping them costs ``gap`` a year
     more than selling them and renting it all (less where negative)."""
-    them, they, have = _pronouns(count)
+    words = pronouns(count)
     if gap > 0:
-        return (f"retiring {them} saves {usd(gap)} a year besides the sale: worth it unless "
-                f"{they} {have} other work")
-    return f"retiring {them} costs {usd(-gap)} a year more than keeping {them}"
+        return (f"retiring {words.them} saves {usd(gap)} a year besides the sale: worth it "
+                f"unless {words.they} {words.have} other work")
+    return f"retiring {words.them} costs {usd(-gap)} a year more than keeping {words.them}"
 
 
 def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int) -> str:
@@ -342,10 +342,10 @@ def _retire_split(found: Mapping[str, Any], split: Mapping[str, Any], count: int
         return ""
     keep, rent = split["usd_per_year"], retire["usd_per_year"]
     rented = retire["rented"]
-    them, they, _ = _pronouns(count)
-    return (f" Or retire {them}: kept, {they} {'costs' if count == 1 else 'cost'} "
+    words = pronouns(count)
+    return (f" Or retire {words.them}: kept, {words.they} {'costs' if count == 1 else 'cost'} "
             f"{usd(split['upkeep_usd_per_year'])} a year of upkeep beside this "
-            f"({usd(keep)} a year in all); selling {them} would bring about "
+            f"({usd(keep)} a year in all); selling {words.them} would bring about "
             f"{usd(retire['resale_usd'])}, and renting it all on {rented['count']:,}× "
             f"{rented['gpu_label']} ({rented['provider_label']}, {rented['pricing']}) would "
             f"cost {usd(rent)} a year: {_retire_verdict(keep - rent, count)}.")
@@ -361,12 +361,12 @@ def retire_split_line(decision: Decision) -> str | None:
         return None
     rented = retire["rented"]
     count = int(found["count"])
-    _, they, have = _pronouns(count)
+    words = pronouns(count)
     return (f"selling your {_owned_gpus(decision, found)} (~{usd(retire['resale_usd'])}) and "
             f"renting it all ({rented['count']:,}× {rented['gpu_label']}, "
             f"{usd(retire['usd_per_year'])} a year) saves "
             f"{usd(split['usd_per_year'] - retire['usd_per_year'])} a year, "
-            f"unless {they} {have} other work.")
+            f"unless {words.they} {words.have} other work.")
 
 
 def peaks_line(decision: Decision) -> str | None:
