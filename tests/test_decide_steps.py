@@ -10,6 +10,7 @@ recorded (its firings, its facts) and check it against the engine's own decision
 from __future__ import annotations
 
 import math
+import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -1228,6 +1229,7 @@ def test_a_team_leaves_its_cloud_only_where_the_rules_do_not_keep_it_there() -> 
     assert poor.facts["own_cloud_holds_job"] is False
     assert not {"cloud.embedded-hyperscaler", "cloud.embedded-hyperscaler-at-a-premium"} & set(
         poor.fired)
+    assert poor.facts["own_cloud_over_budget"] is False   # nothing keeps within $500
     assert {"cloud.own-cloud-holds-nothing", "cloud.own-cloud-holds-nothing-note"} <= set(
         poor.fired)
     said = [r.text for o in poor.decisions["cloud_kind"].ranking for r in o.reasons
@@ -1238,8 +1240,35 @@ def test_a_team_leaves_its_cloud_only_where_the_rules_do_not_keep_it_there() -> 
     choice = rich.hardware.choice
     assert choice is not None and choice.provider == "azure"
     assert rich.facts["own_cloud_holds_job"] is True
+    assert rich.facts["own_cloud_over_budget"] is False
     assert {"cloud.embedded-hyperscaler", "cloud.embedded-hyperscaler-at-a-premium"} & set(
         rich.fired)
+
+
+def test_a_team_is_not_kept_on_its_cloud_over_a_budget_another_cloud_keeps() -> None:
+    """A Google Cloud team with $20,000 a year whose cloud does the work for $20,919 in its
+    first year, where other clouds do it for a seventh of that, was kept there by "you
+    already run on gcp" (staying was weighed against the budget only beyond twice it): it
+    now rents within the budget, and is told what staying would cost; its cloud still holds
+    a job that nothing does within the budget."""
+    from engine.decide.engine import recommend
+
+    answers = {"workload": "fine-tune", "model": "qwen3-0.6b", "method": "auto",
+               "training_tokens_b": 2, "runs_per_year": 200, "usage_pattern": "bursty",
+               "budget_usd": 20000, "upfront_capex": False, "cloud_ecosystem": "gcp",
+               "max_days_per_run": 0.5, "seq_len": 4096}
+    d = recommend(answers)
+    choice = d.hardware.choice
+    assert choice is not None and choice.provider != "gcp"
+    assert d.facts["own_cloud_holds_job"] is False
+    assert choice.cost.per_year_usd < 20000 / 2
+    said = [w.text for w in d.warnings if w.id == "own-cloud-over-budget"]
+    staying = re.match(r"Staying on Google Cloud would cost \$([\d,]+) in the first year, "
+                       r"over the \$20,000 your budget leaves for compute", said[0] if said else "")
+    assert staying is not None and int(staying.group(1).replace(",", "")) > 20000
+    assert "cloud.embedded-hyperscaler-at-a-premium" not in d.fired
+    tight = recommend({**answers, "budget_usd": 500})
+    assert tight.facts["own_cloud_over_budget"] is False
 
 
 def test_the_plan_is_priced_as_the_pick_is_rented() -> None:

@@ -120,6 +120,11 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     own = _own_cloud(scored, ecosystem, reach)
     out["pricing_in_own_cloud"] = out["own_cloud_holds_job"] = bool(own)
     out["own_cloud_name"] = own[0].config.provider_name if own else ""
+    over = [] if own else _own_cloud_over_budget(scored, ecosystem)
+    out["own_cloud_over_budget"] = bool(over)
+    if over:
+        out["own_cloud_least_first_year_usd"] = min(
+            float(s.facts["first_year_bill_usd"]) for s in over)
     costs: dict[str, float] = {}
     for axis in OPTION_SUMMARY_AXES:
         among = own if own and axis == "pricing" else scored
@@ -263,9 +268,10 @@ def queued_owning_facts(local: Scored | None, cloud: Scored | None, min_saving: 
 def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
                reach: float | None = None) -> list[Scored]:
     """The configurations of the hyperscaler the team runs on, where one of them holds the
-    job within ``reach`` of the budget (or no cloud's does within reach) and one of them ranks
-    above every other hyperscaler's, by rule score then cost for the work (else none: staying
-    is not what the rules advise, and the pricings are weighed on every cloud)."""
+    job within the compute budget (or no cloud's does), within ``reach`` of it (or no cloud's
+    does within reach), and one of them ranks above every other hyperscaler's, by rule score
+    then cost for the work (else none: staying is not what the rules advise, and the pricings
+    are weighed on every cloud)."""
     if ecosystem not in HYPERSCALER_ECOSYSTEMS:
         return []
     own = [s for s in scored if s.config.where == "cloud"
@@ -275,14 +281,30 @@ def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
         return []
     others = [s for s in scored if not s.excluded and s.config.where == "cloud"
               and s.facts.get("provider_ecosystem") != ecosystem]
-    if reach is not None and not any(_within(s, reach) for s in held) and any(
-            _within(s, reach) for s in others):
-        return []
+    for limit in (1.0, reach) if reach is not None else ():
+        if not any(_within(s, limit) for s in held) and any(
+                _within(s, limit) for s in others):
+            return []
     rivals = [s for s in others if s.facts.get("provider_kind") == "hyperscaler"]
     if not rivals:
         return own
     ours, theirs = (min(s.sort_key for s in side) for side in (held, rivals))
     return own if ours < theirs else []
+
+
+def _own_cloud_over_budget(scored: Sequence[Scored], ecosystem: str | None) -> list[Scored]:
+    """The configurations of the hyperscaler the team runs on that hold the job, where each
+    costs more than the compute budget in its first year and another cloud's does not (else
+    none: its cloud is out for another reason, or stays)."""
+    if ecosystem not in HYPERSCALER_ECOSYSTEMS:
+        return []
+    clouds = [s for s in scored if not s.excluded and s.config.where == "cloud"]
+    held = [s for s in clouds if s.facts.get("provider_ecosystem") == ecosystem]
+    others = [s for s in clouds if s.facts.get("provider_ecosystem") != ecosystem]
+    if held and not any(_within(s, 1.0) for s in held) and any(
+            _within(s, 1.0) for s in others):
+        return held
+    return []
 
 
 def _within(s: Scored, reach: float) -> bool:

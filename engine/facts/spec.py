@@ -241,9 +241,15 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("own_cloud_name", "string", "that hyperscaler's name (empty where the pricings are "
        "weighed on every cloud)"),
     _d("own_cloud_holds_job", "bool", "the hyperscaler the team runs on (cloud_ecosystem) "
-       "sells a configuration no rule excluded, under far_over_budget_ratio of the budget "
-       "where another cloud's is, and ranked above every other hyperscaler's by rule score, "
-       "then cost (false where it runs on none)"),
+       "sells a configuration no rule excluded, within the compute budget where another "
+       "cloud's is, under far_over_budget_ratio of it where another cloud's is, and ranked "
+       "above every other hyperscaler's by rule score, then cost (false where it runs on "
+       "none)"),
+    _d("own_cloud_over_budget", "bool", "the hyperscaler the team runs on holds the job, but "
+       "every configuration it sells costs more than the compute budget in its first year, "
+       "where another cloud's does not"),
+    _d("own_cloud_least_first_year_usd", "number", "the least first year's bill there, "
+       "evaluation and failed runs included (where own_cloud_over_budget)", "USD"),
     _d("ecosystem_cloud_name", "string", "the name of the hyperscaler the team runs on "
        "(empty where it runs on none)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
