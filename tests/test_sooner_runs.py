@@ -241,3 +241,27 @@ def test_a_pick_within_a_close_call_of_the_slow_one_leaves_it_to_the_close_call(
     engine = load_engine()
     decision = engine.recommend(validate_answers(RESEARCH_70B, engine.catalog))
     assert not [w for w in decision.warnings if w.id == "sooner-than-a-cheaper-alike"]
+
+
+def test_a_sooner_run_over_the_budget_does_not_mark_down_one_within_it() -> None:
+    """A half-billion-parameter pretrain on 300B tokens with $3,000: Lambda's 8× B200 (1.5
+    days) takes the year over budget, so it is no reason against configurations that keep
+    within it; 1× GH200 (25 days, $2,220 in the first year) is weighed against 2× B200 (5.6
+    days, $2,998, within budget) instead. Before, the over-budget node marked every slower
+    one down alike, and the slowest within budget won on cost."""
+    answers = {"workload": "pretrain", "model_params_b": 0.5, "training_tokens_b": 300,
+               "runs_per_year": 1, "usage_pattern": "intermittent", "budget_usd": 3000,
+               "upfront_capex": True, "cloud_ecosystem": "none"}
+    facts = _facts(answers)
+    by_days = {round(float(f["days_per_run"]), 1): f for f in facts.values()
+               if f["provider"] == "lambda" and f["pricing"] == "on-demand"}
+    within = [f for f in facts.values() if f["sooner_alike_days"] and not f["over_budget"]]
+    assert within
+    for f in within:
+        sooner = [g for g in facts.values() if g["where"] == "cloud"
+                  and g["pricing"] == f["pricing"] and g["nodes"] == 1
+                  and round(float(g["days_per_run"]), 1) == f["sooner_alike_days"]]
+        assert sooner and not all(g["over_budget"] for g in sooner), f["candidate_id"]
+    gh200 = facts["cloud:lambda-gh200:on-demandx1:pretrain"]
+    assert not gh200["over_budget"] and gh200["sooner_alike_days"] == 5.6
+    assert by_days[1.5]["over_budget"]

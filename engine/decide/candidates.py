@@ -1463,7 +1463,10 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     (:func:`sooner_premium` of its days), one no harder to get than this one
     (:data:`_ACCESS_ORDER`) may cost :func:`sooner_premium` of this one's days more than
     this one, never more than ``sooner_run_premium_most`` over the cheapest: the longer the
-    wait, the more a sooner run is worth, a step at a time, the steps bounded together."""
+    wait, the more a sooner run is worth, a step at a time, the steps bounded together.
+
+    A sooner configuration whose first year goes over the compute budget (``over_budget``)
+    is worth no premium over one that keeps within it: there the wait is the saving."""
     least_days = policy.sooner_run_min_days.value
     share = policy.sooner_run_days_share.value
     base = policy.sooner_run_max_premium.value
@@ -1474,12 +1477,15 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
 
     keys = [(_alike(cand.config), _quality(cand.config)) for cand in candidates]
     rows: dict[tuple[str, ...], list[tuple[int, Configuration]]] = {}
+    affordable: set[str] = set()
     for cand, (alike_key, rank) in zip(candidates, keys, strict=True):
         if eligible.get(cand.id, False) and by_the_hour(cand.config):
             rows.setdefault(alike_key, []).append((rank, cand.config))
+            if not cand.facts.get("over_budget"):
+                affordable.add(cand.config.candidate_id)
     # per like and method rank: the sooner within the premium over the cheapest, and (where
     # the cheapest's run is long) the one-instance rows a graded premium weighs, fastest first
-    fastest: dict[tuple[tuple[str, ...], int], Configuration | None] = {}
+    fastest: dict[tuple[tuple[str, ...], int, bool], Configuration | None] = {}
     graded: dict[tuple[tuple[str, ...], int], tuple[float, list[Configuration]]] = {}
     for alike_key, alike in rows.items():
         for rank in range(len(METHOD_QUALITY)):
@@ -1488,9 +1494,11 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
                 continue
             cheapest = min(good, key=lambda c: (c.cost_usd_year, c.days_per_run))
             most = cheapest.cost_usd_year * (1 + base)
-            fastest[alike_key, rank] = min(
-                (c for c in good if c.nodes == 1 and c.cost_usd_year <= most),
-                key=lambda c: (c.days_per_run, c.cost_usd_year), default=None)
+            for within in (False, True):
+                fastest[alike_key, rank, within] = min(
+                    (c for c in good if c.nodes == 1 and c.cost_usd_year <= most
+                     and (not within or c is cheapest or c.candidate_id in affordable)),
+                    key=lambda c: (c.days_per_run, c.cost_usd_year), default=None)
             if sooner_premium(policy, cheapest.days_per_run) > base:
                 ceiling = cheapest.cost_usd_year * (1 + sooner_premium(policy, math.inf))
                 graded[alike_key, rank] = (ceiling, sorted(
@@ -1502,14 +1510,16 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
         c = cand.config
         found: Configuration | None = None
         if by_the_hour(c) and c.days_per_run >= least_days:
-            found = fastest.get(key)
+            within = c.candidate_id in affordable
+            found = fastest.get((*key, within))
             if key in graded:
                 ceiling, sooner = graded[key]
                 most = min(ceiling, c.cost_usd_year * (1 + sooner_premium(policy,
                                                                           c.days_per_run)))
                 mine = _ACCESS_ORDER.index(c.access)
                 step = next((s for s in sooner if s.cost_usd_year <= most
-                             and _ACCESS_ORDER.index(s.access) <= mine), None)
+                             and _ACCESS_ORDER.index(s.access) <= mine
+                             and (not within or s.candidate_id in affordable)), None)
                 if step is not None and (found is None
                                          or step.days_per_run < found.days_per_run):
                     found = step
