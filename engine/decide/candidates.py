@@ -446,6 +446,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                         run_days(slower) if slower else 0.0),
         **_queued_facts(catalog, sizing, gpu, parts_of, own.purchase.value, queued),
         "start_up_usd_per_run": 0.0,
+        **_start_up_facts(None, 0.0, paid_per_run=False),
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, chosen,
@@ -950,6 +951,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "interruptions_per_run": tidy(r.interruptions, 3),
         **_spot_said(r.interruptions, r.spot_hours),
         "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
+        **_start_up_facts(r, hourly * r.start_up.value * over * runs,
+                          paid_per_run=pool is None and not always_on),
         "commitment_saving_max_usd": tidy(r.cost * _commitment_discount(provider, price), 0),
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,
@@ -979,6 +982,17 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                            hardware=f"cloud:{offer.id}:{price.key}{plan_suffix}"
                            + (f":x{t.count}" if sooner_than else ""),
                            low_cost=low, high_cost=high)
+
+
+def _start_up_facts(r: _Rented | None, usd_year: float, *,
+                    paid_per_run: bool) -> dict[str, Any]:
+    """The share of a run's hours its start-up and upload take, and what they cost a year,
+    where each run pays its own (0 for owned GPUs, a pool's waves and capacity rented all
+    year)."""
+    if r is None or not paid_per_run or not r.wall_hours:
+        return {"start_up_share": 0.0, "start_up_usd_year": 0.0}
+    return {"start_up_share": tidy(r.start_up.value / r.wall_hours, 3),
+            "start_up_usd_year": tidy(usd_year, 2)}
 
 
 def _sooner_facts(r: _Rented, fewest: _Rented | None) -> dict[str, Any]:

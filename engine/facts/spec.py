@@ -555,6 +555,11 @@ _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | N
         ("start_up_hours", "number", "hours a rented run spends starting and finishing "
          "(provisioning, downloads, quantisation, upload)", None, "hours"),
         ("start_up_usd_per_run", "number", "what that costs a run", None, "USD"),
+        ("start_up_share", "number", "the share of a run's hours, start-up included, that "
+         "start-up and upload take, where each run pays its own (0 for owned GPUs, a pool's "
+         "waves and capacity rented all year)", None, None),
+        ("start_up_usd_year", "number", "what start-up and upload cost a year, where each run "
+         "pays its own", None, "USD/year"),
         ("spot_extra_hours", "number", "expected hours a spot run loses to interruptions and "
          "checkpoints", None, "hours"),
         ("interruptions_per_run", "number", "expected spot interruptions per run", None, None),
