@@ -1309,3 +1309,23 @@ def test_a_revised_deployment_makes_cloud_kind_and_pricing_count_again() -> None
     assert revised["cloud_kind"].applies and revised["pricing"].applies
     back = _revised(revised, [Revision("deployment", "cloud", "local", "none holds it")], book)
     assert not back["cloud_kind"].applies and not back["pricing"].applies
+
+
+def test_a_pretrain_is_not_said_to_be_the_lightest_method_allowed() -> None:
+    """"Even with pretrain, the lightest method you allow, the job needs about 514 GiB"
+    spoke of a pretrain as a method the team chose among lighter ones."""
+    from engine.decide.engine import recommend
+
+    d = recommend({"workload": "pretrain", "model_params_b": 34, "training_tokens_b": 20,
+                   "runs_per_year": 1, "usage_pattern": "bursty", "budget_usd": 2000000,
+                   "upfront_capex": True, "cloud_ecosystem": "none"})
+    said = [r.text for o in d.decisions["deployment"].ranking for r in o.reasons
+            if r.rule == "fit.exceeds-local-favours-cloud"]
+    assert said and said[0].startswith(
+        "Even with pretraining, the only method for training from scratch, the job needs")
+    lora = recommend({"workload": "fine-tune", "model": "llama-3.1-405b", "method": "lora",
+                      "training_tokens_b": 0.1, "runs_per_year": 4, "budget_usd": 50000,
+                      "upfront_capex": True, "cloud_ecosystem": "none"})
+    said = [r.text for o in lora.decisions["deployment"].ranking for r in o.reasons
+            if r.rule == "fit.exceeds-local-favours-cloud"]
+    assert said and said[0].startswith("Even with lora, the lightest method you allow, the job")

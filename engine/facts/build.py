@@ -594,6 +594,9 @@ def size(facts: Facts, answers: Answers, catalog: Catalog,
     facts.work = lightest.work
     estimate = facts.memory[lightest.method]
     facts.put("method_sized", lightest.method)
+    facts.put("method_sized_said", "pretraining, the only method for training from scratch"
+              if lightest.method == "pretrain" else
+              f"{lightest.method}, the lightest method you allow")
     facts.put("methods_considered", ",".join(methods))
     facts.put("vram_needed_gib", estimate.total_gib, facts.traces[f"vram_{lightest.method}_gib"])
     largest = max(consumer_gpus(catalog), key=lambda g: (g.vram_gib, g.id))

@@ -159,6 +159,9 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("method_sized", "string", "the lightest method candidates are built for (pretrain when "
        "training from scratch): what the request-level fit facts speak of",
        choices=("pretrain",), options_of="method"),
+    _d("method_sized_said", "string", "method_sized as a reason says it: 'qlora, the "
+       "lightest method you allow', 'pretraining, the only method for training from "
+       "scratch'"),
     _d("methods_considered", "string", "the methods candidates are built for, comma-separated"),
     _d("vram_needed_gib", "number", "peak VRAM on one GPU of the lightest method", "GiB"),
     _d("fits_consumer_gpu", "bool", "the lightest method fits a consumer box"),
