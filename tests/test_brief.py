@@ -26,7 +26,6 @@ from engine.output.summary import (
     close_call_lines,
     peaks_pick,
     usd,
-    usd_small,
     work_line,
 )
 from engine.tools.scenarios import load_scenario, scenario_paths
@@ -103,7 +102,7 @@ def test_one_screen_carries_what_a_team_lead_acts_on(path: Path) -> None:
     elif decision.decisions["approach"].choice != "fine-tune":  # a pretrain is no fine-tune
         assert "fine-tuning run" not in text and "a year of full fine-tuning" not in text
     if choice.where == "cloud":
-        assert f"{usd_small(cost.per_run_usd)} a run" in text
+        assert f"{usd(cost.per_run_usd)} a run" in text
         assert choice.link is None or choice.link in text  # the catalog's page, where it has one
         assert f"price of {choice.price_as_of}" in text
     elif not choice.owned:
@@ -204,6 +203,31 @@ def test_a_refusal_says_what_shut_out_the_configurations() -> None:
     (0.1 / 60 / 24, "1 min")])
 def test_run_lengths_below_ten_hours_keep_a_tenth(days: float, said: str) -> None:
     assert run_length(days) == said
+
+
+@pytest.mark.parametrize(("value", "said"), [
+    (0.0, "$0"), (0.001, "$0.01"), (0.37, "$0.37"), (4.391, "$4.39"), (9.994, "$9.99"),
+    (9.996, "$10"), (1234.4, "$1,234")])
+def test_sums_under_ten_dollars_keep_the_cents(value: float, said: str) -> None:
+    assert usd(value) == said
+
+
+def test_a_job_of_cents_a_year_is_not_said_to_cost_nothing() -> None:
+    """One run a year of a million tokens on a 3B model costs 37 cents: its headline, cost
+    line, close call and plan said "$0", as if it were free; the decision kept the year to
+    the dollar (0.0)."""
+    engine = load_engine()
+    decision = engine.recommend(validate_answers({
+        "workload": "fine-tune", "model": "llama-3.2-3b", "method": "full",
+        "training_tokens_b": 0.001, "runs_per_year": 1, "usage_pattern": "continuous",
+        "budget_usd": 2000000, "upfront_capex": True, "cloud_ecosystem": "none",
+        "planned_gpu": "rtx-a6000", "planned_gpu_count": 4}, engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and 0 < choice.cost.per_year_usd < 1
+    text = " ".join(" ".join(brief_lines(decision, engine.rulebook)).split())
+    assert f"~{usd(choice.cost.per_year_usd)} a year for your work" in text
+    assert "$0 a year" not in text and f"against {usd(choice.cost.per_year_usd)}" in text
+    assert all(0 < c.per_year_usd < 1 for c in decision.hardware.close_calls)
 
 
 def test_the_default_output_is_the_brief_and_explain_the_full(runner: CliRunner) -> None:

@@ -50,7 +50,7 @@ from engine.estimates.cost import (
     owning_cost,
     renting_cost,
 )
-from engine.estimates.figure import Figure, tidy
+from engine.estimates.figure import Figure, dollars, tidy
 from engine.estimates.runs import (
     billed_hours,
     block_hours,
@@ -1156,7 +1156,7 @@ def _cost_range(catalog: Catalog, gpu: Gpu, t: Trial,
     expected = mfu(gpu, method, policy, "expected", t.job.precision)
     fast = t.busy_hours * expected / mfu(gpu, method, policy, "high", t.job.precision)
     slow = t.busy_hours * expected / mfu(gpu, method, policy, "low", t.job.precision)
-    return tidy(cost_at(fast), 0), tidy(cost_at(slow), 0)
+    return dollars(cost_at(fast)), dollars(cost_at(slow))
 
 
 # -- the team's plan ------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from engine.decide.decision import (
     Candidate as CandidateOut,
 )
 from engine.decide.sides import Scored
-from engine.estimates.figure import tidy
+from engine.estimates.figure import dollars, tidy
 from engine.rules.load import Rule, Rulebook
 
 ALTERNATIVES = 4
@@ -271,7 +271,7 @@ def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
         else:
             rule_id, text = _why_not(choice, entry, axes, book)
             reason_text = None if rule_id == "hardware.rank" else text
-    return Rival(id=entry.id, label=label(entry), per_year_usd=tidy(c.cost_usd_year, 0),
+    return Rival(id=entry.id, label=label(entry), per_year_usd=dollars(c.cost_usd_year),
                  upfront_usd=c.upfront_usd,
                  premium=tidy(c.cost_usd_year / cost - 1, 3) if cost else 0.0,
                  busy_share=c.utilisation, days_per_run=c.days_per_run,
@@ -575,12 +575,12 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         spot_rework_hours=c.spot_extra_hours, days_per_run=c.days_per_run,
         cost=CandidateCost(upfront_usd=c.upfront_usd, per_hour_usd=c.per_hour_usd,
                            fixed_usd_year=tidy(c.fixed_usd_year, 0),
-                           per_year_usd=tidy(c.cost_usd_year, 0),
+                           per_year_usd=dollars(c.cost_usd_year),
                            per_run_usd=tidy(c.cost_usd_per_run, 2),
                            start_up_usd_per_run=c.start_up_usd_per_run,
                            range_usd={"low": entry.candidate.low_cost,
                                       "high": entry.candidate.high_cost},
-                           first_year_usd=tidy(c.first_year_bill_usd, 0)),
+                           first_year_usd=dollars(c.first_year_bill_usd)),
         score=entry.score, reasons=reasons, pool=_pool(c),
         warnings=candidate_notes(entry) if notes else None,
     )

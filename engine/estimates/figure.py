@@ -44,6 +44,12 @@ def tidy(value: float, digits: int = 4) -> float:
     return 0.0 if -1e-4 < value < 1e-4 else round(value, digits)
 
 
+def dollars(value: float) -> float:
+    """A sum to the cent under $10 (a small job's year would round to $0), else to the
+    dollar."""
+    return tidy(value, 2) if abs(value) < 10 else tidy(value, 0)
+
+
 GIB = 2**30
 """Bytes in a GiB, the one memory unit every output uses: GPU memory is sold in binary units
 (a "24 GB" card holds 24 GiB), so estimates are compared with what the card really holds."""

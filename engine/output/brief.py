@@ -37,7 +37,6 @@ from engine.output.summary import (
     steady_work,
     top_reasons,
     usd,
-    usd_small,
     work_line,
 )
 from engine.rules.load import Rulebook
@@ -182,8 +181,8 @@ def _cost(decision: Decision, choice: Candidate) -> str:
                f"year{spread}"
     if choice.runs_per_year and choice.where == "cloud":
         rented = " rented:" if peaks is not None else ""
-        text += (f";{rented} {usd_small(cost.per_run_usd)} a run, "
-                 f"~{usd_small(cost.per_year_usd / 12)} a month")
+        text += (f";{rented} {usd(cost.per_run_usd)} a run, "
+                 f"~{usd(cost.per_year_usd / 12)} a month")
     return text + budget_clause(decision, choice) + "."
 
 

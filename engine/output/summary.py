@@ -63,14 +63,11 @@ def shown_axes(decision: Decision) -> list[tuple[str, AxisDecision]]:
 
 
 def usd(value: float) -> str:
-    """``$1,234``."""
+    """``$1,234``; to the cent below $10 (``$0.48``: a small job's sum rounded to whole
+    dollars would read ``$0``), at least ``$0.01``."""
+    if 0 < value < 9.995:
+        return f"${max(value, 0.01):.2f}"
     return f"${value:,.0f}"
-
-
-def usd_small(value: float) -> str:
-    """``$0.48`` below $10 (a sum rounded to whole dollars would read ``$0``), else
-    ``$1,234``."""
-    return f"${value:,.2f}" if 0 < value < 9.995 else usd(value)
 
 
 def hours(value: float) -> str:
