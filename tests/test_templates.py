@@ -28,6 +28,16 @@ def test_a_rule_parses_its_text_once_and_fills_it_like_render(value: Any, text: 
     assert render("value {v}", {"v": value == 1}) == f"value {'yes' if value == 1 else 'no'}"
 
 
+@pytest.mark.parametrize("value, text", [
+    (5.79, "costs $5.79 a year, 6"), (0.004, "costs $0.01 a year, 0"),
+    (0, "costs $0 a year, 0"), (12.4, "costs $12 a year, 12"),
+    (1234.5, "costs $1,234 a year, 1,234")])
+def test_a_sum_under_ten_dollars_keeps_its_cents(value: Any, text: str) -> None:
+    """"keeping your GPUs costs $6 a year" beside a headline of "~$5.79 a year": a sum in
+    whole dollars under $10 is said to the cent; a number not after "$" is not."""
+    assert render("costs ${v:,.0f} a year, {v:,.0f}", {"v": value}) == text
+
+
 def test_a_template_reaches_facts_and_nothing_else() -> None:
     assert fields("{a} {b:,.0f}") == [("a", ""), ("b", ",.0f")]
     for bad in ("{a.__class__}", "{a[0]}", "{a!r}", "{a:>{b}}"):

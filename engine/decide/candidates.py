@@ -421,7 +421,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "owned_added": chosen.count - beside if beside else 0,
         "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
         if owned else 0.0,
-        "upkeep_usd_year": tidy(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0), 0)
+        "upkeep_usd_year": dollars(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0))
         if owned else 0.0,
         "in_allowed_region": True,
         "location": "on site",
@@ -473,7 +473,7 @@ def _slower_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
                 "slower_saving_share": 0.0}
     saving = upfront - parts_of(catalog, sizing, gpu, slower.count).purchase.value
     return {"slower_count": slower.count, "slower_days": tidy(days, 1),
-            "slower_saving_usd": tidy(saving, 0),
+            "slower_saving_usd": dollars(saving),
             "slower_saving_share": tidy(saving / upfront, 3) if upfront else 0.0}
 
 
@@ -516,7 +516,7 @@ def _queued_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
     return {"queued_count": queued.count, "queued_run": run_length(queued.run_hours / 24),
             "queued_busy_share": tidy(queued.busy_hours / catalog.policy.hours_per_year_max.value,
                                       3),
-            "queued_saving_usd": tidy(saving, 0),
+            "queued_saving_usd": dollars(saving),
             "queued_saving_share": tidy(saving / upfront, 3),
             "queued_cost_usd_year": tidy(parts.line.at(queued.busy_hours), 2)}
 
@@ -1003,7 +1003,7 @@ def _sooner_facts(r: _Rented, fewest: _Rented | None) -> dict[str, Any]:
         return _NOT_SOONER
     return {"sooner_than_count": fewest.trial.count,
             "sooner_than_days": tidy(fewest.wall_hours / 24, 1),
-            "sooner_premium_usd": tidy(r.cost - fewest.cost, 0),
+            "sooner_premium_usd": dollars(r.cost - fewest.cost),
             "sooner_premium_share": tidy(r.cost / fewest.cost - 1, 3) if fewest.cost else 0.0}
 
 

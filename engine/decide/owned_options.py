@@ -28,7 +28,7 @@ from engine.decide.candidates import (
 )
 from engine.decide.configuration import Configuration, config_label
 from engine.decide.sides import Scored
-from engine.estimates.figure import tidy
+from engine.estimates.figure import dollars, tidy
 
 
 def owned_options(scored: Sequence[Scored], choice: Scored | None,
@@ -120,8 +120,8 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     rest = 0 if held is None else concurrent_jobs - held
     gpus = gpus_a_job(rented.candidate) * rest if rest else r.count
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
-            "peaks_cost_usd_year": tidy(owned + rent, 0),
-            "peaks_owned_usd_year": tidy(owned, 0), "peaks_rented_usd_year": tidy(rent, 0),
+            "peaks_cost_usd_year": dollars(owned + rent),
+            "peaks_owned_usd_year": dollars(owned), "peaks_rented_usd_year": dollars(rent),
             "peaks_owned_label": f"{f.count:,}× {f.gpu_label}",
             "peaks_split": "hours" if held is None else "jobs",
             "peaks_owned_jobs": held or 0, "peaks_rented_jobs": rest,

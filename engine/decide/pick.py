@@ -574,7 +574,7 @@ def rendered_candidate(entry: Scored, *, notes: bool = False) -> CandidateOut:
         run_hours=c.run_hours, start_up_hours=c.start_up_hours,
         spot_rework_hours=c.spot_extra_hours, days_per_run=c.days_per_run,
         cost=CandidateCost(upfront_usd=c.upfront_usd, per_hour_usd=c.per_hour_usd,
-                           fixed_usd_year=tidy(c.fixed_usd_year, 0),
+                           fixed_usd_year=dollars(c.fixed_usd_year),
                            per_year_usd=dollars(c.cost_usd_year),
                            per_run_usd=tidy(c.cost_usd_per_run, 2),
                            start_up_usd_per_run=c.start_up_usd_per_run,

@@ -21,7 +21,7 @@ from engine.catalog.models import Ecosystem, Policy
 from engine.decide.candidates import PricedCandidate, market
 from engine.decide.configuration import Configuration, config_label
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
-from engine.estimates.figure import Figure, tidy
+from engine.estimates.figure import Figure, dollars, tidy
 from engine.estimates.workload import Workload
 from engine.facts.spec import OPTION_SUMMARY_AXES, option_key
 from engine.rules.load import Rule, Rulebook
@@ -259,7 +259,7 @@ def queued_owning_facts(local: Scored | None, cloud: Scored | None, min_saving: 
     return {"queued_owning_label": config_label(owned),
             "queued_owning_count": f["queued_count"],
             "queued_owning_cost_usd_year": queued,
-            "queued_owning_upfront_usd": tidy(upfront, 0),
+            "queued_owning_upfront_usd": dollars(upfront),
             "queued_owning_busy_share": f["queued_busy_share"],
             "queued_owning_run": f["queued_run"],
             "queued_owning_rent_cost_usd_year": rented.cost_usd_year}
@@ -356,7 +356,7 @@ def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
     others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
     if "hyperscaler" in costs and others and min(others) > 0:
         out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)
-        out["hyperscaler_premium_usd_year"] = tidy(costs["hyperscaler"] - min(others), 0)
+        out["hyperscaler_premium_usd_year"] = dollars(costs["hyperscaler"] - min(others))
     return out
 
 

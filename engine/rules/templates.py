@@ -65,13 +65,23 @@ def parse(template: str) -> Parsed:
 
 def fill(parts: Parsed, facts: Mapping[str, Any]) -> str:
     """The text of a parsed template filled from facts, its counts agreeing with their
-    nouns (:func:`agree`)."""
+    nouns (:func:`agree`). A sum in whole dollars (``${fact:,.0f}``) under $10 keeps its
+    cents, as every other output does: ``$0.37``, not ``$0``."""
     out = []
     for literal, name, spec in parts:
         out.append(literal)
         if name is not None:
-            out.append(_format(facts.get(name), spec))
+            value: Any = facts.get(name)
+            if literal.endswith("$") and spec in (",.0f", ".0f") and _cents(value):
+                value, spec = max(value, 0.01), ".2f"
+            out.append(_format(value, spec))
     return agree("".join(out))
+
+
+def _cents(value: Any) -> bool:
+    """Whether a sum of dollars is said to the cent: a number above 0 and under $10."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 0 < value < 9.995)
 
 
 _ONE = r"(?<![\d.,$])1 "
