@@ -281,8 +281,8 @@ def test_a_terminal_pages_long_output_and_a_pipe_never_does(tmp_path: Path) -> N
                                           (8.96, "10× the pick's cost"),
                                           (9.0, "10× the pick's cost"),
                                           (98.4, "99× the pick's cost"),
-                                          (1991.3, "against $7 for the pick"),
-                                          (82061, "against $0 for the pick")])
+                                          (1991.3, "against $7.00 for the pick"),
+                                          (82061, "against $0.13 for the pick")])
 def test_a_plan_far_dearer_than_the_pick_is_said_as_a_multiple(premium: float,
                                                                said: str) -> None:
     """A hundred times or more, the pick's own cost says more than a multiple of it."""
