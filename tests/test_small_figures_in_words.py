@@ -34,6 +34,10 @@ def test_rare_spot_interruptions_are_said_as_one_in_so_many_runs() -> None:
     runs = int(match[1].replace(",", ""))  # the fact is kept to three decimals
     assert abs(runs * facts["interruptions_per_run"] - 1) < 0.05
     assert "0.0 hours" not in said[0] and "0.00 interruptions" not in said[0]
+    # the minutes count checkpoint writes too, which come with or without interruptions
+    minutes = float(facts["spot_extra_hours"]) * 60
+    expected = "under 1 min" if minutes < 1 else f"{minutes:.0f} min"
+    assert f"({expected} a run with checkpoints, priced in)" in said[0]
 
 
 def test_a_better_method_that_costs_less_is_said_to_cost_less() -> None:

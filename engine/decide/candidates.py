@@ -1053,7 +1053,7 @@ def _spot_said(interruptions: float, hours: float) -> dict[str, str]:
     else:
         said = "almost no interruptions"
     minutes = hours * 60
-    lost = ("under a minute" if minutes < 1 else f"{minutes:.0f} min" if minutes < 90
+    lost = ("under 1 min" if minutes < 1 else f"{minutes:.0f} min" if minutes < 90
             else f"{hours:,.1f} hours")
     return {"interruptions_said": said, "spot_extra_said": lost}
 
