@@ -419,7 +419,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
         "pricing": "purchase",
         "is_owned": owned,
         "owned_added": chosen.count - beside if beside else 0,
-        "resale_usd": tidy(float(parts.fixed.inputs.get("resale_usd") or 0.0), 0)
+        "resale_usd": dollars(float(parts.fixed.inputs.get("resale_usd") or 0.0))
         if owned else 0.0,
         "upkeep_usd_year": dollars(float(parts.fixed.inputs.get("upkeep_usd_per_year") or 0.0))
         if owned else 0.0,
@@ -446,7 +446,7 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
                         run_days(slower) if slower else 0.0),
         **_queued_facts(catalog, sizing, gpu, parts_of, own.purchase.value, queued),
         "start_up_usd_per_run": 0.0,
-        **_start_up_facts(None, 0.0, paid_per_run=False),
+        **_NO_START_UP,
         "billed_hours_per_year": tidy(chosen.busy_hours, 1),
         "is_plan": plan,
         **_sized_facts(catalog, sizing, gpu, chosen,
@@ -984,13 +984,16 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
                            low_cost=low, high_cost=high)
 
 
-def _start_up_facts(r: _Rented | None, usd_year: float, *,
-                    paid_per_run: bool) -> dict[str, Any]:
+_NO_START_UP: dict[str, Any] = {"start_up_share": 0.0, "start_up_usd_year": 0.0}
+"""The start-up facts of GPUs that pay none a run: owned, a pool's waves, rented all year."""
+
+
+def _start_up_facts(r: _Rented, usd_year: float, *, paid_per_run: bool) -> dict[str, Any]:
     """The share of a run's hours its start-up and upload take, and what they cost a year,
-    where each run pays its own (0 for owned GPUs, a pool's waves and capacity rented all
-    year)."""
-    if r is None or not paid_per_run or not r.wall_hours:
-        return {"start_up_share": 0.0, "start_up_usd_year": 0.0}
+    where each run pays its own (:data:`_NO_START_UP` for a pool's waves and capacity rented
+    all year)."""
+    if not paid_per_run or not r.wall_hours:
+        return _NO_START_UP
     return {"start_up_share": tidy(r.start_up.value / r.wall_hours, 3),
             "start_up_usd_year": tidy(usd_year, 2)}
 

@@ -281,10 +281,8 @@ def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
         return []
     others = [s for s in scored if not s.excluded and s.config.where == "cloud"
               and s.facts.get("provider_ecosystem") != ecosystem]
-    for limit in (1.0, reach) if reach is not None else ():
-        if not any(_within(s, limit) for s in held) and any(
-                _within(s, limit) for s in others):
-            return []
+    if reach is not None and any(_kept_out(held, others, limit) for limit in (1.0, reach)):
+        return []
     rivals = [s for s in others if s.facts.get("provider_kind") == "hyperscaler"]
     if not rivals:
         return own
@@ -301,10 +299,13 @@ def _own_cloud_over_budget(scored: Sequence[Scored], ecosystem: str | None) -> l
     clouds = [s for s in scored if not s.excluded and s.config.where == "cloud"]
     held = [s for s in clouds if s.facts.get("provider_ecosystem") == ecosystem]
     others = [s for s in clouds if s.facts.get("provider_ecosystem") != ecosystem]
-    if held and not any(_within(s, 1.0) for s in held) and any(
-            _within(s, 1.0) for s in others):
-        return held
-    return []
+    return held if held and _kept_out(held, others, 1.0) else []
+
+
+def _kept_out(held: Sequence[Scored], others: Sequence[Scored], limit: float) -> bool:
+    """Whether none of ``held`` keeps its first year within ``limit`` times the compute
+    budget where one of ``others`` does."""
+    return not any(_within(s, limit) for s in held) and any(_within(s, limit) for s in others)
 
 
 def _within(s: Scored, reach: float) -> bool:
