@@ -353,3 +353,31 @@ def test_a_split_pick_is_changed_by_selling_not_by_a_purchase_break_even(
                     in text)
         else:
             assert "Would change it" not in text
+
+
+TWENTY_AT_ONCE = {"workload": "fine-tune", "model": "mistral-7b", "method": "full",
+                  "training_tokens_b": 0.01, "runs_per_year": 50, "usage_pattern": "bursty",
+                  "budget_usd": 500, "upfront_capex": False, "cloud_ecosystem": "azure",
+                  "concurrent_jobs": 20, "owned_gpu": "rtx-a6000", "owned_gpu_count": 4}
+"""Twenty full fine-tunes of a 7B model at once, each on two GPUs; the team's 4× RTX A6000
+hold one."""
+
+
+def test_jobs_of_two_gpus_rented_beside_own_gpus_are_laid_out_on_real_instances(
+        engine: Engine) -> None:
+    """Running one job on the team's GPUs and renting 38 H100 PCIe (19 instances of two) for
+    the others costs less than renting all forty, and the rules chose that hybrid; but the
+    19 jobs' share was laid out as if a job had a one-GPU node (the priced counts, 38 on 19
+    instances, have no single-instance shape), found to fit nowhere, and the pick fell back
+    to all forty, said as "develop on your own 4× RTX A6000, rent for full runs". A pool's
+    jobs are laid out on the instances the offer sells: the pick is the split, said as such."""
+    decision = engine.recommend(TWENTY_AT_ONCE, decision_id="x")
+    found = decision.estimates["owned_options"]
+    jobs = options(found)["jobs"]
+    assert (jobs["owned_jobs_at_once"], jobs["rented_jobs_at_once"]) == (1, 19)
+    assert decision.decisions["deployment"].choice == "hybrid"
+    assert found["peaks_is_the_pick"]
+    choice = decision.hardware.choice
+    assert choice is not None and (choice.count, choice.nodes) == (38, 19)
+    assert choice.pool is not None and choice.pool.jobs_at_once == 19
+    assert brief_lines(decision)[0].startswith("Run 1 of your 20 jobs at once on your 4× RTX")

@@ -747,12 +747,13 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
            plan: bool = False) -> list[PricedCandidate]:
     gpu = catalog.gpus[offer.gpu]
     provider = catalog.providers[offer.provider]
-    shapes = dict(cloud_counts(catalog, offer) if counts is None else counts)
+    sold = cloud_counts(catalog, offer)
+    shapes = dict(sold if counts is None else counts)
     prices = _prices(catalog, offer)
     rented: dict[tuple[int, str], _Rented] = {}
+    # a pool's job is laid out on the instances the offer sells, whatever counts are priced
     pools = _pool(catalog, sizing, job, gpu, offer.network,
-                  (c for c, n in shapes.items() if n == 1),
-                  tuple((c, n) for c, n in cloud_counts(catalog, offer) if n > 1))
+                  (c for c, n in sold if n == 1), tuple((c, n) for c, n in sold if n > 1))
 
     def judge(t: Trial) -> Verdicts:
         out = {}
