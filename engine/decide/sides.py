@@ -139,6 +139,7 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
             if found is not None:
                 costs[key] = found.config.cost_usd_year
                 out[f"best_{key}_cost_usd_year"] = costs[key]
+                out[f"best_{key}_first_year_usd"] = found.config.first_year_bill_usd
                 if key == "spot" and found.config.days_per_run is not None:
                     out["spot_run_hours"] = tidy(found.config.days_per_run * 24, 2)
     out.update(_ratios(costs))

@@ -392,6 +392,8 @@ def option_summary(axes: Axes) -> tuple[FactSpec, ...]:
            "there)"),
         _d(f"best_{key}_cost_usd_year", "number", f"the best {key} cloud configuration's cost "
            "for the year's work", "USD/year"),
+        _d(f"best_{key}_first_year_usd", "number", f"the best {key} cloud configuration's "
+           "first year's bill, evaluation and failed runs included", "USD"),
     ))
 
 _CANDIDATE_ROWS: tuple[tuple[str, FactType, str, tuple[str, ...] | None, str | None], ...] = (
