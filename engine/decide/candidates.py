@@ -905,6 +905,7 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
     vm = offer.vm_usd_per_instance_hour or 0.0
     hourly = hourly_rent_usd(price.rate, t.count, vm, r.instances)
     over = 1 + catalog.policy.hidden_cloud_overhead.expected
+    start_usd = hourly * r.start_up.value * over  # what starting and finishing a run costs
     policy = catalog.policy
 
     def spot() -> Figure | None:
@@ -951,9 +952,8 @@ def _priced(catalog: Catalog, sizing: Sizing, offer: Offer, provider: Provider, 
         "spot_extra_hours": tidy(r.spot_hours, 3),
         "interruptions_per_run": tidy(r.interruptions, 3),
         **_spot_said(r.interruptions, r.spot_hours),
-        "start_up_usd_per_run": tidy(hourly * r.start_up.value * over, 2),
-        **_start_up_facts(r, hourly * r.start_up.value * over * runs,
-                          paid_per_run=pool is None and not always_on),
+        "start_up_usd_per_run": tidy(start_usd, 2),
+        **_start_up_facts(r, start_usd * runs, paid_per_run=pool is None and not always_on),
         "commitment_saving_max_usd": tidy(r.cost * _commitment_discount(provider, price), 0),
         "billed_hours_per_year": tidy(r.hours, 1),
         "is_plan": plan,

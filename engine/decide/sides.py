@@ -277,11 +277,9 @@ def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
         return []
     own = [s for s in scored if s.config.where == "cloud"
            and s.facts.get("provider_ecosystem") == ecosystem]
-    held = [s for s in own if not s.excluded]
+    held, others = _held_and_others(scored, ecosystem)
     if not held:
         return []
-    others = [s for s in scored if not s.excluded and s.config.where == "cloud"
-              and s.facts.get("provider_ecosystem") != ecosystem]
     if reach is not None and any(_kept_out(held, others, limit) for limit in (1.0, reach)):
         return []
     rivals = [s for s in others if s.facts.get("provider_kind") == "hyperscaler"]
@@ -297,10 +295,17 @@ def _own_cloud_over_budget(scored: Sequence[Scored], ecosystem: str | None) -> l
     none: its cloud is out for another reason, or stays)."""
     if ecosystem not in HYPERSCALER_ECOSYSTEMS:
         return []
-    clouds = [s for s in scored if not s.excluded and s.config.where == "cloud"]
-    held = [s for s in clouds if s.facts.get("provider_ecosystem") == ecosystem]
-    others = [s for s in clouds if s.facts.get("provider_ecosystem") != ecosystem]
+    held, others = _held_and_others(scored, ecosystem)
     return held if held and _kept_out(held, others, 1.0) else []
+
+
+def _held_and_others(scored: Sequence[Scored],
+                     ecosystem: str | None) -> tuple[list[Scored], list[Scored]]:
+    """The eligible cloud configurations of the hyperscaler the team runs on, and those of
+    every other cloud."""
+    clouds = [s for s in scored if not s.excluded and s.config.where == "cloud"]
+    return ([s for s in clouds if s.facts.get("provider_ecosystem") == ecosystem],
+            [s for s in clouds if s.facts.get("provider_ecosystem") != ecosystem])
 
 
 def _kept_out(held: Sequence[Scored], others: Sequence[Scored], limit: float) -> bool:

@@ -44,6 +44,12 @@ def tidy(value: float, digits: int = 4) -> float:
     return 0.0 if -1e-4 < value < 1e-4 else round(value, digits)
 
 
+def said_in_cents(value: float) -> bool:
+    """Whether a sum of dollars is said to the cent: above 0 and under $10 once rounded to
+    the cent (``$0.48``, ``$9.99``; ``$10``, never ``$10.00``)."""
+    return 0 < value < 9.995
+
+
 def dollars(value: float) -> float:
     """A sum to the cent under $10 (a small job's year would round to $0), else to the
     dollar."""

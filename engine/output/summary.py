@@ -16,6 +16,7 @@ from engine.decide.decision import AxisDecision, Candidate, OptionScore
 from engine.decide.engine import Decision
 from engine.decide.owned_options import named, own_usd_per_year, picked_split
 from engine.decide.pick import POWER_ALONE
+from engine.estimates.figure import said_in_cents
 from engine.files.printable import printable_data
 
 KIND_NAMES = {"specialised": "a specialised GPU cloud", "hyperscaler": "a hyperscaler",
@@ -65,7 +66,7 @@ def shown_axes(decision: Decision) -> list[tuple[str, AxisDecision]]:
 def usd(value: float) -> str:
     """``$1,234``; to the cent below $10 (``$0.48``: a small job's sum rounded to whole
     dollars would read ``$0``), at least ``$0.01``."""
-    if 0 < value < 9.995:
+    if said_in_cents(value):
         return f"${max(value, 0.01):.2f}"
     return f"${value:,.0f}"
 

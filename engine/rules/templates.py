@@ -11,6 +11,8 @@ import string
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from engine.estimates.figure import said_in_cents
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _SPEC = re.compile(r"^[,_]?(\.\d{1,2})?[f%]?$")
 
@@ -79,9 +81,9 @@ def fill(parts: Parsed, facts: Mapping[str, Any]) -> str:
 
 
 def _cents(value: Any) -> bool:
-    """Whether a sum of dollars is said to the cent: a number above 0 and under $10."""
+    """Whether a fact is a sum of dollars said to the cent (:func:`said_in_cents`)."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
-            and 0 < value < 9.995)
+            and said_in_cents(value))
 
 
 _ONE = r"(?<![\d.,$])1 "
