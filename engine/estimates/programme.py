@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from engine.catalog.models import MethodGroup, Policy, Provider
-from engine.estimates.figure import Figure, figure, tidy
+from engine.estimates.figure import Figure, figure
 from engine.estimates.runs import checkpoint_gb, trained_gb, weights_gb
 from engine.estimates.shape import Shape
 from engine.estimates.workload import Workload
@@ -222,7 +222,9 @@ class Programme:
         """The JSON form (``estimates.programme``)."""
         return {"total_usd_per_year": round(self.total, 2),
                 "compute_usd_per_year": round(self.compute, 2),
-                "compute_share": tidy(self.compute_share, 4),
+                # to four significant digits: a job of cents beside a year of people is a
+                # share of a few millionths, not 0 (tidy drops what is under 1e-4)
+                "compute_share": float(f"{self.compute_share:.4g}"),
                 "parts": [p.record() for p in self.parts]}
 
 
