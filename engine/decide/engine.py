@@ -480,12 +480,14 @@ class _Priced:
         choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
         self.scored = self.engine._score(run, self.candidates, choices)
         ecosystem = run.values.get("cloud_ecosystem")
-        reach = self.engine.catalog.policy.thresholds["far_over_budget_ratio"].value
+        policy = self.engine.catalog.policy
+        reach = policy.thresholds["far_over_budget_ratio"].value
         ruled_out = {book.fields[name]: frozenset(o.option for o in axes[name].ranking
                                                   if o.excluded)
                      for name in OPTION_SUMMARY_AXES}
         run.facts.values.update(summary_facts(self.scored, book, ecosystem, reach,
-                                              {k: v for k, v in ruled_out.items() if v}))
+                                              {k: v for k, v in ruled_out.items() if v},
+                                              policy.close_call_margin.value))
         run.facts.values["ecosystem_cloud_name"] = self.engine.catalog.ecosystem_name(ecosystem)
 
     def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:

@@ -76,7 +76,8 @@ HYPERSCALER_ECOSYSTEMS = frozenset(get_args(Ecosystem))
 
 def summary_facts(scored: Sequence[Scored], book: Rulebook,
                   ecosystem: str | None = None, reach: float | None = None,
-                  ruled_out: Mapping[str, frozenset[str]] | None = None) -> dict[str, Any]:
+                  ruled_out: Mapping[str, frozenset[str]] | None = None,
+                  margin: float = 0.0) -> dict[str, Any]:
     """What the cloud-kind, pricing and sharing rules compare: the best cost for the work per
     side, per declared cloud kind and pricing (an offer of one has it as the value of the
     configuration fact the axis constrains), and how they relate. A team that runs on a
@@ -85,7 +86,9 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     budget beyond which a configuration is out of reach), a cloud holds the job only within
     it, unless no cloud does. Configurations whose value of a field an earlier phase has
     ruled out (``ruled_out``: field → options, such as a marketplace for data that may not go
-    to third-party hosts) are no side of any comparison."""
+    to third-party hosts) are no side of any comparison. Where a purchase costs more than
+    ``margin`` (a share) less than staying in the team's hyperscaler, the team's cloud is
+    not held to (``own_cloud_dearer_than_owning``)."""
     plan_priced = any(s.facts.get("is_plan") for s in scored)
     if ruled_out:
         scored = [s for s in scored
@@ -100,10 +103,12 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
                                              and s.config.where == "local"
                                              and s.facts["form"] == "consumer"),
     }
-    bills = [(float(s.facts["budget_ratio"]), float(s.facts["first_year_bill_usd"]))
-             for s in scored if not s.excluded and s.facts.get("budget_ratio") is not None]
-    if bills:
-        out["least_budget_ratio"], out["least_first_year_bill_usd"] = min(bills)
+    billed = [s for s in scored if not s.excluded and s.facts.get("budget_ratio") is not None]
+    if billed:
+        least = min(billed, key=lambda s: (float(s.facts["budget_ratio"]), s.sort_key))
+        out["least_budget_ratio"] = float(least.facts["budget_ratio"])
+        out["least_first_year_bill_usd"] = float(least.facts["first_year_bill_usd"])
+        out["least_first_year_label"] = config_label(least.config)
     owned = [s.config.vram_total_gib for s in scored
              if not s.excluded and s.config.where == "local"]
     if owned:
@@ -118,9 +123,17 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     overall = min(sides, key=lambda s: s.sort_key) if sides else None
     out["best_slices_per_gpu"] = overall.config.slices_per_gpu if overall is not None else 0
     own = _own_cloud(scored, ecosystem, reach)
+    over = [] if own else _own_cloud_over_budget(scored, ecosystem)
+    owning = _owning_beats(own, scored, margin)
+    out["own_cloud_dearer_than_owning"] = owning is not None
+    if owning is not None:
+        out["own_cloud_least_cost_usd_year"] = min(
+            s.config.cost_usd_year for s in own if not s.excluded)
+        out["owning_instead_label"] = config_label(owning.config)
+        out["owning_instead_cost_usd_year"] = owning.config.cost_usd_year
+        own = []
     out["pricing_in_own_cloud"] = out["own_cloud_holds_job"] = bool(own)
     out["own_cloud_name"] = own[0].config.provider_name if own else ""
-    over = [] if own else _own_cloud_over_budget(scored, ecosystem)
     out["own_cloud_over_budget"] = bool(over)
     if over:
         out["own_cloud_least_first_year_usd"] = min(
@@ -289,6 +302,22 @@ def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
     return own if ours < theirs else []
 
 
+def _owning_beats(own: Sequence[Scored], scored: Sequence[Scored],
+                  margin: float) -> Scored | None:
+    """The best purchase no rule excluded (not the team's own GPUs), where it keeps within
+    the compute budget in its first year and costs more than ``margin`` less for the work
+    than every eligible configuration of the hyperscaler the team runs on (``own``, where it
+    holds the job): the training would leave that cloud for it, so other clouds are as open
+    (else None)."""
+    held = [s.config.cost_usd_year for s in own if not s.excluded]
+    if not held:
+        return None
+    purchase = best([s for s in scored if not s.config.is_owned], where="local")
+    if purchase is None or float(purchase.facts.get("budget_ratio") or 0.0) > 1.0:
+        return None
+    return purchase if purchase.config.cost_usd_year < min(held) * (1 - margin) else None
+
+
 def _own_cloud_over_budget(scored: Sequence[Scored], ecosystem: str | None) -> list[Scored]:
     """The configurations of the hyperscaler the team runs on that hold the job, where each
     costs more than the compute budget in its first year and another cloud's does not (else
@@ -360,6 +389,9 @@ def _ratios(costs: Mapping[str, float]) -> dict[str, Any]:
     if od and "spot" in costs:
         out["spot_to_on_demand_cost_ratio"] = tidy(costs["spot"] / od, 3)
         out["spot_saving"] = tidy(1 - costs["spot"] / od, 3)
+    if costs.get("specialised") and "marketplace" in costs:
+        out["marketplace_saving_on_specialised"] = tidy(
+            1 - costs["marketplace"] / costs["specialised"], 3)
     others = [costs[k] for k in ("specialised", "marketplace") if k in costs]
     if "hyperscaler" in costs and others and min(others) > 0:
         out["hyperscaler_to_other_cost_ratio"] = tidy(costs["hyperscaler"] / min(others), 3)

@@ -227,6 +227,8 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "configuration no rule excluded (absent where none is left)"),
     _d("least_first_year_bill_usd", "number", "that configuration's first year's bill",
        "USD"),
+    _d("least_first_year_label", "string", "that configuration, in words (``8× B200 (GCP, "
+       "spot)``)"),
     _d("least_local_vram_gib", "number", "the least VRAM of an owned configuration no rule "
        "excluded (where fewer cards cannot be bought, a plan cannot be smaller)", "GiB"),
     *(item for side in ("local", "cloud") for item in (
@@ -253,6 +255,14 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "where another cloud's does not"),
     _d("own_cloud_least_first_year_usd", "number", "the least first year's bill there, "
        "evaluation and failed runs included (where own_cloud_over_budget)", "USD"),
+    _d("own_cloud_dearer_than_owning", "bool", "the hyperscaler the team runs on holds the "
+       "job, but the best purchase no rule excluded keeps within the compute budget and costs "
+       "more than close_call_margin less for the work than any configuration it sells: the "
+       "training leaves it either way (own_cloud_holds_job is then false)"),
+    _d("own_cloud_least_cost_usd_year", "number", "the least cost for the work there (where "
+       "own_cloud_dearer_than_owning)", "USD/year"),
+    _d("owning_instead_label", "string", "that purchase, in words (``8× B200 (to buy)``)"),
+    _d("owning_instead_cost_usd_year", "number", "its cost for the work", "USD/year"),
     _d("ecosystem_cloud_name", "string", "the name of the hyperscaler the team runs on "
        "(empty where it runs on none)"),
     _d("spot_to_on_demand_cost_ratio", "number", "best spot ÷ best on-demand cost for the work"),
@@ -264,6 +274,9 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
        "the best reservation ÷ paying on demand for the work: the same offer, or the best "
        "on-demand configuration of its kind of cloud (a hyperscaler: its provider) where that "
        "costs less"),
+    _d("marketplace_saving_on_specialised", "number",
+       "what the best marketplace configuration saves against the best specialised one for "
+       "the work (a share; negative: it costs more)"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
     _d("hyperscaler_premium_usd_year", "number",
