@@ -76,3 +76,13 @@ def test_lora_asked_in_fp8_says_why_it_trains_in_bf16() -> None:
 
     assert "in BF16 (FP8 recipes train every weight, not LoRA/QLoRA adapters)" in memory_line(
         decision)
+
+
+@pytest.mark.parametrize("gpu", ["rtx-pro-6000-blackwell", "rtx-pro-6000-blackwell-server"])
+def test_the_rtx_pro_6000_trains_in_fp8(catalog: Catalog, gpu: str) -> None:
+    # Blackwell tensor cores run FP8 at twice their BF16 rate; the card was said to have none
+    shape = shape_for_params(8, catalog)
+    fp8 = training_report(catalog, shape, gpu, gpus=4, tokens_b=2, precision="fp8")
+    bf16 = training_report(catalog, shape, gpu, gpus=4, tokens_b=2)
+    assert fp8.precision == "fp8"
+    assert fp8.gpu_hours.expected < bf16.gpu_hours.expected
