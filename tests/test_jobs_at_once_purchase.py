@@ -99,7 +99,9 @@ def test_one_job_at_a_time_buys_for_no_more_than_the_line_said() -> None:
     queued = evaluate(FIVE_AT_ONCE).request_facts
     evaluation = evaluate({**FIVE_AT_ONCE, "concurrent_jobs": 1})
     choice = evaluation.decision.hardware.choice
-    assert choice is not None and choice.where == "local"
+    # the purchase the line named, or a cloud that does the work for less still: owning for
+    # less than its own cloud, the team is not held to it (cloud.own-cloud-dearer-than-owning)
+    assert choice is not None
     assert choice.cost.per_year_usd <= queued["queued_owning_cost_usd_year"]
     assert warned(evaluation.decision, "jobs-at-once-keep-owning-out") == []
     assert "queued_owning_count" not in evaluation.request_facts

@@ -124,11 +124,10 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
     out["best_slices_per_gpu"] = overall.config.slices_per_gpu if overall is not None else 0
     own = _own_cloud(scored, ecosystem, reach)
     over = [] if own else _own_cloud_over_budget(scored, ecosystem)
-    owning = _owning_beats(own, scored, margin)
+    owning, staying = _owning_beats(own, scored, margin)
     out["own_cloud_dearer_than_owning"] = owning is not None
     if owning is not None:
-        out["own_cloud_least_cost_usd_year"] = min(
-            s.config.cost_usd_year for s in own if not s.excluded)
+        out["own_cloud_least_cost_usd_year"] = staying
         out["owning_instead_label"] = config_label(owning.config)
         out["owning_instead_cost_usd_year"] = owning.config.cost_usd_year
         own = []
@@ -303,19 +302,21 @@ def _own_cloud(scored: Sequence[Scored], ecosystem: str | None,
 
 
 def _owning_beats(own: Sequence[Scored], scored: Sequence[Scored],
-                  margin: float) -> Scored | None:
+                  margin: float) -> tuple[Scored | None, float]:
     """The best purchase no rule excluded (not the team's own GPUs), where it keeps within
     the compute budget in its first year and costs more than ``margin`` less for the work
     than every eligible configuration of the hyperscaler the team runs on (``own``, where it
     holds the job): the training would leave that cloud for it, so other clouds are as open
-    (else None)."""
+    (else None); and the least that cloud's configurations cost for the work."""
     held = [s.config.cost_usd_year for s in own if not s.excluded]
     if not held:
-        return None
+        return None, 0.0
+    staying = min(held)
     purchase = best([s for s in scored if not s.config.is_owned], where="local")
-    if purchase is None or float(purchase.facts.get("budget_ratio") or 0.0) > 1.0:
-        return None
-    return purchase if purchase.config.cost_usd_year < min(held) * (1 - margin) else None
+    if (purchase is None or float(purchase.facts.get("budget_ratio") or 0.0) > 1.0
+            or purchase.config.cost_usd_year >= staying * (1 - margin)):
+        return None, staying
+    return purchase, staying
 
 
 def _own_cloud_over_budget(scored: Sequence[Scored], ecosystem: str | None) -> list[Scored]:

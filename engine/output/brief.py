@@ -62,6 +62,13 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
                        {"work": work_most, "programme": programme_most, "change": change_most})
         if len(lines) <= MAX_LINES:
             return lines
+    # the notes above the cost crowd the screen: each to two lines, then to one
+    for notes_most in (2, 1):
+        lines = _lines(brief_items(decision, 0, book), 1,
+                       {"work": 1, "programme": 1, "change": 1, "warning": notes_most,
+                        "notice": notes_most, "owned": notes_most})
+        if len(lines) <= MAX_LINES:
+            return lines
     return lines[:MAX_LINES - 2] + lines[-2:]  # where the rest is, and the decision's id
 
 
@@ -120,11 +127,12 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
 
 _SHORTER = ((_WHY_LINES, 3, 2, 2, 2), (5, 3, 2, 2, 2), (4, 3, 2, 2, 2), (3, 3, 2, 2, 2),
             (3, 2, 2, 2, 2), (3, 2, 2, 1, 2), (3, 1, 2, 1, 2), (3, 1, 1, 1, 2), (3, 1, 1, 1, 1),
-            (3, 0, 1, 1, 1))
+            (3, 0, 1, 1, 1), (2, 0, 1, 1, 1), (1, 0, 1, 1, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
 of the programme, of what would change it). The work (how long a run takes, how busy the
-pick is) keeps its two lines until only what would change the answer has two; the next step
-is never shortened (:func:`_lines`)."""
+pick is) keeps its two lines until only what would change the answer has two; the reasons go
+down to the strongest one last, where the notes above the cost crowd the screen; the next
+step is never shortened (:func:`_lines`)."""
 
 
 def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
@@ -246,7 +254,9 @@ def _reasons(decision: Decision) -> list[tuple[str, str]]:
 
 
 def _why_lines(picked: list[tuple[str, str]], most: int = _WHY_LINES) -> list[str]:
-    """The reasons (sign, text) in ``most`` lines, each at least one."""
+    """The reasons (sign, text) in ``most`` lines, each at least one (the strongest ``most``
+    where there are more)."""
+    picked = picked[:most]
     lines: list[str] = []
     for i, (sign, text) in enumerate(picked):
         room = most - len(lines) - (len(picked) - i - 1)
