@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from helpers.properties import POLICY, evaluate, warned
-
-from engine.decide.engine import Evaluation
+from helpers.properties import POLICY, evaluate, least_budget_candidate, warned
 
 # a 70B LoRA overnight, 100 runs a year, on $20,000: every offer costs 1.4-2× that
 OVERNIGHT_70B: dict[str, Any] = {
@@ -21,15 +19,9 @@ FAR = POLICY.thresholds["far_over_budget_ratio"].value
 MARGIN = POLICY.close_call_margin.value
 
 
-def _least(evaluation: Evaluation) -> dict[str, Any]:
-    out = {i for group in evaluation.decision.hardware.excluded for i in group.ids}
-    left = [f for f in evaluation.candidate_facts if f["candidate_id"] not in out]
-    return min(left, key=lambda f: f["budget_ratio"])
-
-
 def test_a_budget_short_of_every_configuration_names_the_least() -> None:
     evaluation = evaluate(OVERNIGHT_70B)
-    least = _least(evaluation)
+    least = least_budget_candidate(evaluation)
     assert 1 < least["budget_ratio"] < FAR
     said = warned(evaluation.decision, "budget-short")
     assert len(said) == 1
@@ -41,13 +33,13 @@ def test_a_budget_short_of_every_configuration_names_the_least() -> None:
 
 def test_a_budget_one_configuration_keeps_within_is_not_told() -> None:
     evaluation = evaluate({**OVERNIGHT_70B, "budget_usd": 60000})
-    assert _least(evaluation)["budget_ratio"] <= 1
+    assert least_budget_candidate(evaluation)["budget_ratio"] <= 1
     assert warned(evaluation.decision, "budget-short") == []
 
 
 def test_a_budget_far_short_is_told_by_its_own_line_only() -> None:
     evaluation = evaluate({**OVERNIGHT_70B, "budget_usd": 5000})
-    assert _least(evaluation)["budget_ratio"] >= FAR
+    assert least_budget_candidate(evaluation)["budget_ratio"] >= FAR
     assert warned(evaluation.decision, "budget-short") == []
     assert len(warned(evaluation.decision, "budget-far-short")) == 1
 

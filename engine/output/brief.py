@@ -56,17 +56,12 @@ def brief_lines(decision: Decision, book: Rulebook | None = None) -> list[str]:
     """The one-screen answer, each line at most 80 columns: shortened where it would run
     over 23 lines (the reasons, the strongest first, to one line each, fewer alternatives,
     the programme to one line, then the work, what would change it to one, then no
-    alternatives), never the decision, its cost, the next step or where the rest is."""
-    for why_lines, rows, work_most, programme_most, change_most in _SHORTER:
+    alternatives, then the notes above the cost), never the decision, its cost, the next
+    step or where the rest is."""
+    for why_lines, rows, work_most, programme_most, change_most, notes_most in _SHORTER:
         lines = _lines(brief_items(decision, rows, book), why_lines,
-                       {"work": work_most, "programme": programme_most, "change": change_most})
-        if len(lines) <= MAX_LINES:
-            return lines
-    # the notes above the cost crowd the screen: each to two lines, then to one
-    for notes_most in (2, 1):
-        lines = _lines(brief_items(decision, 0, book), 1,
-                       {"work": 1, "programme": 1, "change": 1, "warning": notes_most,
-                        "notice": notes_most, "owned": notes_most})
+                       {"work": work_most, "programme": programme_most, "change": change_most},
+                       notes_most)
         if len(lines) <= MAX_LINES:
             return lines
     return lines[:MAX_LINES - 2] + lines[-2:]  # where the rest is, and the decision's id
@@ -125,21 +120,28 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     return [*items, ("more", _more(decision)), ("identity", identity_line(decision))]
 
 
-_SHORTER = ((_WHY_LINES, 3, 2, 2, 2), (5, 3, 2, 2, 2), (4, 3, 2, 2, 2), (3, 3, 2, 2, 2),
-            (3, 2, 2, 2, 2), (3, 2, 2, 1, 2), (3, 1, 2, 1, 2), (3, 1, 1, 1, 2), (3, 1, 1, 1, 1),
-            (3, 0, 1, 1, 1), (2, 0, 1, 1, 1), (1, 0, 1, 1, 1))
+_NOTES = ("notice", "owned", "warning")
+"""The notes above the cost, shortened together last."""
+_SHORTER = ((_WHY_LINES, 3, 2, 2, 2, 4), (5, 3, 2, 2, 2, 4), (4, 3, 2, 2, 2, 4),
+            (3, 3, 2, 2, 2, 4), (3, 2, 2, 2, 2, 4), (3, 2, 2, 1, 2, 4), (3, 1, 2, 1, 2, 4),
+            (3, 1, 1, 1, 2, 4), (3, 1, 1, 1, 1, 4), (3, 0, 1, 1, 1, 4), (2, 0, 1, 1, 1, 4),
+            (1, 0, 1, 1, 1, 4), (1, 0, 1, 1, 1, 2), (1, 0, 1, 1, 1, 1))
 """Each step shorter than the one before: (lines of reasons, alternatives, lines of the work,
-of the programme, of what would change it). The work (how long a run takes, how busy the
-pick is) keeps its two lines until only what would change the answer has two; the reasons go
-down to the strongest one last, where the notes above the cost crowd the screen; the next
-step is never shortened (:func:`_lines`)."""
+of the programme, of what would change it, of each note above the cost). The work (how long
+a run takes, how busy the pick is) keeps its two lines until only what would change the
+answer has two; the reasons go down to the strongest one, then the notes above the cost to
+two lines and one, where they crowd the screen; the next step is never shortened
+(:func:`_lines`)."""
 
 
-def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int]) -> list[str]:
+def _lines(items: list[Item], why_lines: int, most_of: Mapping[str, int],
+           notes_most: int = 4) -> list[str]:
     # the next step keeps its four lines: where, at what price of which date, how to get
     # it (a hyperscaler's pricing page alone takes most of a line)
     most = {"headline": 3, "notice": 2, "owned": 4, "refused": 3, "warning": 3, "cost": 3,
             "next": 4, "more": 2, **most_of}
+    for kind in _NOTES:  # each note's own most, or fewer where the screen is crowded
+        most[kind] = min(most[kind], notes_most)
     reasons = [(_REASON_SIGNS[kind], text) for kind, text in items if kind in _REASON_SIGNS]
     lines: list[str] = []
     for kind, text in items:

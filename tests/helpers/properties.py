@@ -137,3 +137,11 @@ def evaluate(raw: dict[str, Any]) -> Evaluation:
 def warned(decision: Decision, warning_id: str) -> list[str]:
     """The texts of the decision's warnings of ``warning_id``."""
     return [w.text for w in decision.warnings if w.id == warning_id]
+
+
+def least_budget_candidate(evaluation: Evaluation) -> dict[str, Any]:
+    """The candidate facts of the configuration no rule excluded whose first year is the
+    least share of the compute budget."""
+    out = {i for group in evaluation.decision.hardware.excluded for i in group.ids}
+    left = [f for f in evaluation.candidate_facts if f["candidate_id"] not in out]
+    return min(left, key=lambda f: f["budget_ratio"])
