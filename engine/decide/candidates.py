@@ -524,7 +524,7 @@ def _queued_facts(catalog: Catalog, sizing: Sizing, gpu: Gpu,
 def _owned_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owning:
     """What the team's own ``count`` × ``gpu`` cost a year whatever the work (upkeep) and per
     busy hour (electricity): the purchase is spent (remembered per catalog)."""
-    placed = home(catalog, gpu, count)
+    placed = home(catalog, gpu, count, sizing.concurrent_jobs > 1)
     assert placed is not None
     found: Owning = catalog.derived(
         ("owned", gpu.id, count, sizing.electricity_usd_per_kwh), already_owned, gpu, count,
@@ -537,7 +537,8 @@ def _added_parts(catalog: Catalog, sizing: Sizing, gpu: Gpu, count: int) -> Owni
     the rest, written off and kept up, and the power of all (remembered per catalog)."""
     assert sizing.owned is not None
     owned = sizing.owned[1]
-    placed, mine = home(catalog, gpu, count), home(catalog, gpu, owned)
+    separate = sizing.concurrent_jobs > 1  # a pool's machines side by side
+    placed, mine = home(catalog, gpu, count, separate), home(catalog, gpu, owned, separate)
     assert placed is not None and mine is not None
     found: Owning = catalog.derived(
         ("added", gpu.id, owned, count, sizing.electricity_usd_per_kwh), adding_to_owned, gpu,
@@ -1217,8 +1218,12 @@ def _with_owned(catalog: Catalog, sizing: Sizing,
     count = most_in_one_place(gpu, owned, catalog.platforms)
     if count == 0:
         return found
+    if sizing.concurrent_jobs > 1 and count < owned:
+        # a pool: its jobs each run on a machine of their own, whole machines side by side
+        count *= min(owned // count, sizing.concurrent_jobs)
     out = list(found)
-    more = [c for c in local_counts(catalog, gpu) if c > count] if count == owned else []
+    more = ([c for c in (*local_counts(catalog, gpu), *_pool_boxes(catalog, sizing, gpu))
+             if c > count] if count == owned else [])
     for job in sizing.jobs:
         mine = _local(catalog, sizing, job, gpu, [count], owned=True)
         out += [mine] if mine is not None else []

@@ -518,9 +518,11 @@ class _Priced:
                 else None))
         queued = policy.thresholds.get("queued_owning_min_saving")  # None: an earlier policy
         if run.answers.concurrent_jobs > 1 and queued:
+            split = run.values.get("peaks_cost_usd_year")  # the team's own GPUs and rent
             run.facts.values.update(queued_owning_facts(
                 self.local, self.cloud, queued.value,
-                float(run.values.get("compute_budget_usd") or 0.0)))
+                float(run.values.get("compute_budget_usd") or 0.0),
+                None if split is None else float(split)))
         limit = policy.thresholds.get("vendor_limit_min_saving")  # None: an earlier policy
         if run.answers.gpu_vendors and limit:
             # rented: of the kind and pricing the rented side resolved to (the decided ones

@@ -72,11 +72,12 @@ def home(catalog: Catalog, gpu: Gpu, count: int,
 
 def pool_box_counts(catalog: Catalog, gpu: Gpu, jobs: int) -> tuple[int, ...]:
     """Card counts beyond one box for a pool of ``jobs`` at once on a card no cluster
-    platform takes (consumer and workstation cards): whole boxes, up to one card a job."""
+    platform takes (consumer and workstation cards): whole boxes, up to one box a job (a
+    job of a large model takes all four cards of one)."""
     single = local_counts(catalog, gpu)
     if not single or any(p.multi_node for p in platforms_taking(gpu, catalog.platforms)):
         return ()
-    return tuple(side_by_side(max(single), jobs, catalog.policy))
+    return tuple(side_by_side(max(single), jobs, catalog.policy, whole=True))
 
 
 def pool_instance_counts(catalog: Catalog, offer: Offer,
@@ -96,10 +97,12 @@ def pool_instance_counts(catalog: Catalog, offer: Offer,
                      for count in side_by_side(box, jobs, catalog.policy)))
 
 
-def side_by_side(box: int, jobs: int, policy: Policy) -> range:
+def side_by_side(box: int, jobs: int, policy: Policy, *, whole: bool = False) -> range:
     """GPU counts of two or more ``box``-GPU machines side by side for ``jobs`` at once, up to
-    one GPU a job (rounded up to whole machines) and the policy's largest count."""
-    most = min(-(-jobs // box) * box, int(policy.max_gpus_considered.value))
+    one GPU a job (rounded up to whole machines), or with ``whole`` one machine a job (a job
+    may need all of one), and the policy's largest count."""
+    most = min(jobs * box if whole else -(-jobs // box) * box,
+               int(policy.max_gpus_considered.value))
     return range(2 * box, most + 1, box)
 
 

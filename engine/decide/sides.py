@@ -255,19 +255,21 @@ def vendor_limit_facts(scored: Sequence[Scored], sides: Sequence[Scored], kind: 
 
 
 def queued_owning_facts(local: Scored | None, cloud: Scored | None, min_saving: float,
-                        budget: float) -> dict[str, Any]:
+                        budget: float, split: float | None = None) -> dict[str, Any]:
     """Where the team's jobs at once make the best purchase (``local``) dearer than renting
     (``cloud``), but the fewest of its card that do the year's work with the jobs run one at
-    a time (its ``queued_*`` facts) would cost at least ``min_saving`` less than the rent, and
-    no more up front than the ``budget`` for compute: what they cost and how busy they would
-    be, for the rules to say (the purchase that is the pick says its own)."""
+    a time (its ``queued_*`` facts) would cost at least ``min_saving`` less than the rent, no
+    more up front than the ``budget`` for compute, and less than the team's own GPUs with
+    rent beside them (``split``, where they do part of the work): what they cost and how
+    busy they would be, for the rules to say (the purchase that is the pick says its own)."""
     if local is None or cloud is None:
         return {}
     owned, rented, f = local.config, cloud.config, local.facts
     queued = float(f.get("queued_cost_usd_year") or 0.0)
     upfront = owned.upfront_usd - float(f.get("queued_saving_usd") or 0.0)
     if (not f.get("queued_count") or rented.cost_usd_year >= owned.cost_usd_year
-            or queued > rented.cost_usd_year * (1 - min_saving) or upfront > budget):
+            or queued > rented.cost_usd_year * (1 - min_saving) or upfront > budget
+            or (split is not None and queued >= split)):
         return {}
     return {"queued_owning_label": config_label(owned),
             "queued_owning_count": f["queued_count"],

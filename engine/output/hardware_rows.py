@@ -8,8 +8,9 @@ from typing import NamedTuple
 
 from engine.decide.decision import Candidate, lean_exclusions, to_buy
 from engine.decide.engine import Decision
+from engine.decide.owned_options import own_usd_per_year
 from engine.decide.pick import axis_against, axis_reason, axis_weight, reason_against
-from engine.output.summary import config_name, hours, usd
+from engine.output.summary import config_name, hours, peaks_pick, usd
 from engine.rules.load import Rulebook
 
 
@@ -286,25 +287,41 @@ def headers(days: bool, *, compact: bool = False) -> list[str]:
             *(["days per run"] if days else []), "up front", "cost a year"]
 
 
-def table_legend(days: bool, *, compact: bool = True) -> str:
-    """What the hardware table's columns mean (``compact``: the short titles)."""
+def table_legend(days: bool, *, compact: bool = True, split: bool = False) -> str:
+    """What the hardware table's columns mean (``compact``: the short titles; ``split``: the
+    pick rents beside the team's own GPUs)."""
     price, busy, run, cost = (("$ per GPU-h", "busy h/yr", "days a run", "cost a year")
                               if compact else ("$/GPU-hour", "busy hours a year",
                                                "days per run", "cost a year"))
     work = (f"{run}: how long one training run takes" if days else
             f"{busy}: hours a year it is busy with your work")
     return (f"{price}: price per GPU-hour (owned: power); {work}; {cost}: your year's "
-            "work, all in (owned: write-off less resale, upkeep and power).")
+            "work, all in (owned: write-off less resale, upkeep and power"
+            + ("; + yours: the rent beside your own GPUs and their power" if split else "")
+            + ").")
 
 
 def cells(c: Candidate, days: bool, *, compact: bool = False,
-          money: Callable[[float], str] = usd) -> list[str]:
-    """The table cells of one candidate (``money``: how sums are written)."""
+          money: Callable[[float], str] = usd, beside_own: float | None = None) -> list[str]:
+    """The table cells of one candidate (``money``: how sums are written; ``beside_own``:
+    the power of the team's own GPUs where the row rents beside them, added to its cost so
+    that every row prices the whole year's work)."""
     run = [run_days(c.days_per_run)] if days else []
     busy = [] if compact and days else [hours(c.busy_hours_per_year)]
-    return [config_name(c), offer(c), region_text(c, compact=compact),
+    per_year = c.cost.per_year_usd + (beside_own or 0.0)
+    sold = offer(c) + (" + yours" if beside_own is not None else "")
+    return [config_name(c), sold, region_text(c, compact=compact),
             f"{c.usd_per_gpu_hour:.2f}", *busy, *run, money(c.cost.upfront_usd),
-            money(c.cost.per_year_usd)]
+            money(per_year)]
+
+
+def beside_own(decision: Decision, c: Candidate) -> float | None:
+    """Where ``c`` is a pick that rents beside the team's own GPUs (the peaks, or the jobs
+    they do not hold): what those GPUs cost the work a year (their power); None otherwise."""
+    if c is not decision.hardware.choice:
+        return None
+    _, split = peaks_pick(decision)
+    return None if split is None else own_usd_per_year(split)
 
 
 def usd_short(value: float) -> str:

@@ -17,6 +17,7 @@ from engine.decide.engine import Decision
 from engine.output.brief import brief_items, identity_line
 from engine.output.chart import curves_from, svg_chart
 from engine.output.hardware_rows import (
+    beside_own,
     cells,
     cheaper_line,
     excluded_line,
@@ -166,15 +167,18 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     head = "".join(f'<th{" class=n" if i in numeric else ""}>{escape(t)}</th>'
                    for i, t in enumerate(["", *titles]))
     body = []
+    split = beside_own(decision, rows[0][1]) is not None
     for mark, cand in rows:
         tds = "".join(f'<td{" class=n" if i in numeric else ""}>{escape(c)}</td>'
-                      for i, c in enumerate(["→" if mark.strip() else "", *cells(cand, days)]))
+                      for i, c in enumerate(["→" if mark.strip() else "",
+                                             *cells(cand, days,
+                                                    beside_own=beside_own(decision, cand))]))
         body.append(f'<tr{" class=pick" if mark.strip() else ""}>{tds}</tr>')
     out = ["<h2>Hardware</h2>",
            '<p class="muted">→ marks the pick; the others by rule score, then cost for your '
            "year's work.</p>",
            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>",
-           f'<p class="muted">{escape(table_legend(days, compact=False))}</p>']
+           f'<p class="muted">{escape(table_legend(days, compact=False, split=split))}</p>']
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         out += ["<h3>Why not the others</h3>", _list(why)]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from engine.decide.engine import Decision
 from engine.output.chart import ascii_chart, curves_from
 from engine.output.hardware_rows import (
+    beside_own,
     cells,
     cheaper_line,
     excluded_line,
@@ -112,8 +113,10 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
              "", "| | " + " | ".join(titles) + " |",
              "|---|---|---|---|" + "---:|" * (len(titles) - 3)]
     for mark, cand in rows:
-        lines.append(f"| {mark} | " + " | ".join(_cell(c) for c in cells(cand, days)) + " |")
-    lines += ["", _text(table_legend(days, compact=False)), ""]
+        lines.append(f"| {mark} | " + " | ".join(
+            _cell(c) for c in cells(cand, days, beside_own=beside_own(decision, cand))) + " |")
+    split = beside_own(decision, rows[0][1]) is not None
+    lines += ["", _text(table_legend(days, compact=False, split=split)), ""]
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         lines += ["Why not the others:", "", *(f"- {_text(t)}" for t in why), ""]

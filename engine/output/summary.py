@@ -112,7 +112,7 @@ def headline(decision: Decision) -> str:
         return "No configuration in the catalog can do this job within your limits"
     if choice.owned:
         owned = decision.answers.get("owned_gpu_count") or choice.count
-        yours = _of_yours(choice.count, owned, choice.gpu_label)
+        yours = _of_yours(choice.count, owned, choice.gpu_label, machines=choice.nodes)
         return (f"Keep using {yours}: ~{usd(choice.cost.per_year_usd)} a "
                 "year of power for your work (bought already; upkeep is paid either way)")
     used = " (used)" if choice.used else ""
@@ -464,11 +464,13 @@ def _own_dev_box(decision: Decision) -> str:
                      short_name(str(decision.facts["dev_gpu_name"])), whose="your own")
 
 
-def _of_yours(used: int, owned: int, label: str, whose: str = "your") -> str:
-    """``your 2× A100 80GB``, or where a job runs on part of them ``4 of your 8× RTX 4090 (one
-    machine)``."""
+def _of_yours(used: int, owned: int, label: str, whose: str = "your",
+              machines: int = 1) -> str:
+    """``your 2× A100 80GB``, or where the work runs on part of them ``4 of your 8× RTX 4090
+    (one machine)`` (``machines``: the boxes those take, side by side for jobs at once)."""
+    boxes = "one machine" if machines <= 1 else f"{machines:,} machines"
     return (f"{whose} {used:,}× {label}" if used == owned
-            else f"{used:,} of your {owned:,}× {label} (one machine)")
+            else f"{used:,} of your {owned:,}× {label} ({boxes})")
 
 
 def steady_work(decision: Decision) -> bool:

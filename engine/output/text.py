@@ -13,6 +13,7 @@ from engine.decide.engine import Decision
 from engine.output.brief import identity_line
 from engine.output.chart import ascii_chart, curves_from
 from engine.output.hardware_rows import (
+    beside_own,
     cells,
     cheaper_line,
     excluded_line,
@@ -169,12 +170,14 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
     # then the configuration (a plan of 100,000 GPUs)
     for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3}),
                            (usd_short, {1, 2, 3})):
-        printed = [[mark, *cells(cand, days, compact=True, money=money)] for mark, cand in rows]
+        printed = [[mark, *cells(cand, days, compact=True, money=money,
+                                 beside_own=beside_own(decision, cand))]
+                   for mark, cand in rows]
         least = _column_widths(titles, printed, wrapped)
         if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule
             break
     out.print(_hardware_table(titles, printed, least, out.width))
-    _line(out, table_legend(days), "dim")
+    _line(out, table_legend(days, split=beside_own(decision, rows[0][1]) is not None), "dim")
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         out.print("[bold]Why not the others[/bold]")
