@@ -1454,6 +1454,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_other_vendors(candidates, eligible)
     _against_specialised(candidates, eligible)
     _against_self_serve(candidates, eligible)
+    _provider_least(candidates, eligible)
     _against_one_node(candidates, eligible)
     _dominance(candidates, eligible)
     _against_held(candidates, eligible)
@@ -1740,6 +1741,22 @@ def _against_specialised(candidates: list[PricedCandidate],
             None if found is None else tidy(min(c.cost_usd_year / found.cost_usd_year,
                                                 MAX_RATIO), 3))
         cand.facts["cheapest_specialised_label"] = "" if found is None else config_label(found)
+
+
+def _provider_least(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """For each rented configuration, the least any eligible configuration of its provider
+    costs for the year's work (``provider_least_cost_usd_year``; None for owned ones and
+    where none is eligible): what the team would spend there at the least, whatever the
+    count or pricing, against what a contract with that provider commits."""
+    least: dict[str, float] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False) and c.where == "cloud":
+            least[c.provider] = min(least.get(c.provider, math.inf), c.cost_usd_year)
+    for cand in candidates:
+        c = cand.config
+        found = least.get(c.provider) if c.where == "cloud" else None
+        cand.facts["provider_least_cost_usd_year"] = found
 
 
 def _against_self_serve(candidates: list[PricedCandidate],

@@ -493,7 +493,8 @@ class _Priced:
     def deployment(self, run: _Run, axes: Mapping[str, AxisDecision]) -> None:
         self.cloud, self.revisions = resolve_cloud(
             self.scored, _ranked(axes["cloud_kind"]), _ranked(axes["pricing"]),
-            self.engine.rulebook.fields)
+            self.engine.rulebook.fields,
+            self.engine.catalog.policy.thresholds["hyperscaler_premium_ratio"].value)
         self.local = best(self.scored, where="local")
         assert run.facts.work is not None
         policy = self.engine.catalog.policy

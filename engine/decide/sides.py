@@ -436,12 +436,16 @@ def pool_sharing(choice: Scored | None, sharing: str | None) -> Revision | None:
 
 
 def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequence[str],
-                  fields: Mapping[str, str]) -> tuple[Scored | None, list[Revision]]:
+                  fields: Mapping[str, str], premium: float | None = None
+                  ) -> tuple[Scored | None, list[Revision]]:
     """The best cloud candidate of the decided kind and pricing (the values of the facts
     ``fields`` says the two axes constrain); where none exists, the next pricing in the
-    decision's ranking, then the next kind, each change said. A reservation is taken only
-    where it costs less for the work than the best configuration paid on demand on the same
-    kind of cloud (the rules weighed reservations against on demand on any kind)."""
+    decision's ranking, then the next kind, each change said. Where the next pricing on the
+    decided kind would cost ``premium`` times or more what the decided pricing costs on
+    another kind the decision ranks (a block of days where an hour would do), that kind is
+    taken instead. A reservation is taken only where it costs less for the work than the
+    best configuration paid on demand on the same kind of cloud (the rules weighed
+    reservations against on demand on any kind)."""
     if not kinds or not pricings:
         return None, []
     kind_of, pricing_of = fields["cloud_kind"], fields["pricing"]
@@ -450,6 +454,11 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
             found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
             if found is None:
                 continue
+            if premium is not None and pricing != pricings[0]:
+                elsewhere = _kind_instead(scored, found, kinds, pricings[0], premium,
+                                          kind_of, pricing_of)
+                if elsewhere is not None:
+                    return elsewhere
             revisions = _revisions((kinds[0], kind), (pricings[0], pricing), scored, kind_of)
             kind_revisions = [r for r in revisions if r.axis != "pricing"]
             weighed = _less_weighed(scored, found, kind, pricings, kind_of, pricing_of)
@@ -469,6 +478,36 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
                         f"{paid.gpu_label}): {ON_DEMAND}")]
             return found, revisions
     return None, []
+
+
+def _kind_instead(scored: Sequence[Scored], found: Scored, kinds: Sequence[str],
+                  decided: str, premium: float, kind_of: str,
+                  pricing_of: str) -> tuple[Scored, list[Revision]] | None:
+    """Where ``found`` (another pricing than the ``decided`` one, on a kind of cloud that
+    sells this job no other way) costs ``premium`` times or more the best configuration of
+    the decided pricing on another of the ranked ``kinds``: that one, and the change of kind
+    said; else None."""
+    kind = str(found.facts[kind_of])
+    for other_kind in kinds:
+        if other_kind == kind:
+            continue
+        other = best(scored, where="cloud", **{kind_of: other_kind, pricing_of: decided})
+        if other is None or not other.config.cost_usd_year:
+            continue
+        f, o = found.config, other.config
+        ratio = f.cost_usd_year / o.cost_usd_year
+        if ratio < premium:
+            return None
+        paid = (f"{f.reserved_days}-day blocks" if f.reserved_days else
+                f"reserved for {f.reserved_months} months" if f.reserved_months else f.pricing)
+        return other, [Revision(
+            "cloud_kind", kinds[0], other_kind,
+            f"no {kind} cloud sells this job {decided}: its best, {f.count:,}× {f.gpu_label} "
+            f"({f.provider_name}, {paid}), would cost ${f.cost_usd_year:,.0f} a year for "
+            f"your work, {ratio:,.1f}× the {o.count:,}× {o.gpu_label} ({o.provider_name}, "
+            f"{decided}) of a {other_kind} cloud at ${o.cost_usd_year:,.0f}: {other_kind} "
+            "instead")]
+    return None
 
 
 def _less_weighed(scored: Sequence[Scored], found: Scored, kind: str, pricings: Sequence[str],

@@ -700,6 +700,10 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cheapest_self_serve_label", "string", "that configuration sold by card, as the "
              "advice names it (empty where there is none)", origin="candidate",
              phase="summary"),
+    FactSpec("provider_least_cost_usd_year", "number", "for a rented configuration, the "
+             "least any eligible configuration of its provider costs for the year's work, "
+             "whatever its count or pricing (absent for owned ones and where none is "
+             "eligible)", unit="USD/year", origin="candidate", phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
              phase="summary"),

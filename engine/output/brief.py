@@ -346,6 +346,7 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
     out: list[str] = []
     shown = plan_line(decision) and not advises_api(decision)
     plan = decision.hardware.plan if shown else None
+    taken_rows: list[Candidate] = []  # shown and left open by the decisions
     for c in (c for mark, c in rows if not mark.strip()):
         if len(out) == most:
             break
@@ -353,12 +354,24 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
             continue
         if plan is not None and c.id == plan.id:  # priced on its own line above
             continue
+        if any(_no_better(c, s) for s in taken_rows):  # one above gives as much for less
+            continue
         days = f", {run_length(c.days_per_run)} a run" if c.days_per_run is not None else ""
         cheaper = pick is not None and c.cost.per_year_usd < pick.cost.per_year_usd
         why = why_not_short(decision, c, book) if book and (c.id in above or cheaper) else None
         note = f" (not taken: {why})" if why else ""
+        if not why:  # one the decisions leave open: it beats what it costs less than
+            taken_rows.append(c)
         out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}{note}")
     return out
+
+
+def _no_better(c: Candidate, other: Candidate) -> bool:
+    """``c`` costs as much or more for the year and up front as ``other`` and takes as long
+    or longer a run: nothing to show it for beside ``other``."""
+    return (c.cost.per_year_usd >= other.cost.per_year_usd
+            and c.cost.upfront_usd >= other.cost.upfront_usd
+            and (c.days_per_run or 0.0) >= (other.days_per_run or 0.0))
 
 
 def _dominated(decision: Decision, c: Candidate, pick: Candidate, book: Rulebook) -> bool:

@@ -1,0 +1,47 @@
+"""The one screen's alternatives show no row that a row above it, one the decisions leave
+open, beats on cost, run length and money up front alike."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+from click.testing import CliRunner
+
+from engine.cli import cli
+
+# a 7B fine-tune once a year, its data kept in Asia, on $500
+ASIA_7B_ONCE: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen2.5-7b", "method": "auto",
+    "training_tokens_b": 0.05, "runs_per_year": 1, "usage_pattern": "intermittent",
+    "budget_usd": 500, "upfront_capex": False, "data_residency": "region",
+    "allowed_regions": ["asia"], "cloud_ecosystem": "azure"}
+
+
+def _days(text: str) -> float:
+    number, unit = text.split()[:2]
+    per = {"min": 1 / 1440, "hour": 1 / 24, "hours": 1 / 24, "day": 1.0, "days": 1.0}
+    return float(number.replace(",", "")) * per[unit]
+
+
+def test_alternatives_show_no_row_a_row_above_beats(tmp_path: Path) -> None:
+    path = tmp_path / "answers.yaml"
+    path.write_text(yaml.safe_dump(ASIA_7B_ONCE))
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(path)])
+    assert result.exit_code == 0, result.output
+    block = result.stdout.split("Alternatives (cost a year for the same work):\n")[1]
+    rows = []
+    for line in block.splitlines():
+        found = re.match(r"  \S.*: \$([\d,.]+), (.+?) a run", line)
+        if not found:
+            if line.startswith("    "):  # a "not taken" note wrapped
+                continue
+            break
+        rows.append((float(found.group(1).replace(",", "")), _days(found.group(2)),
+                     "(not taken" in line))
+    assert len(rows) >= 2
+    for i, (cost, days, _) in enumerate(rows):
+        # a row the decisions rule out ("not taken") beats nothing the team may take
+        assert not any(c <= cost and d <= days and not out for c, d, out in rows[:i]), rows
