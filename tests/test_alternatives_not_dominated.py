@@ -45,3 +45,27 @@ def test_alternatives_show_no_row_a_row_above_beats(tmp_path: Path) -> None:
     for i, (cost, days, _) in enumerate(rows):
         # a row the decisions rule out ("not taken") beats nothing the team may take
         assert not any(c <= cost and d <= days and not out for c, d, out in rows[:i]), rows
+
+
+# a regulated UK team on Azure, 24 LoRA runs a year of a 7B model: $477 a year on AWS London
+UK_7B_LORA: dict[str, Any] = {
+    "workload": "fine-tune", "model": "mistral-7b", "method": "auto",
+    "training_tokens_b": 0.1, "runs_per_year": 24, "usage_pattern": "intermittent",
+    "budget_usd": 20000, "upfront_capex": False, "data_residency": "region",
+    "allowed_regions": ["uk"], "regulated_control": True, "cloud_ecosystem": "azure"}
+
+
+def test_no_alternative_far_dearer_than_the_pick(tmp_path: Path) -> None:
+    from engine.output.brief import FAR_DEARER
+
+    path = tmp_path / "answers.yaml"
+    path.write_text(yaml.safe_dump(UK_7B_LORA))
+    result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(path)])
+    assert result.exit_code == 0, result.output
+    pick = float(re.search(r"~\$([\d,]+) a year", result.stdout).group(1)  # type: ignore[union-attr]
+                 .replace(",", ""))
+    block = result.stdout.split("Alternatives (cost a year for the same work):\n")[1]
+    costs = [float(m.group(1).replace(",", "")) for line in block.splitlines()
+             if (m := re.match(r"  \S.*: \$([\d,.]+), .+? a run$", line))]
+    assert costs  # rows open to the team, none a year's rent of idle capacity
+    assert all(cost <= FAR_DEARER * pick for cost in costs), (pick, costs)

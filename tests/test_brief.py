@@ -20,7 +20,14 @@ from engine.cli import cli
 from engine.decide.configuration import run_length
 from engine.decide.decision import Candidate
 from engine.decide.engine import Decision, load_engine
-from engine.output.brief import MAX_LINES, WIDTH, brief_items, brief_lines, instance_of
+from engine.output.brief import (
+    FAR_DEARER,
+    MAX_LINES,
+    WIDTH,
+    brief_items,
+    brief_lines,
+    instance_of,
+)
 from engine.output.hardware_rows import decided_against, table_rows, why_not_short
 from engine.output.summary import (
     close_call_lines,
@@ -151,12 +158,27 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
                 and (c.days_per_run or 0) >= (pick.days_per_run or 0)
                 and decided_against(decision, c, engine.rulebook) is not None)
 
+    def no_better(c: Candidate, other: Candidate) -> bool:
+        return (c.cost.per_year_usd >= other.cost.per_year_usd
+                and c.cost.upfront_usd >= other.cost.upfront_usd
+                and (c.days_per_run or 0) >= (other.days_per_run or 0))
+
     plan = hw.plan.id if hw.plan is not None and "Your plan" in head else None
-    others = [c for c in rows if c is not pick and not dominated(c) and c.id != plan]
-    shown = [t for kind, t in brief_items(decision, 3, engine.rulebook) if kind == "alternative"]
-    for c, line in zip(others, shown, strict=False):
+    others: list[tuple[Candidate, str | None]] = []
+    open_rows: list[Candidate] = []  # shown without a "not taken": they beat what they beat
+    for c in rows:
+        if c is pick or dominated(c) or c.id == plan or any(no_better(c, o) for o in open_rows):
+            continue
         cheaper = c.cost.per_year_usd < hw.choice.cost.per_year_usd if hw.choice else False
         why = why_not_short(decision, c, engine.rulebook) if c in above or cheaper else None
+        if why is None and pick is not None and (
+                c.cost.per_year_usd > FAR_DEARER * pick.cost.per_year_usd):
+            continue  # no alternative at ten times the pick's year
+        if why is None:
+            open_rows.append(c)
+        others.append((c, why))
+    shown = [t for kind, t in brief_items(decision, 3, engine.rulebook) if kind == "alternative"]
+    for (c, why), line in zip(others, shown, strict=False):
         assert ("(not taken: " in line) == (why is not None), (c.id, line)
         if why is not None:
             assert f"(not taken: {why})" in " ".join(line.split())

@@ -47,6 +47,9 @@ MAX_LINES = 23
 _WHY_AXES = ("deployment", "cloud_kind", "pricing", "method", "approach")
 """Whose reasons say why, strongest first (the approach first where it is the headline)."""
 _WHY_LINES = 6
+FAR_DEARER = 10.0
+"""An alternative costing more than this many times the pick's year is no alternative on
+the one screen (the full table keeps it), unless it says why the pick beat it."""
 _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
            "account": "needs an account or quota approval: days",
            "contract": "sold by contract through sales: weeks"}
@@ -360,6 +363,9 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
         cheaper = pick is not None and c.cost.per_year_usd < pick.cost.per_year_usd
         why = why_not_short(decision, c, book) if book and (c.id in above or cheaper) else None
         note = f" (not taken: {why})" if why else ""
+        if not why and pick is not None and c.cost.per_year_usd > (
+                FAR_DEARER * pick.cost.per_year_usd):
+            continue  # a year's rent of idle capacity beside a few runs: no alternative
         if not why:  # one the decisions leave open: it beats what it costs less than
             taken_rows.append(c)
         out.append(f"{_label(c)}: {usd(c.cost.per_year_usd)}{days}{note}")
