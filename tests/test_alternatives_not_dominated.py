@@ -69,3 +69,30 @@ def test_no_alternative_far_dearer_than_the_pick(tmp_path: Path) -> None:
              if (m := re.match(r"  \S.*: \$([\d,.]+), .+? a run$", line))]
     assert costs  # rows open to the team, none a year's rent of idle capacity
     assert all(cost <= FAR_DEARER * pick for cost in costs), (pick, costs)
+
+
+# a GCP team with capital that pretrains 7B on 1,000B tokens twice a year: it buys 8× B200
+GCP_PRETRAIN_BOUGHT: dict[str, Any] = {
+    "workload": "pretrain", "model_params_b": 7, "training_tokens_b": 1000,
+    "runs_per_year": 2, "usage_pattern": "continuous", "budget_usd": 500000,
+    "upfront_capex": True, "cloud_ecosystem": "gcp"}
+
+
+def test_a_rented_row_dearer_than_the_purchase_is_out_by_owning() -> None:
+    from helpers.properties import decide
+
+    from engine.decide.engine import load_engine
+    from engine.output.hardware_rows import why_not_short
+
+    decision = decide(GCP_PRETRAIN_BOUGHT)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.where == "local" and not pick.owned
+    book = load_engine().rulebook
+    dearer = [c for c in decision.hardware.alternatives
+              if c.where == "cloud" and c.cost.per_year_usd >= pick.cost.per_year_usd]
+    assert dearer
+    for c in dearer:
+        why = why_not_short(decision, c, book)
+        assert why is None or why.startswith("deployment is local"), (c.id, why)
+    said = [why_not_short(decision, c, book) for c in dearer]
+    assert any(w and w.startswith("deployment is local") for w in said), said

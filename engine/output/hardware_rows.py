@@ -9,9 +9,18 @@ from typing import NamedTuple
 from engine.decide.decision import Candidate, lean_exclusions, to_buy
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.decide.pick import axis_against, axis_reason, axis_weight, reason_against
+from engine.decide.pick import (
+    axis_against,
+    axis_reason,
+    axis_weight,
+    goes_against,
+    reason_against,
+)
 from engine.output.summary import config_name, hours, peaks_pick, usd
 from engine.rules.load import Rulebook
+
+DEPLOYMENT = "deployment"
+"""The axis that decides owning against renting."""
 
 
 def cheaper_line(decision: Decision) -> str | None:
@@ -63,10 +72,16 @@ def passed_over(decision: Decision, book: Rulebook) -> list[str]:
 def decided_against(decision: Decision, c: Candidate, book: Rulebook
                     ) -> tuple[str, str | None] | None:
     """The first decision the configuration goes against, the axes that apply only to renting
-    first (cloud kind, pricing, then deployment: ``pick.narrow_first``): (axis, its choice),
-    or None."""
+    first (cloud kind, pricing, then deployment: ``pick.narrow_first``), but deployment for a
+    rented one that costs more than the purchase picked: (axis, its choice), or None."""
     pick = decision.hardware.choice
     axis = axis_against(book, decision.decisions, dict(pick) if pick else None, dict(c))
+    if (axis is not None and pick is not None and pick.where == "local" and not pick.owned
+            and c.where == "cloud" and c.cost.per_year_usd >= pick.cost.per_year_usd
+            and goes_against(DEPLOYMENT, book, decision.decisions, dict(pick), dict(c))):
+        # rented for more than the purchase: owning is the plainer reason than the kind of
+        # cloud or pricing the rented side resolved to
+        axis = DEPLOYMENT
     return None if axis is None else (axis, decision.decisions[axis].choice)
 
 
