@@ -171,7 +171,7 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
             continue
         cheaper = c.cost.per_year_usd < hw.choice.cost.per_year_usd if hw.choice else False
         why = why_not_short(decision, c, engine.rulebook) if c in above or cheaper else None
-        if why is None and pick is not None and (
+        if why is None and pick is not None and not pick.owned and (
                 c.cost.per_year_usd > FAR_DEARER * pick.cost.per_year_usd):
             continue  # no alternative at ten times the pick's year
         if why is None:

@@ -440,10 +440,10 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
                   ) -> tuple[Scored | None, list[Revision]]:
     """The best cloud candidate of the decided kind and pricing (the values of the facts
     ``fields`` says the two axes constrain); where none exists, the next pricing in the
-    decision's ranking, then the next kind, each change said. Where the next pricing on the
-    decided kind would cost ``premium`` times or more what the decided pricing costs on
-    another kind the decision ranks (a block of days where an hour would do), that kind is
-    taken instead. A reservation is taken only where it costs less for the work than the
+    decision's ranking, then the next kind, each change said. Where the decided kind sells
+    the job only reserved, and that costs ``premium`` times or more what the decided pricing
+    costs on another kind the decision ranks (a block of days where an hour would do), that
+    kind is taken instead. A reservation is taken only where it costs less for the work than the
     best configuration paid on demand on the same kind of cloud (the rules weighed
     reservations against on demand on any kind)."""
     if not kinds or not pricings:
@@ -454,7 +454,7 @@ def resolve_cloud(scored: Sequence[Scored], kinds: Sequence[str], pricings: Sequ
             found = best(scored, where="cloud", **{kind_of: kind, pricing_of: pricing})
             if found is None:
                 continue
-            if premium is not None and pricing != pricings[0]:
+            if premium is not None and pricing == RESERVED != pricings[0]:
                 elsewhere = _kind_instead(scored, found, kinds, pricings[0], premium,
                                           kind_of, pricing_of)
                 if elsewhere is not None:

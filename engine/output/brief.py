@@ -49,7 +49,8 @@ _WHY_AXES = ("deployment", "cloud_kind", "pricing", "method", "approach")
 _WHY_LINES = 6
 FAR_DEARER = 10.0
 """An alternative costing more than this many times the pick's year is no alternative on
-the one screen (the full table keeps it), unless it says why the pick beat it."""
+the one screen (the full table keeps it), unless it says why the pick beat it; beside the
+team's own GPUs, whose year is their power, every alternative is shown."""
 _ACCESS = {"self-serve": "self-serve: sign up with a card, minutes",
            "account": "needs an account or quota approval: days",
            "contract": "sold by contract through sales: weeks"}
@@ -363,7 +364,7 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
         cheaper = pick is not None and c.cost.per_year_usd < pick.cost.per_year_usd
         why = why_not_short(decision, c, book) if book and (c.id in above or cheaper) else None
         note = f" (not taken: {why})" if why else ""
-        if not why and pick is not None and c.cost.per_year_usd > (
+        if not why and pick is not None and not pick.owned and c.cost.per_year_usd > (
                 FAR_DEARER * pick.cost.per_year_usd):
             continue  # a year's rent of idle capacity beside a few runs: no alternative
         if not why:  # one the decisions leave open: it beats what it costs less than
