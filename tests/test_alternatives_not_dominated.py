@@ -1,5 +1,6 @@
 """The one screen's alternatives show no row that a row above it, one the decisions leave
-open, beats on cost, run length and money up front alike."""
+open, beats on cost, run length and money up front alike, nor one at ten times the pick's
+year; and beside a purchase, a rented row that costs more is out by owning."""
 
 from __future__ import annotations
 
@@ -9,8 +10,12 @@ from typing import Any
 
 import yaml
 from click.testing import CliRunner
+from helpers.properties import decide
 
 from engine.cli import cli
+from engine.decide.engine import load_engine
+from engine.output.brief import FAR_DEARER
+from engine.output.hardware_rows import why_not_short
 
 # a 7B fine-tune once a year, its data kept in Asia, on $500
 ASIA_7B_ONCE: dict[str, Any] = {
@@ -56,8 +61,6 @@ UK_7B_LORA: dict[str, Any] = {
 
 
 def test_no_alternative_far_dearer_than_the_pick(tmp_path: Path) -> None:
-    from engine.output.brief import FAR_DEARER
-
     path = tmp_path / "answers.yaml"
     path.write_text(yaml.safe_dump(UK_7B_LORA))
     result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(path)])
@@ -79,11 +82,6 @@ GCP_PRETRAIN_BOUGHT: dict[str, Any] = {
 
 
 def test_a_rented_row_dearer_than_the_purchase_is_out_by_owning() -> None:
-    from helpers.properties import decide
-
-    from engine.decide.engine import load_engine
-    from engine.output.hardware_rows import why_not_short
-
     decision = decide(GCP_PRETRAIN_BOUGHT)
     pick = decision.hardware.choice
     assert pick is not None and pick.where == "local" and not pick.owned
