@@ -89,8 +89,8 @@ def test_a_rented_row_dearer_than_the_purchase_is_out_by_owning() -> None:
     dearer = [c for c in decision.hardware.alternatives
               if c.where == "cloud" and c.cost.per_year_usd >= pick.cost.per_year_usd]
     assert dearer
-    for c in dearer:
+    for c in dearer:  # not the kind of cloud or pricing the rented side resolved to
         why = why_not_short(decision, c, book)
-        assert why is None or why.startswith("deployment is local"), (c.id, why)
+        assert why is None or not why.startswith(("cloud kind is", "pricing is")), (c.id, why)
     said = [why_not_short(decision, c, book) for c in dearer]
     assert any(w and w.startswith("deployment is local") for w in said), said

@@ -72,24 +72,31 @@ def passed_over(decision: Decision, book: Rulebook) -> list[str]:
 def decided_against(decision: Decision, c: Candidate, book: Rulebook
                     ) -> tuple[str, str | None] | None:
     """The first decision the configuration goes against, the axes that apply only to renting
-    first (cloud kind, pricing, then deployment: ``pick.narrow_first``), but deployment for a
-    rented one that costs more than the purchase picked: (axis, its choice), or None."""
+    first (cloud kind, pricing, then deployment: ``pick.narrow_first``): (axis, its choice),
+    or None."""
     pick = decision.hardware.choice
     axis = axis_against(book, decision.decisions, dict(pick) if pick else None, dict(c))
-    if (axis is not None and pick is not None and pick.where == "local" and not pick.owned
-            and c.where == "cloud" and c.cost.per_year_usd >= pick.cost.per_year_usd
-            and goes_against(DEPLOYMENT, book, decision.decisions, dict(pick), dict(c))):
-        # rented for more than the purchase: owning is the plainer reason than the kind of
-        # cloud or pricing the rented side resolved to
-        axis = DEPLOYMENT
     return None if axis is None else (axis, decision.decisions[axis].choice)
 
 
+def _said_axis(decision: Decision, c: Candidate, book: Rulebook, axis: str) -> str:
+    """The decision to name as ``c``'s why-not where it goes against ``axis``: the deployment
+    for a rented configuration that costs more than the purchase picked (owning is the
+    plainer reason than the kind of cloud or pricing the rented side resolved to), else
+    ``axis``."""
+    pick = decision.hardware.choice
+    plainer = (pick is not None and pick.where == "local" and not pick.owned
+               and c.where == "cloud" and c.cost.per_year_usd >= pick.cost.per_year_usd
+               and goes_against(DEPLOYMENT, book, decision.decisions, dict(pick), dict(c)))
+    return DEPLOYMENT if plainer else axis
+
+
 def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | None:
-    """In a few words, why a configuration is not the pick: the decision it goes against and
-    the rule that decided it (``cloud kind is specialised [cloud.gpu-centric-specialised]``),
-    else the strongest rule that scored it below the pick (``ranked lower:
-    cloud.same-ecosystem``); None where neither holds."""
+    """In a few words, why a configuration is not the pick: the rule against its option of the
+    decision it goes against, else the strongest rule that scored it below the pick where
+    that weighs more than the decision (``ranked lower: cloud.same-ecosystem``), else the
+    decision (:func:`_said_axis`) and the rule that decided it (``cloud kind is specialised
+    [cloud.gpu-centric-specialised]``); None where none holds."""
     against = decided_against(decision, c, book)
     if against is not None:
         axis, choice = against
@@ -99,12 +106,14 @@ def why_not_short(decision: Decision, c: Candidate, book: Rulebook) -> str | Non
         against_it = reason_against(axis, axis_decision, option)
         if against_it is not None:
             return f"{said}, not {option} [{against_it[0]}]"
-        rule = axis_reason(axis, axis_decision)[0]
         # a rule against the row, or for the pick but not about where or how it is rented,
         # that weighs more than the axis's reason
         own = _deciding(decision, c, book)
         if own is not None and own[0] > axis_weight(axis_decision):
             return f"ranked lower: {own[1]}"
+        axis = _said_axis(decision, c, book, axis)
+        said = f"{axis.replace('_', ' ')} is {decision.decisions[axis].choice}"
+        rule = axis_reason(axis, decision.decisions[axis])[0]
         return said if rule == axis else f"{said} [{rule}]"
     pick = decision.hardware.choice
     if pick is None or c.score >= pick.score:
@@ -139,7 +148,8 @@ def _decided_otherwise(decision: Decision, c: Candidate, book: Rulebook) -> str:
     against = decided_against(decision, c, book)
     if against is None:
         return "not on the side the decisions point to."
-    rule, text = axis_reason(against[0], decision.decisions[against[0]])
+    axis = _said_axis(decision, c, book, against[0])
+    rule, text = axis_reason(axis, decision.decisions[axis])
     return f"{text.rstrip('.')} [{rule}]."
 
 
