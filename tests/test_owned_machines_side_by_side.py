@@ -90,3 +90,21 @@ def test_no_purchase_for_jobs_one_at_a_time_where_own_gpus_and_rent_cost_less() 
     _, split = peaks_pick(decision)
     assert split is not None
     assert warned(decision, "jobs-at-once-keep-owning-out") == []
+
+
+# 2 of 4 jobs at once on the team's two A10G, the others rented; a cheaper row ranks above it
+TWO_OF_FOUR_ON_A10G: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen3-0.6b", "method": "lora",
+    "training_tokens_b": 0.05, "runs_per_year": 50, "usage_pattern": "continuous",
+    "budget_usd": 3000, "upfront_capex": True, "cloud_ecosystem": "none",
+    "concurrent_jobs": 4, "owned_gpu": "a10g", "owned_gpu_count": 2}
+
+
+def test_the_legend_says_yours_where_the_pick_is_not_the_first_row(tmp_path: Path) -> None:
+    decision = decide(TWO_OF_FOUR_ON_A10G)
+    assert peaks_pick(decision)[1] is not None
+    text = _explained(TWO_OF_FOUR_ON_A10G, tmp_path)
+    table = text.split("Hardware (→ the pick")[1].split("Why not the others")[0]
+    first = table.splitlines()[4]  # title, header (two lines), rule, then the first row
+    assert not first.startswith("→")  # a row ranked above the pick comes first
+    assert "+ yours: the rent beside your own GPUs and their power" in " ".join(table.split())

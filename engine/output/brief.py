@@ -385,10 +385,7 @@ def _dominated(decision: Decision, c: Candidate, pick: Candidate, book: Rulebook
     """A configuration that goes against a decision and gives nothing for it: it costs as
     much or more for the year, takes as long or longer a run and as much or more up front.
     The full table keeps it; the one screen's few rows go to the others."""
-    return (c.cost.per_year_usd >= pick.cost.per_year_usd
-            and c.cost.upfront_usd >= pick.cost.upfront_usd
-            and (c.days_per_run or 0.0) >= (pick.days_per_run or 0.0)
-            and decided_against(decision, c, book) is not None)
+    return _no_better(c, pick) and decided_against(decision, c, book) is not None
 
 
 def _label(c: Candidate) -> str:

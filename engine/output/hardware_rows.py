@@ -340,10 +340,10 @@ def cells(c: Candidate, days: bool, *, compact: bool = False,
             money(per_year)]
 
 
-def beside_own(decision: Decision, c: Candidate) -> float | None:
+def beside_own(decision: Decision, c: Candidate | None) -> float | None:
     """Where ``c`` is a pick that rents beside the team's own GPUs (the peaks, or the jobs
     they do not hold): what those GPUs cost the work a year (their power); None otherwise."""
-    if c is not decision.hardware.choice:
+    if c is None or c is not decision.hardware.choice:
         return None
     _, split = peaks_pick(decision)
     return None if split is None else own_usd_per_year(split)

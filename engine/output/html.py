@@ -167,7 +167,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     head = "".join(f'<th{" class=n" if i in numeric else ""}>{escape(t)}</th>'
                    for i, t in enumerate(["", *titles]))
     body = []
-    split = beside_own(decision, rows[0][1]) is not None
+    split = beside_own(decision, decision.hardware.choice) is not None
     for mark, cand in rows:
         tds = "".join(f'<td{" class=n" if i in numeric else ""}>{escape(c)}</td>'
                       for i, c in enumerate(["→" if mark.strip() else "",

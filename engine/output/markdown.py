@@ -115,7 +115,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     for mark, cand in rows:
         lines.append(f"| {mark} | " + " | ".join(
             _cell(c) for c in cells(cand, days, beside_own=beside_own(decision, cand))) + " |")
-    split = beside_own(decision, rows[0][1]) is not None
+    split = beside_own(decision, decision.hardware.choice) is not None
     lines += ["", _text(table_legend(days, compact=False, split=split)), ""]
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:

@@ -177,7 +177,8 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
         if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule
             break
     out.print(_hardware_table(titles, printed, least, out.width))
-    _line(out, table_legend(days, split=beside_own(decision, rows[0][1]) is not None), "dim")
+    split = beside_own(decision, decision.hardware.choice) is not None
+    _line(out, table_legend(days, split=split), "dim")
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]
     if why:
         out.print("[bold]Why not the others[/bold]")
