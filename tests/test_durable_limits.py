@@ -15,6 +15,8 @@ one test, not the suite.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import os
 import subprocess
 import sys
 import textwrap
@@ -296,6 +298,21 @@ def test_a_machine_too_busy_for_the_trial_is_named_not_a_rule(
         verified(raw(pattern_rule({"$lt": {"x": 6}})))
     assert str(info.value).startswith("the machine is too busy: the trial build of the rules "
                                       "got no answer within 0.2 s of wall-clock time")
+
+
+def test_the_child_builds_without_the_garbage_collector(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full collection in the child walks the parent's whole heap, copying each page: in a
+    long test run it cost more than the step's CPU bound (CI, 2026-12-07). The child runs
+    with the collector off (it exits with 3 here if not), and the parent gets it back."""
+    def collector_off() -> None:
+        if gc.isenabled():
+            os._exit(3)
+
+    monkeypatch.setattr(trial, "_limit_memory", collector_off)
+    assert gc.isenabled()
+    assert verified(raw(pattern_rule({"$lt": {"x": 7}}))).built
+    assert gc.isenabled()
 
 
 def test_an_error_code_names_the_rule_that_causes_it() -> None:
