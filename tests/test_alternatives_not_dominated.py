@@ -14,8 +14,9 @@ from helpers.properties import decide
 
 from engine.cli import cli
 from engine.decide.engine import load_engine
-from engine.output.brief import FAR_DEARER
+from engine.output.brief import FAR_DEARER, brief_items
 from engine.output.hardware_rows import why_not_short
+from engine.output.summary import usd
 
 # a 7B fine-tune once a year, its data kept in Asia, on $500
 ASIA_7B_ONCE: dict[str, Any] = {
@@ -67,11 +68,16 @@ def test_no_alternative_far_dearer_than_the_pick(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     pick = float(re.search(r"~\$([\d,]+) a year", result.stdout).group(1)  # type: ignore[union-attr]
                  .replace(",", ""))
-    block = result.stdout.split("Alternatives (cost a year for the same work):\n")[1]
+    block = result.stdout.partition("Alternatives (cost a year for the same work):\n")[2]
     costs = [float(m.group(1).replace(",", "")) for line in block.splitlines()
              if (m := re.match(r"  \S.*: \$([\d,.]+), .+? a run$", line))]
-    assert costs  # rows open to the team, none a year's rent of idle capacity
     assert all(cost <= FAR_DEARER * pick for cost in costs), (pick, costs)
+    # the premise: the full table has a row open to the team at ten times the pick's year
+    full = CliRunner().invoke(cli, ["recommend", "--no-audit", "--explain", "--answers",
+                                    str(path)]).stdout
+    table = full.partition("\nHardware (")[2].partition("$ per GPU-h:")[0]
+    years = [float(m.group(1).replace(",", "")) for m in re.finditer(r"\$([\d,]+)\n", table)]
+    assert any(year > FAR_DEARER * pick for year in years), (pick, years)
 
 
 # a GCP team with capital that pretrains 7B on 1,000B tokens twice a year: it buys 8× B200
@@ -94,3 +100,27 @@ def test_a_rented_row_dearer_than_the_purchase_is_out_by_owning() -> None:
         assert why is None or not why.startswith(("cloud kind is", "pricing is")), (c.id, why)
     said = [why_not_short(decision, c, book) for c in dearer]
     assert any(w and w.startswith("deployment is local") for w in said), said
+
+
+# an Azure team with bursty LoRA runs of a 27B model: 8× A100 40GB on Azure, $259, 2.1 hours
+AZURE_27B_BURSTY: dict[str, Any] = {
+    "workload": "fine-tune", "model": "gemma-3-27b", "method": "auto",
+    "training_tokens_b": 0.05, "runs_per_year": 4, "usage_pattern": "bursty",
+    "budget_usd": 100000, "upfront_capex": False, "cloud_ecosystem": "azure"}
+
+
+def test_no_alternative_the_pick_beats_though_the_decisions_leave_it_open() -> None:
+    """"1× A100 80GB, Azure on-demand: $298, 18 hours a run" under a pick of $259 and 2.1
+    hours: open to the team, it gives nothing the pick does not."""
+    decision = decide(AZURE_27B_BURSTY)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.days_per_run is not None
+    book = load_engine().rulebook
+    beaten = [c for c in decision.hardware.alternatives
+              if c.cost.per_year_usd >= pick.cost.per_year_usd and c.days_per_run is not None
+              and c.days_per_run >= pick.days_per_run and c.cost.upfront_usd == 0]
+    assert any(why_not_short(decision, c, book) is None for c in beaten)  # the premise
+    shown = [text for kind, text in brief_items(decision, 3, book) if kind == "alternative"]
+    for c in beaten:
+        assert not any(line.startswith(f"{c.count:,}× ") and f"{c.provider_label} "
+                       f"{c.pricing}: {usd(c.cost.per_year_usd)}" in line for line in shown), c.id

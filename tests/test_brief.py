@@ -152,12 +152,6 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
     above = rows[:rows.index(hw.choice)] if hw.choice else []
     pick = hw.choice
 
-    def dominated(c: Candidate) -> bool:  # against a decision, and no cheaper, sooner or lighter
-        return (pick is not None and c.cost.per_year_usd >= pick.cost.per_year_usd
-                and c.cost.upfront_usd >= pick.cost.upfront_usd
-                and (c.days_per_run or 0) >= (pick.days_per_run or 0)
-                and decided_against(decision, c, engine.rulebook) is not None)
-
     def no_better(c: Candidate, other: Candidate) -> bool:
         return (c.cost.per_year_usd >= other.cost.per_year_usd
                 and c.cost.upfront_usd >= other.cost.upfront_usd
@@ -167,7 +161,8 @@ def test_the_headline_block_says_the_plan_and_the_closest_call(path: Path) -> No
     others: list[tuple[Candidate, str | None]] = []
     open_rows: list[Candidate] = []  # shown without a "not taken": they beat what they beat
     for c in rows:
-        if c is pick or dominated(c) or c.id == plan or any(no_better(c, o) for o in open_rows):
+        if c is pick or (pick is not None and no_better(c, pick)) or c.id == plan or any(
+                no_better(c, o) for o in open_rows):
             continue
         cheaper = c.cost.per_year_usd < hw.choice.cost.per_year_usd if hw.choice else False
         why = why_not_short(decision, c, engine.rulebook) if c in above or cheaper else None

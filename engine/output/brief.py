@@ -17,7 +17,7 @@ from engine.decide.configuration import run_length
 from engine.decide.decision import Candidate, to_buy
 from engine.decide.engine import Decision
 from engine.decide.owned_options import own_usd_per_year
-from engine.output.hardware_rows import brief_refusal, decided_against, table_rows, why_not_short
+from engine.output.hardware_rows import brief_refusal, table_rows, why_not_short
 from engine.output.summary import (
     advises_api,
     amount,
@@ -354,7 +354,7 @@ def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[
     for c in (c for mark, c in rows if not mark.strip()):
         if len(out) == most:
             break
-        if book and pick is not None and _dominated(decision, c, pick, book):
+        if pick is not None and _no_better(c, pick):  # the pick gives as much for less
             continue
         if plan is not None and c.id == plan.id:  # priced on its own line above
             continue
@@ -379,13 +379,6 @@ def _no_better(c: Candidate, other: Candidate) -> bool:
     return (c.cost.per_year_usd >= other.cost.per_year_usd
             and c.cost.upfront_usd >= other.cost.upfront_usd
             and (c.days_per_run or 0.0) >= (other.days_per_run or 0.0))
-
-
-def _dominated(decision: Decision, c: Candidate, pick: Candidate, book: Rulebook) -> bool:
-    """A configuration that goes against a decision and gives nothing for it: it costs as
-    much or more for the year, takes as long or longer a run and as much or more up front.
-    The full table keeps it; the one screen's few rows go to the others."""
-    return _no_better(c, pick) and decided_against(decision, c, book) is not None
 
 
 def _label(c: Candidate) -> str:
