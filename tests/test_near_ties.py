@@ -28,6 +28,7 @@ class _Config:
     provider_label: str = ""
     count: int = 8
     gpu_label: str = ""
+    condition: str | None = None
 
 
 @dataclass

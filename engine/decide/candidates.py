@@ -1431,12 +1431,12 @@ def newest_architecture(catalog: Catalog) -> str:
 def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
     """Add each candidate's cost relative to the cheapest eligible one: overall, on its side
     (owned or rented), and among its like (same GPU vendor, side, kind of provider and
-    pricing; among hyperscalers the same provider, since a team works in one ecosystem):
-    what the rules weigh a preference against."""
+    pricing, new or used; among hyperscalers the same provider, since a team works in one
+    ecosystem): what the rules weigh a preference against."""
     groups: dict[str, Callable[[Configuration], str]] = {
         "cost_vs_cheapest": lambda c: "all",
         "cost_vs_cheapest_same_side": lambda c: c.where,
-        "cost_vs_cheapest_like": lambda c: "/".join((*_like(c), c.vendor)),
+        "cost_vs_cheapest_like": lambda c: "/".join((*_like(c), c.vendor, c.condition or "")),
     }
     cheapest: dict[tuple[str, str], float] = {}
     for cand in candidates:

@@ -668,8 +668,9 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("cost_vs_cheapest_same_side", "number", "cost for the work ÷ the cheapest "
              "eligible one on its side (owned or rented)", origin="candidate", phase="summary"),
     FactSpec("cost_vs_cheapest_like", "number", "cost for the work ÷ the cheapest eligible "
-             "one of its like (its GPU vendor; owned, or rented at the same pricing from the same "
-             "kind of cloud, the same provider among hyperscalers)",
+             "one of its like (its GPU vendor; owned, bought new or used as it is, or rented "
+             "at the same pricing from the same kind of cloud, the same provider among "
+             "hyperscalers)",
              origin="candidate", phase="summary"),
     FactSpec("cost_vs_other_vendor", "number", "cost for the work ÷ the cheapest eligible "
              "one of another GPU vendor of its like (same side, pricing and kind of provider, the "
