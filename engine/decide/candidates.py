@@ -341,6 +341,26 @@ def owned_capacity_hours(policy: Policy) -> float:
     return policy.capacity_busy_target["high"].value * policy.hours_per_year_max.value
 
 
+def _worth_the_wait(policy: Policy, sizing: Sizing, tried: _Counts, at: int,
+                    held: Callable[[Trial], bool], run_days: Callable[[Trial], float]) -> Trial:
+    """The purchase of index ``at``, or more of the card where steady work stretched its run
+    past the workload's default limit (``Sizing.burst_deadline_days``) and the fewest that
+    keep within that default cost no more than the wait is worth: :func:`sooner_premium` of
+    the stretched run's days over its cost, as a run paid by the hour weighs a sooner one.
+    Stretching keeps held GPUs busy; nobody waits two months a run to save a few hundred
+    dollars a year."""
+    chosen, verdicts = tried.at(at)
+    default = sizing.burst_deadline_days
+    if sizing.deadline_days <= default or run_days(chosen) <= default:
+        return chosen
+    sooner = tried.first(lambda t, _: held(t) and run_days(t) <= default, at + 1)
+    if sooner is None:
+        return chosen
+    t, faster = tried.at(sooner)
+    worth = verdicts["purchase"][1] * (1 + sooner_premium(policy, run_days(chosen)))
+    return t if faster["purchase"][1] <= worth else chosen
+
+
 def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterable[int],
            *, plan: bool = False, owned: bool = False,
            added: bool = False) -> PricedCandidate | None:
@@ -392,6 +412,9 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     chosen = found.get("purchase")
     if chosen is None:
         return None
+    if not (owned or plan):
+        chosen = _worth_the_wait(policy, sizing, tried, counts_of.index(chosen.count), held,
+                                 run_days)
     at = counts_of.index(chosen.count)
     met = tried.at(at)[1]["purchase"][0]  # else the best attempt: nothing smaller to offer
     # the next smaller purchase, where only the run limit kept it out
@@ -1558,6 +1581,41 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
                 and c.cost_usd_year < found.cost_usd_year):
             _keep_cheapest(slowest_cheaper, found.candidate_id, c)
     _said_against_cheaper(candidates, slowest_cheaper)
+
+
+def against_the_wait(candidates: list[PricedCandidate], eligible: Mapping[str, bool],
+                     policy: Policy, default_days: float | None) -> None:
+    """For a configuration held all year (bought, or committed for months) whose run steady
+    work stretched past the workload's default limit (``default_days``; None where nothing
+    was stretched), the cheapest eligible configuration on its side (owned or rented) whose
+    runs keep within that default, trained with a method at least as good, where it costs
+    no more than the wait is worth: :func:`sooner_premium` of this one's days over its cost
+    (``within_default_days``, 0 where there is none; ``within_default_cost_ratio``, its cost
+    ÷ this one's; ``within_default_label``). Stretching keeps held GPUs busy; a run of weeks
+    does not pay for a few per cent. One whose first year goes over the compute budget is no
+    reason against one that keeps within it: there the wait is the saving."""
+    rows = ([] if default_days is None else
+            [cand.config for cand in candidates if eligible.get(cand.id, False)
+             and cand.config.days_per_run <= default_days])
+    over = {cand.config.candidate_id for cand in candidates if cand.facts.get("over_budget")}
+    for cand in candidates:
+        c = cand.config
+        found: Configuration | None = None
+        stretched = (default_days is not None and not c.is_owned
+                     and float(cand.facts.get("run_limit_days") or 0.0) > default_days
+                     and c.days_per_run > default_days)
+        if stretched and c.cost_usd_year:
+            most = c.cost_usd_year * (1 + sooner_premium(policy, c.days_per_run))
+            within = not cand.facts.get("over_budget")
+            found = min((s for s in rows if s.cost_usd_year <= most and s.where == c.where
+                         and _quality(s) <= _quality(c)
+                         and not (within and s.candidate_id in over)),
+                        key=lambda s: (s.cost_usd_year, s.days_per_run), default=None)
+        cand.facts["within_default_days"] = (0.0 if found is None
+                                             else tidy(found.days_per_run, 2))
+        cand.facts["within_default_cost_ratio"] = (
+            None if found is None else tidy(found.cost_usd_year / c.cost_usd_year, 3))
+        cand.facts["within_default_label"] = "" if found is None else config_label(found)
 
 
 _Key = TypeVar("_Key")

@@ -19,6 +19,7 @@ from engine.decide.candidates import (
     SHARE_SUFFIX,
     PricedCandidate,
     against_sooner,
+    against_the_wait,
     build_candidates,
     for_share,
     with_ratios,
@@ -403,9 +404,10 @@ class Engine:
         return rank_axes(self.rulebook, _request_only(run.fired))
 
     def _score(self, run: _Run, candidates: list[PricedCandidate],
-               choices: dict[str, Any]) -> list[Scored]:
+               choices: dict[str, Any], stretched_from: float | None = None) -> list[Scored]:
         """Candidate rules in two rounds: the second sees costs relative to the cheapest
-        configuration the first left eligible."""
+        configuration the first left eligible (and, where steady work stretched the run
+        limit of held capacity past ``stretched_from`` days, the cheapest within it)."""
         values = run.values
         shared = {name: values.get(name) for name in self.compiled.candidate_copies}
         shared.update(choices)
@@ -422,6 +424,7 @@ class Engine:
         scored = score_candidates(self.rulebook, fired, candidates)
         eligible = {s.id: not s.excluded for s in scored}
         against_sooner(candidates, eligible, self.catalog.policy)
+        against_the_wait(candidates, eligible, self.catalog.policy, stretched_from)
         with_ratios(candidates, eligible)
         fired += self._run("candidate", 2, 0, facts)
         run.fired.extend(fired)
@@ -478,7 +481,9 @@ class _Priced:
         self.methods, self.sizing = methods, sizing
         self.candidates = build_candidates(self.engine.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
-        self.scored = self.engine._score(run, self.candidates, choices)
+        stretched = (sizing.burst_deadline_days
+                     if sizing.deadline_days > sizing.burst_deadline_days else None)
+        self.scored = self.engine._score(run, self.candidates, choices, stretched)
         ecosystem = run.values.get("cloud_ecosystem")
         policy = self.engine.catalog.policy
         reach = policy.thresholds["far_over_budget_ratio"].value

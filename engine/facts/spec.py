@@ -724,6 +724,17 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("sooner_alike_cost_ratio", "number", "that sooner configuration's cost for the "
              "work ÷ this one's (absent where there is none)", origin="candidate",
              phase="summary"),
+    FactSpec("within_default_days", "number", "for a configuration held all year whose run "
+             "steady work stretched past the workload's default limit, the run of the cheapest "
+             "eligible configuration on its side (owned or rented) whose runs keep within that "
+             "default, trained with a method at least as good, where it costs at most "
+             "sooner_run_premium_per_day a day of this one's run more (within "
+             "sooner_run_max_premium and sooner_run_premium_most; 0: none)", unit="days",
+             origin="candidate", phase="summary"),
+    FactSpec("within_default_cost_ratio", "number", "that configuration's cost for the work "
+             "÷ this one's (absent where there is none)", origin="candidate", phase="summary"),
+    FactSpec("within_default_label", "string", "that configuration, as the advice names it "
+             "(empty where there is none)", origin="candidate", phase="summary"),
     FactSpec("sooner_than_alike_label", "string", "the cheapest configuration of this "
              "one's like that this one marked down as slow (sooner_alike_days), as the "
              "advice names it (empty where there is none)", origin="candidate",
