@@ -342,13 +342,15 @@ def owned_capacity_hours(policy: Policy) -> float:
 
 
 def _worth_the_wait(policy: Policy, sizing: Sizing, tried: _Counts, at: int,
-                    held: Callable[[Trial], bool], run_days: Callable[[Trial], float]) -> Trial:
+                    held: Callable[[Trial], bool], run_days: Callable[[Trial], float],
+                    upfront: Callable[[int], float]) -> Trial:
     """The purchase of index ``at``, or more of the card where steady work stretched its run
     past the workload's default limit (``Sizing.burst_deadline_days``) and the fewest that
     keep within that default cost no more than the wait is worth: :func:`sooner_premium` of
     the stretched run's days over its cost, as a run paid by the hour weighs a sooner one.
     Stretching keeps held GPUs busy; nobody waits two months a run to save a few hundred
-    dollars a year."""
+    dollars a year. Never past the compute budget where the stretched purchase keeps within
+    it (``upfront`` of a count): there the wait is the saving."""
     chosen, verdicts = tried.at(at)
     default = sizing.burst_deadline_days
     if sizing.deadline_days <= default or run_days(chosen) <= default:
@@ -357,6 +359,8 @@ def _worth_the_wait(policy: Policy, sizing: Sizing, tried: _Counts, at: int,
     if sooner is None:
         return chosen
     t, faster = tried.at(sooner)
+    if upfront(chosen.count) <= sizing.budget_usd < upfront(t.count):
+        return chosen
     worth = verdicts["purchase"][1] * (1 + sooner_premium(policy, run_days(chosen)))
     return t if faster["purchase"][1] <= worth else chosen
 
@@ -413,8 +417,9 @@ def _local(catalog: Catalog, sizing: Sizing, job: Job, gpu: Gpu, counts: Iterabl
     if chosen is None:
         return None
     if not (owned or plan):
-        chosen = _worth_the_wait(policy, sizing, tried, counts_of.index(chosen.count), held,
-                                 run_days)
+        chosen = _worth_the_wait(
+            policy, sizing, tried, counts_of.index(chosen.count), held, run_days,
+            lambda count: parts_of(catalog, sizing, gpu, count).purchase.value)
     at = counts_of.index(chosen.count)
     met = tried.at(at)[1]["purchase"][0]  # else the best attempt: nothing smaller to offer
     # the next smaller purchase, where only the run limit kept it out
