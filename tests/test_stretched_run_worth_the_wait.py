@@ -5,9 +5,12 @@ stretched run is marked down beside a configuration of its side that keeps withi
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
-from helpers.properties import decide
+from helpers.properties import POLICY, decide
+
+from engine.decide.candidates import _Counts, _worth_the_wait
 
 # a well-funded lab pretraining 0.5B on 100B tokens four times a year, steadily
 SMALL_PRETRAIN: dict[str, Any] = {
@@ -42,12 +45,6 @@ def test_more_cards_for_sooner_runs_never_take_the_purchase_past_the_budget() ->
 def _sized(counts: dict[int, tuple[float, float, float]], budget: float) -> int:
     """The count ``_worth_the_wait`` keeps of a card whose counts run (days, cost a year, up
     front) as given, the fewest first chosen under a stretched limit of 73 days."""
-    from types import SimpleNamespace
-
-    from helpers.properties import POLICY
-
-    from engine.decide.candidates import _Counts, _worth_the_wait
-
     listed = sorted(counts)
     trials = [SimpleNamespace(count=c) for c in listed]
     tried = _Counts(len(listed), lambda i: trials[i],  # type: ignore[arg-type,return-value]
