@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import hashlib
 import json
 import math
@@ -32,6 +31,7 @@ from pathlib import Path
 import durable_rules_engine
 
 from engine.errors import RuleError
+from engine.gc_pause import collector_paused
 from engine.rules.compile import Compiled, CompiledRuleset
 from engine.rules.host import QuietHost, describe_error, host_definitions, ignore
 
@@ -76,28 +76,25 @@ def verified(compiled: Compiled) -> Compiled:
         read_end, write_end = os.pipe()
     except OSError:
         return compiled
-    collecting = gc.isenabled()
-    gc.disable()  # off in the child from its first instruction: see TRIAL_STEP_CPU_S
-    try:
-        pid = os.fork()
-    except OSError:  # e.g. the process limit
-        os.close(read_end)
-        os.close(write_end)
-        if collecting:
-            gc.enable()
-        return compiled
-    if pid == 0:  # the child: never returns into the caller's code
-        code = 1
+    # the collector is paused in the child from its first instruction (TRIAL_STEP_CPU_S):
+    # the child never leaves this block
+    with collector_paused():
         try:
+            pid = os.fork()
+        except OSError:  # e.g. the process limit
             os.close(read_end)
-            signal.signal(signal.SIGXCPU, signal.SIG_DFL)
-            _limit_memory()
-            _trial(compiled, write_end)
-            code = 0
-        finally:
-            os._exit(code)
-    if collecting:
-        gc.enable()
+            os.close(write_end)
+            return compiled
+        if pid == 0:  # the child: never returns into the caller's code
+            code = 1
+            try:
+                os.close(read_end)
+                signal.signal(signal.SIGXCPU, signal.SIG_DFL)
+                _limit_memory()
+                _trial(compiled, write_end)
+                code = 0
+            finally:
+                os._exit(code)
     os.close(write_end)
     try:
         lines, status = _follow(pid, read_end)
