@@ -16,8 +16,11 @@ MIXTRAL_AT_SCALE = {"workload": "fine-tune", "model": "mixtral-8x22b", "method":
                     "upfront_capex": True, "data_residency": "region",
                     "allowed_regions": ["eu", "uk"], "cloud_ecosystem": "gcp"}
 # one 34B pretrain a year on $500: owning costs 0.6 of renting on AWS
-# one 3B pretrain a year on $500, continuous and with capital: owning costs 0.76 of renting
-PRETRAIN_3B_STEADY = {"workload": "pretrain", "model": "llama-3.2-3b", "training_tokens_b": 100,
+# one 3B pretrain a year on $500, continuous and with capital: owning costs less than
+# renting, with runs within the 30 days a pretrain takes by default (on 100B tokens the
+# purchase's runs take 78 days, and renting within the limit is worth the wait:
+# tests/test_rent_rather_than_wait.py)
+PRETRAIN_3B_STEADY = {"workload": "pretrain", "model": "llama-3.2-3b", "training_tokens_b": 40,
                       "runs_per_year": 1, "usage_pattern": "continuous", "budget_usd": 500,
                       "upfront_capex": True, "cloud_ecosystem": "aws"}
 PRETRAIN_34B = {"workload": "pretrain", "model_params_b": 34, "training_tokens_b": 100,
@@ -46,11 +49,11 @@ def test_a_purchase_saving_little_over_a_rental_over_budget_is_still_marked_down
 
 
 def test_the_budget_outweighs_every_reason_to_own_together() -> None:
-    # cheaper to own, continuous use and capital all favour owning; a purchase 45 times the
-    # budget that saves a quarter of renting is still not the pick
+    # cheaper to own, continuous use and capital all favour owning; a purchase 17 times the
+    # budget that saves a fifth of renting is still not the pick
     evaluation = evaluate(PRETRAIN_3B_STEADY)
     facts = evaluation.request_facts
-    assert facts["local_purchase_usd"] > 40 * facts["budget_usd"]
+    assert facts["local_purchase_usd"] > 10 * facts["budget_usd"]
     assert PAYS < facts["own_to_rent_cost_ratio"] < 1
     assert {RULE, "usage.cheaper-to-own", "usage.continuous-favours-local",
             "tier.capex-available"} <= set(evaluation.fired)

@@ -481,9 +481,7 @@ class _Priced:
         self.methods, self.sizing = methods, sizing
         self.candidates = build_candidates(self.engine.catalog, sizing)
         choices = {f"{axis}_choice": axes[axis].choice for axis in book.early_axes}
-        stretched = (sizing.burst_deadline_days
-                     if sizing.deadline_days > sizing.burst_deadline_days else None)
-        self.scored = self.engine._score(run, self.candidates, choices, stretched)
+        self.scored = self.engine._score(run, self.candidates, choices, sizing.stretched_from)
         ecosystem = run.values.get("cloud_ecosystem")
         policy = self.engine.catalog.policy
         reach = policy.thresholds["far_over_budget_ratio"].value
@@ -504,7 +502,9 @@ class _Priced:
         assert run.facts.work is not None
         policy = self.engine.catalog.policy
         owned = [s for s in self.scored if not s.excluded and s.config.where == "local"]
-        facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned)
+        assert self.sizing is not None
+        facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned,
+                                       self.sizing.stretched_from)
         run.facts.values.update(facts)
         run.facts.values.update(peaks_facts(self.scored, self.cloud, policy,
                                             run.answers.concurrent_jobs,

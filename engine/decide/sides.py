@@ -18,8 +18,8 @@ from operator import itemgetter
 from typing import Any, get_args
 
 from engine.catalog.models import Ecosystem, Policy
-from engine.decide.candidates import PricedCandidate, market
-from engine.decide.configuration import Configuration, config_label
+from engine.decide.candidates import PricedCandidate, market, sooner_premium
+from engine.decide.configuration import Configuration, config_label, run_length
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
 from engine.estimates.figure import Figure, dollars, tidy
 from engine.estimates.workload import Workload
@@ -565,20 +565,23 @@ def _revisions(kinds: tuple[str, str], pricings: tuple[str, str], scored: Sequen
 
 
 def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
-                     policy: Policy, owned: Sequence[Scored] = ()
+                     policy: Policy, owned: Sequence[Scored] = (),
+                     default_days: float | None = None
                      ) -> tuple[dict[str, Any], Figure | None]:
     """What the deployment rules compare: owning the best local configuration against renting
     the resolved cloud one for the same work, and the work at which owning costs the same:
     the least over the best local one and the other eligible ``owned`` ones (less work may
     make a smaller purchase the best local one, which then decides where owning stops
-    paying)."""
+    paying); and, where steady work stretched the run limit of a purchase past
+    ``default_days``, whether renting within it is worth the wait
+    (:func:`rent_sooner_worth_the_wait`)."""
     out: dict[str, Any] = {}
     if local is not None:
         c = local.config
         out.update(local_candidate=c.candidate_id, local_gpu=c.gpu,
                    local_gpu_name=c.gpu_name, local_gpu_count=c.count,
                    local_purchase_usd=c.upfront_usd, local_cost_usd_year=c.cost_usd_year,
-                   local_days_per_run=c.days_per_run,
+                   local_days_per_run=c.days_per_run, local_run_length=run_length(c.days_per_run),
                    local_busy_percent=tidy(c.utilisation * 100, 0),
                    local_is_owned=bool(c.is_owned),
                    local_verb="keeping your" if c.is_owned else "owning",
@@ -594,12 +597,15 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
                    cloud_gpu_count=c.count, cloud_pricing=c.pricing,
                    cloud_cost_usd_year=c.cost_usd_year,
                    cloud_usd_per_gpu_hour=c.usd_per_gpu_hour,
-                   cloud_days_per_run=c.days_per_run)
+                   cloud_days_per_run=c.days_per_run, cloud_run_length=run_length(c.days_per_run))
     if local is None or cloud is None:
         return out, None
     own, rent = local.config.cost_usd_year, cloud.config.cost_usd_year
     out["own_to_rent_cost_ratio"] = tidy(own / rent, 3) if rent else None
     out["rent_saving_share"] = tidy(1 - rent / own, 3) if own else None
+    extra = rent_sooner_worth_the_wait(local, cloud, policy, default_days)
+    out["rent_sooner_worth_the_wait"] = extra is not None
+    out["rent_sooner_extra_share"] = 0.0 if extra is None else tidy(extra, 3)
     line = _lowest_break_even(local, owned, cloud, work, policy)
     if line is not None:
         out["break_even_work"] = tidy(line.value, 2)
@@ -607,6 +613,27 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
         if years is not None:
             out["payback_years"] = tidy(years, 2)
     return out, line
+
+
+def rent_sooner_worth_the_wait(local: Scored, cloud: Scored, policy: Policy,
+                               default_days: float | None) -> float | None:
+    """What renting ``cloud`` costs more than owning ``local``, as a share of owning, where
+    that is no more than the wait is worth; None otherwise. The wait counts where steady work
+    stretched the purchase's runs past ``default_days`` (None: nothing was stretched) and the
+    rented runs keep within it; it is worth :func:`~engine.decide.candidates.sooner_premium`
+    of the purchase's days, as on its own side
+    (:func:`~engine.decide.candidates.against_the_wait`). The team's own GPUs, paid for
+    already, wait for nothing; renting over the compute budget is no reason against a
+    purchase that keeps within it."""
+    own, rent = local.config, cloud.config
+    if (default_days is None or own.is_owned or not own.cost_usd_year
+            or float(local.facts.get("run_limit_days") or 0.0) <= default_days
+            or own.days_per_run <= default_days or rent.days_per_run > default_days
+            or rent.cost_usd_year <= own.cost_usd_year
+            or (cloud.facts.get("over_budget") and not local.facts.get("over_budget"))):
+        return None
+    extra = rent.cost_usd_year / own.cost_usd_year - 1
+    return extra if extra <= sooner_premium(policy, own.days_per_run) else None
 
 
 def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, work: Workload,

@@ -567,6 +567,13 @@ class Sizing:
     share an instance is then paid every hour of the year; else, and for jobs on whole GPUs
     of their own, a pool is paid only while its jobs run (``candidates.rented_all_year``)."""
 
+    @property
+    def stretched_from(self) -> float | None:
+        """The default limit steady work stretched held capacity's runs past
+        (``burst_deadline_days``), or None where nothing was stretched."""
+        return (self.burst_deadline_days if self.deadline_days > self.burst_deadline_days
+                else None)
+
 
 # -- 2. sized facts ------------------------------------------------------------------------
 def methods_allowed(approach: str | None, open_methods: Collection[str],

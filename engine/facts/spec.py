@@ -293,6 +293,7 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("local_purchase_usd", "number", "its purchase price", "USD"),
         _d("local_cost_usd_year", "number", "owning it for the year's work", "USD/year"),
         _d("local_days_per_run", "number", "days one run takes on it", "days"),
+        _d("local_run_length", "string", "the same in words (``12.7 days``, ``5.4 hours``)"),
         _d("local_busy_percent", "number", "the share of the year it is busy with the year's "
            "work, in per cent", "%"),
         _d("local_is_owned", "bool", "it is the team's own GPUs (owned_gpu)"),
@@ -308,9 +309,17 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_cost_usd_year", "number", "renting it for the year's work", "USD/year"),
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
+        _d("cloud_run_length", "string", "the same in words (``12.7 days``, ``5.4 hours``)"),
         _d("own_to_rent_cost_ratio", "number", "owning ÷ renting cost for the year's work"),
         _d("rent_saving_share", "number", "what renting saves against owning for the year's "
            "work, as a share of owning (negative where renting costs more)"),
+        _d("rent_sooner_worth_the_wait", "bool", "the owned configuration's runs are "
+           "stretched past max_days_per_run_default by steady work, the rented one keeps within "
+           "it, and renting costs more than owning by no more than the wait is worth (the "
+           "premium of hardware.stretched-run-not-worth-the-wait, within the compute budget "
+           "where owning is)"),
+        _d("rent_sooner_extra_share", "number", "what renting then costs more than owning, as "
+           "a share of owning (0 where rent_sooner_worth_the_wait is false)"),
         _d("peaks_cost_usd_year", "number", "the team's own GPUs busy up to the busy target "
            "and the rest of the work rented on the cloud configuration, by the hour: their "
            "power plus the rent (their upkeep is paid as long as they are kept)", "USD/year"),

@@ -24,6 +24,7 @@ from engine.output.summary import (
     assumed_work_line,
     break_even_line,
     close_call_lines,
+    config_name,
     headline,
     owned_notice,
     peaks_notice,
@@ -401,10 +402,31 @@ def _would_change(decision: Decision, book: Rulebook | None = None) -> str | Non
     if peaks_pick(decision)[1] is not None:  # the break-even is of the whole work, not the pick
         retire = retire_split_line(decision)
         return f"Would change it: {retire}" if retire else None
+    waited = _wait_line(decision)
+    if waited:
+        return waited
     line = break_even_line(decision)
     if line:
         return f"Would change it: {line[0].lower()}{line[1:]}"
     return None
+
+
+def _wait_line(decision: Decision) -> str | None:
+    """Where renting won only because owning's runs are stretched past the default limit
+    (``rent_sooner_worth_the_wait``): owning would pay with those runs allowed. The
+    break-even says owning costs less at the team's work, which is not what decided."""
+    choice = decision.hardware.choice
+    if (not decision.facts.get("rent_sooner_worth_the_wait") or choice is None
+            or choice.where != "cloud"):
+        return None
+    own = next((c for c in decision.hardware.alternatives
+                if c.where == "local" and not c.owned and c.days_per_run is not None), None)
+    if (own is None or own.days_per_run is None
+            or any(r.rule == "hardware.over-budget" for r in own.reasons)):
+        return None  # over the budget, owning would not win with longer runs either
+    return (f"Would change it: runs allowed to take {run_length(own.days_per_run)} "
+            f"(max_days_per_run): owning {config_name(own)} costs "
+            f"{usd(own.cost.per_year_usd)} a year.")
 
 
 def _cost_decides(decision: Decision, book: Rulebook | None) -> bool:
