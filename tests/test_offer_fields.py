@@ -37,7 +37,7 @@ def test_every_offer_has_locations(catalog: Catalog) -> None:
 
 
 def test_every_provider_has_access_billing_and_locations(catalog: Catalog) -> None:
-    assert len(catalog.providers) == 15
+    assert len(catalog.providers) == 16
     for provider in catalog.providers.values():
         assert provider.access in ACCESS
         assert provider.billing_increment_s > 0

@@ -7,14 +7,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers.properties import POLICY, evaluate, warned
 
 from engine.answers.model import validate_answers
 from engine.decide.engine import load_engine
 
-# an AMD-only team, 200 LoRA runs of a 1B model a year: 8x MI300X (the smallest AMD
-# instance) against one NVIDIA GPU
-AMD_ONLY = {"workload": "fine-tune", "model": "llama-3.2-1b", "method": "lora",
+# an AMD-only team, 200 LoRA runs of a 3B model a year: one MI300X rented against one
+# NVIDIA card bought
+AMD_ONLY = {"workload": "fine-tune", "model": "llama-3.2-3b", "method": "lora",
             "training_tokens_b": 0.5, "runs_per_year": 200, "usage_pattern": "bursty",
             "budget_usd": 2000000, "upfront_capex": True, "data_residency": "region",
             "allowed_regions": ["us"], "gpu_vendors": ["amd"], "cloud_ecosystem": "none"}
@@ -45,7 +46,9 @@ def test_an_amd_only_team_is_told_what_its_limit_costs() -> None:
               if facts["vendor_limit_candidate"] in g.ids]
     assert groups and all(g.rule == "hardware.vendor-not-allowed" for g in groups)
     pick = evaluation.decision.hardware.choice
-    assert pick is not None and pick.cost.per_year_usd == facts["vendor_limit_met_cost_usd_year"]
+    assert pick is not None
+    assert pick.cost.per_year_usd == pytest.approx(facts["vendor_limit_met_cost_usd_year"],
+                                                   abs=0.5)  # the pick's, to the dollar
     assert len(said) == 1 and said[0].startswith("Your vendor limit (gpu_vendors) keeps out ")
     assert said[0].endswith("; name nvidia too if your stack runs there.")
 
