@@ -102,7 +102,7 @@ def test_work_in_hours_comes_in_runs_with_their_length() -> None:
     shows how long one run takes, as for work in tokens."""
     out = run(LOCAL)
     assert "days" in out[out.index("Hardware (→ the pick"):].splitlines()[1]
-    assert table(out)[0] == ("→  1× RTX 5090       to buy               on site    0.14    0.6"
+    assert table(out)[0] == ("→  1× RTX 5090    to buy               on site    0.14    0.6"
                              "  $5,280  $2,005")
     assert "in runs of 24 hours (assumed)" in " ".join(out.split())
 

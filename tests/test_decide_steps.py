@@ -867,18 +867,20 @@ def test_break_even_is_where_owning_and_renting_cost_the_same(engine: Engine,
     """In the team's own unit of work: at the break-even both cost the same (within the
     rounding of billed hours), below it renting costs less, above it owning does. Owning is
     the eligible purchase that crosses renting first: the pick, or a smaller one that becomes
-    the best owned one with less work (scenario 1: 2× RTX 3090 below the RTX 5090's)."""
+    the best owned one with less work (scenario 1: 1× RTX 4090 below the RTX 5090's; 2× RTX
+    3090 cross sooner, but a rule ranks them below one card that holds the job)."""
     steps = steps_of(stem)
     local, cloud = _sides(steps)
     work, policy = steps.sizing.jobs[-1].work, engine.catalog.policy
     own_line = break_even_line(local, cloud, work, policy)
-    owned = [s for s in steps.scored if not s.excluded and s.config.where == "local"]
+    owned = [s for s in steps.scored if not s.excluded and s.config.where == "local"
+             and s.score >= local.score]
     crossings = [(line, s) for s in owned
                  if (line := break_even_line(s, cloud, work, policy)) is not None]
     line, lowest = min(crossings, key=lambda pair: pair[0].value)
     assert own_line is not None and line.value <= own_line.value
     if stem.startswith("01-"):
-        assert (local.config.gpu, lowest.config.gpu) == ("rtx-5090", "rtx-3090")
+        assert (local.config.gpu, lowest.config.gpu) == ("rtx-5090", "rtx-4090")
     assert line.value == pytest.approx(steps.evaluation.request_facts["break_even_work"],
                                        abs=0.01)
     ids = [lowest.id, cloud.id]

@@ -188,9 +188,10 @@ def _operators(decision: Decision) -> list[str]:
         bad.append("the memory estimate is not of the pick's method")
     margin = POLICY.close_call_margin.value
     near = {_group(r.id) for r in decision.hardware.close_calls}
-    # a decision that keeps out a row far cheaper than the pick was not close
+    # a decision that keeps out a row far cheaper than the pick was not close (costs are
+    # whole dollars here, the engine's are not: a row at the margin's edge is neither)
     far = {decided_against(decision, a, ENGINE.rulebook) for a in decision.hardware.alternatives
-           if a.cost.per_year_usd < c.cost.per_year_usd * (1 - margin)} - {None}
+           if a.cost.per_year_usd < c.cost.per_year_usd * (1 - margin) - 1} - {None}
     for alt in decision.hardware.alternatives:
         # one the pick beats on every count (cost, run length, up front, rank) is no call
         beaten = (alt.cost.per_year_usd >= c.cost.per_year_usd  # dollars: a tie may be dearer

@@ -1484,6 +1484,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_self_serve(candidates, eligible)
     _provider_least(candidates, eligible)
     _against_one_node(candidates, eligible)
+    _against_split(candidates, eligible)
     _dominance(candidates, eligible)
     _against_held(candidates, eligible)
 
@@ -1777,6 +1778,31 @@ def _against_one_node(candidates: list[PricedCandidate], eligible: Mapping[str, 
         cand.facts["single_node_premium"] = (
             None if c.nodes <= 1 or base is None or not c.cost_usd_year
             else tidy(min(base / c.cost_usd_year - 1, MAX_RATIO), 3))
+
+
+def _against_split(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """For a configuration whose job trains on several GPUs together, what the cheapest
+    eligible one alike (:func:`_alike`) with one GPU a job, trained with a method at least as
+    good, whose run takes no longer, costs more (``single_gpu_premium``, a share; None where
+    there is none): the job without sharding or gradient exchange to set up, on a card that
+    is easier to find (2× RTX 4090 beside one L40S that holds the job). One whose first year
+    goes over the compute budget is no reason against one that keeps within it."""
+    singles: dict[tuple[str, ...], list[tuple[Configuration, bool]]] = {}
+    for cand in candidates:
+        if (eligible.get(cand.id, False)
+                and int(cand.facts.get("gpus_per_job") or cand.config.count) == 1):
+            singles.setdefault(_alike(cand.config), []).append(
+                (cand.config, bool(cand.facts.get("over_budget"))))
+    for cand in candidates:
+        c = cand.config
+        found = None
+        if int(cand.facts.get("gpus_per_job") or c.count) > 1 and c.cost_usd_year:
+            within = not cand.facts.get("over_budget")
+            found = min((s.cost_usd_year for s, over in singles.get(_alike(c), ())
+                         if _quality(s) <= _quality(c) and s.days_per_run <= c.days_per_run
+                         and not (within and over)), default=None)
+        cand.facts["single_gpu_premium"] = (
+            None if found is None else tidy(min(found / c.cost_usd_year - 1, MAX_RATIO), 3))
 
 
 def _against_specialised(candidates: list[PricedCandidate],

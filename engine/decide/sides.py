@@ -644,15 +644,17 @@ def _lowest_break_even(local: Scored, owned: Sequence[Scored], cloud: Scored, wo
     crosses below the team's work and costs no less than ``local`` at it: it is the cheaper
     purchase with less work (eligible now, it is eligible with less work, not necessarily
     with more: a year holds only so many hours). One that costs less at the team's work
-    already was ranked below ``local`` by a rule; its crossing would say owning pays where
-    the owning compared does not."""
+    already, or that a rule ranks below ``local`` (two cards beside one that holds the job),
+    is ranked below it with less work too; its crossing would say owning pays where the
+    owning compared does not."""
     units = work.units
     if units <= 0:
         return None
     rent, own = _line(cloud.config, units), _line(local.config, units)
     lowest, least = local, crossing(own, rent)
     for other in owned:
-        if other.config.cost_usd_year < local.config.cost_usd_year:
+        if (other.config.cost_usd_year < local.config.cost_usd_year
+                or other.score < local.score):
             continue
         at = crossing(_line(other.config, units), rent)
         if at is not None and at < units and (least is None or at < least):

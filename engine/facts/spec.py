@@ -720,6 +720,11 @@ RANKED: tuple[FactSpec, ...] = (
     FactSpec("single_node_premium", "number", "for a configuration of several nodes, what the "
              "cheapest eligible single-node one of the same GPU vendor on its side costs more, "
              "as a share (negative where it costs less)", origin="candidate", phase="summary"),
+    FactSpec("single_gpu_premium", "number", "for a configuration whose job trains on "
+             "several GPUs together, what the cheapest eligible one alike (same GPU vendor, "
+             "side, kind of provider and pricing) with one GPU a job, a method at least as "
+             "good and a run no longer costs more, as a share (negative where it costs less; "
+             "absent where there is none)", origin="candidate", phase="summary"),
     FactSpec("held_vs_cost", "number", "what the cheapest eligible configuration held all "
              "year (owned, or committed for months) costs for the work ÷ this one's (absent "
              "where none is eligible)", origin="candidate", phase="summary"),
