@@ -189,9 +189,14 @@ def _operators(decision: Decision) -> list[str]:
     margin = POLICY.close_call_margin.value
     near = {_group(r.id) for r in decision.hardware.close_calls}
     # a decision that keeps out a row far cheaper than the pick was not close (costs are
-    # whole dollars here, the engine's are not: a row at the margin's edge is neither)
-    far = {decided_against(decision, a, ENGINE.rulebook) for a in decision.hardware.alternatives
-           if a.cost.per_year_usd < c.cost.per_year_usd * (1 - margin) - 1} - {None}
+    # whole dollars here, the engine's are not: a row within a dollar of the margin's edge
+    # may count either way)
+    def far_below(edge: float) -> set[str | None]:
+        return {decided_against(decision, a, ENGINE.rulebook)
+                for a in decision.hardware.alternatives
+                if a.cost.per_year_usd < c.cost.per_year_usd * (1 - margin) + edge} - {None}
+
+    far, surely_far = far_below(1), far_below(-1)
     for alt in decision.hardware.alternatives:
         # one the pick beats on every count (cost, run length, up front, rank) is no call
         beaten = (alt.cost.per_year_usd >= c.cost.per_year_usd  # dollars: a tie may be dearer
@@ -207,7 +212,7 @@ def _operators(decision: Decision) -> list[str]:
             bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")
         if (alt.id in {r.id for r in decision.hardware.close_calls}
                 and alt.cost.per_year_usd < c.cost.per_year_usd
-                and decided_against(decision, alt, ENGINE.rulebook) in far):
+                and decided_against(decision, alt, ENGINE.rulebook) in surely_far):
             bad.append(f"{alt.id} is a close call on a decision that keeps out a row more "
                        f"than {margin:.0%} cheaper than the pick")
     for group in decision.hardware.excluded:  # "would have to run X hours ..., more than Y"
