@@ -34,6 +34,7 @@ from engine.output.summary import (
     price_lines,
     programme_line,
     retire_split_line,
+    serving_line,
     short_name,
     steady_work,
     top_reasons,
@@ -93,7 +94,7 @@ def brief_items(decision: Decision, rows: int = 3, book: Rulebook | None = None
     hardware = [] if api else [plan_line(decision), mine, *close_call_lines(decision)[:1]]
     items += [("owned" if n is mine else "notice", n)
               for n in (*price_lines(decision), assumed_work_line(decision),
-                        peaks_notice(decision), *hardware)
+                        peaks_notice(decision), serving_line(decision), *hardware)
               if n]
     if not api:
         items += [("warning", n) for n in _brief_warnings(decision, book)]

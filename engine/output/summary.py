@@ -505,6 +505,33 @@ def _price_line(r: Mapping[str, Any]) -> str:
     return text
 
 
+def serving_line(decision: Decision) -> str | None:
+    """Under a headline for training (the team keeps a model of its own, not an API), where
+    it states its tokens a month: what serving that model costs against the hosted API's
+    bill for them. The training is the small part of such a model's bill."""
+    facts, answers = decision.facts, decision.answers
+    own, bill = facts.get("own_cost_usd_month"), facts.get("api_cost_usd_month")
+    volume, gpus = answers.get("api_tokens_per_month_m"), facts.get("own_serving_gpus")
+    if (advises_api(decision) or not isinstance(own, (int, float))
+            or not isinstance(bill, (int, float)) or not isinstance(volume, (int, float))
+            or not isinstance(gpus, (int, float))):
+        return None
+    served = (f"Your own model, served on {gpus:,.0f} GPU{'s' * (gpus != 1)} around the "
+              f"clock: ~{usd(own)} a month all in")
+    api = (f"{facts.get('api_name', 'a hosted API')}'s ~{usd(bill)} for your "
+           f"{amount(volume)}M tokens")
+    even = facts.get("api_break_even_tokens_m")
+    if own <= bill:
+        below = (f" (less below ~{amount(even)}M)"
+                 if isinstance(even, (int, float)) and even < volume else "")
+        return f"{served}, against {api}{below}."
+    against = next((r.text for o in decision.decisions["approach"].ranking
+                    if o.option == "use-api" for r in o.reasons
+                    if r.effect in ("avoid", "exclude")), None)
+    why = f"; not an API: {against[0].lower()}{against[1:]}" if against else ""
+    return f"{served}, more than {api}{why}"
+
+
 def assumed_work_line(decision: Decision) -> str | None:
     """The warning, at the top, that the work is assumed because the team does not know it,
     or that there is none (0 GPU-hours a year: every configuration costs nothing for it)."""
