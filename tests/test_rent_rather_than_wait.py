@@ -31,8 +31,9 @@ def test_two_week_runs_on_a_purchase_give_way_to_renting_within_the_limit() -> N
     assert own.days_per_run is not None and own.days_per_run > 3
     assert own.cost.per_year_usd < pick.cost.per_year_usd <= own.cost.per_year_usd * 1.4
     screen = render_brief(decision, ENGINE.rulebook)
-    assert "Would change it: runs allowed to take 12.7 days (max_days_per_run)" in screen
-    assert "costs less than renting" not in screen
+    assert ("Would change it: allow runs of 12.7 days (max_days_per_run) and owning 1× RTX "
+            "4070 Ti S, $1,308 a year, costs less than renting." in " ".join(screen.split()))
+    assert "costs less than renting 8×" not in " ".join(screen.split())  # no break-even
 
 
 def test_runs_allowed_that_long_the_purchase_is_kept() -> None:

@@ -425,9 +425,9 @@ def _wait_line(decision: Decision) -> str | None:
     if (own is None or own.days_per_run is None
             or any(r.rule == "hardware.over-budget" for r in own.reasons)):
         return None  # over the budget, owning would not win with longer runs either
-    return (f"Would change it: runs allowed to take {run_length(own.days_per_run)} "
-            f"(max_days_per_run): owning {config_name(own)} costs "
-            f"{usd(own.cost.per_year_usd)} a year.")
+    return (f"Would change it: allow runs of {run_length(own.days_per_run)} "
+            f"(max_days_per_run) and owning {config_name(own)}, "
+            f"{usd(own.cost.per_year_usd)} a year, costs less than renting.")
 
 
 def _cost_decides(decision: Decision, book: Rulebook | None) -> bool:

@@ -528,7 +528,7 @@ def serving_line(decision: Decision) -> str | None:
     against = next((r.text for o in decision.decisions["approach"].ranking
                     if o.option == "use-api" for r in o.reasons
                     if r.effect in ("avoid", "exclude")), None)
-    why = f"; not an API: {against[0].lower()}{against[1:]}" if against else ""
+    why = f"; not an API: {against[0].lower()}{against[1:]}" if against else "."
     return f"{served}, more than {api}{why}"
 
 
