@@ -190,3 +190,37 @@ def test_a_purchase_that_needs_less_up_front_says_so() -> None:
     for near in cheaper_up_front:
         assert (f"{near.label} costs" in lines and "you would rather spend less up front "
                 f"(${near.upfront_usd:,.0f} instead of ${pick.cost.upfront_usd:,.0f})" in lines)
+
+
+HOBBYIST = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "auto",
+            "training_tokens_b": 0.02, "runs_per_year": 10, "usage_pattern": "intermittent",
+            "budget_usd": 1500, "upfront_capex": True}
+"""$14 a year of work: the cheaper rows save cents."""
+
+
+def test_a_saving_of_a_few_dollars_that_is_no_sooner_is_no_close_call() -> None:
+    engine = load_engine()
+    least = engine.catalog.policy.thresholds["close_call_least_usd_year"].value
+    decision = _decide(HOBBYIST)
+    pick = decision.hardware.choice
+    assert pick is not None and pick.days_per_run is not None
+    cheaper = [a for a in decision.hardware.alternatives
+               if a.cost.per_year_usd <= pick.cost.per_year_usd and a.days_per_run is not None
+               and a.days_per_run >= pick.days_per_run and a.gpu != pick.gpu]
+    assert cheaper  # 2× RTX 4090 beside the L40S, a few per cent and under a dollar less
+    assert not {a.id for a in cheaper} & {c.id for c in decision.hardware.close_calls}
+    assert all(pick.cost.per_year_usd - a.cost.per_year_usd < least for a in cheaper)
+    assert not [line for line in close_call_lines(decision) if "less" in line]
+
+
+def test_a_saving_worth_a_line_stays_a_close_call() -> None:
+    # the Azure team of the test teams: 8x A100 80GB on AWS saves $51 a year, 2 %
+    azure = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "qlora",
+             "training_tokens_b": 0.1, "runs_per_year": 6, "usage_pattern": "intermittent",
+             "budget_usd": 15000, "upfront_capex": False, "cloud_ecosystem": "azure"}
+    least = load_engine().catalog.policy.thresholds["close_call_least_usd_year"].value
+    decision = _decide(azure)
+    pick = decision.hardware.choice
+    assert pick is not None
+    assert any(c.premium < 0 and pick.cost.per_year_usd - c.per_year_usd >= least
+               for c in decision.hardware.close_calls)

@@ -371,8 +371,10 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
         assert axes[name].choice == (axis.revised_from or axis.choice), name
         assert axes[name].ranking == axis.ranking, name
     assert all(w in decision.warnings for w in warnings)
-    margin = engine.catalog.policy.close_call_margin.value
-    section = hardware(pick, steps.scored, decision.decisions, engine.rulebook, margin=margin)
+    policy = engine.catalog.policy
+    section = hardware(pick, steps.scored, decision.decisions, engine.rulebook,
+                       margin=policy.close_call_margin.value,
+                       least_usd=policy.thresholds["close_call_least_usd_year"].value)
     said = decision.hardware.owned_why_not
     if said != section.owned_why_not:  # the engine adds what a lighter method costs on them
         assert section.owned_why_not is not None and said is not None

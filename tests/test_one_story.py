@@ -37,6 +37,8 @@ AGAINST_THE_PICK = {"pitfall.overprovision", "pitfall.bandwidth", "pitfall.incom
                     "run-too-long", "over-budget-never"}
 EMBEDDED = {"cloud.embedded-hyperscaler", "cloud.embedded-hyperscaler-at-a-premium"}
 """The rules that say "you already run on …"."""
+LEAST = POLICY.thresholds["close_call_least_usd_year"].value
+"""A cheaper row that is no sooner is a close call only from this saving a year."""
 
 
 def names(decision: Decision) -> set[str]:
@@ -204,9 +206,13 @@ def _operators(decision: Decision) -> list[str]:
                   and alt.cost.upfront_usd >= c.cost.upfront_usd
                   and (alt.score <= c.score
                        or decided_against(decision, alt, ENGINE.rulebook) is not None))
+        # one a little cheaper that is no sooner saves too little a year to weigh
+        trifling = (c.cost.per_year_usd - LEAST - 1 < alt.cost.per_year_usd
+                    < c.cost.per_year_usd + 1
+                    and (alt.days_per_run or 0) >= (c.days_per_run or 0) * (1 - margin) - 0.01)
         if (abs(alt.cost.per_year_usd - c.cost.per_year_usd) < margin * c.cost.per_year_usd - 1
                 and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
-                and (alt.gpu, alt.where) not in near and not beaten
+                and (alt.gpu, alt.where) not in near and not beaten and not trifling
                 and not (alt.cost.per_year_usd < c.cost.per_year_usd
                          and decided_against(decision, alt, ENGINE.rulebook) in far)):
             bad.append(f"{alt.id} is within {margin:.0%} of the pick and not a close call")

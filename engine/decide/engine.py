@@ -204,8 +204,11 @@ class Engine:
         answers = self._answers(answers)
         made = self._made(answers)
         run, axes, choice = made.run, made.axes, made.choice
+        policy = self.catalog.policy
+        least = policy.thresholds.get("close_call_least_usd_year")  # None: an earlier policy
         hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
-                      margin=self.catalog.policy.close_call_margin.value)
+                      margin=policy.close_call_margin.value,
+                      least_usd=0.0 if least is None else least.value)
         hw = self._own_with_lighter(made, hw)
         warnings, strategies = made.warnings, made.strategies
         if choice is not None:

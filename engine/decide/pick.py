@@ -63,15 +63,16 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 
 def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision], book: Rulebook, *, margin: float,
-             trace: bool = False) -> Hardware:
+             least_usd: float = 0.0, trace: bool = False) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions, the cheaper row it beat,
-    the team's plan and the close calls (within ``margin`` of the pick's cost), each said
+    the team's plan and the close calls (within ``margin`` of the pick's cost; a cheaper
+    one that is no sooner only where it saves ``least_usd`` a year or more), each said
     why against the decided ``axes`` of ``book``; with ``trace``, each configuration's own
     warnings and strategies, and every rule that excluded a configuration (else the first
     only)."""
     plan = plan_of(scored, choice, axes, book)
-    near, instead = (close_calls(choice, scored, margin, axes, book) if choice
-                     else NearTies([], []))
+    near, instead = (close_calls(choice, scored, margin, axes, book, least_usd=least_usd)
+                     if choice else NearTies([], []))
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
@@ -191,7 +192,7 @@ class NearTies(NamedTuple):
 
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
                 axes: Mapping[str, AxisDecision], book: Rulebook,
-                limit: int = 2) -> NearTies:
+                limit: int = 2, *, least_usd: float = 0.0) -> NearTies:
     """Eligible configurations of another GPU, place, kind of cloud or pricing (one each)
     whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
     those that cost no more, finish a run more than ``margin`` sooner and go against none of
@@ -200,6 +201,8 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     weigh), then the nearest in cost. What would tip the decision is then said with them.
     One that costs more, finishes no sooner, needs no less up front and goes against a
     decision or ranks no higher is no call at all: the pick beats it on every count.
+    One that costs less by under ``least_usd`` a year and finishes no sooner is none either:
+    the sum is no decision to weigh.
     One that costs a little less is no close call either where a decision it goes against
     also keeps out one that costs less by more than ``margin``: that decision was not close
     (staying in the team's hyperscaler at 2.3× the best other cloud is no close call with
@@ -227,7 +230,8 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     for entry in sorted(eligible, key=order):
         other = entry.config.cost_usd_year
         if (not cost or abs(other - cost) > margin * cost or _side(entry) in seen
-                or beaten(entry)):
+                or beaten(entry) or (cost - least_usd < other < cost
+                                     and entry.config.days_per_run >= days * (1 - margin))):
             continue
         if other < cost:
             if far is None:
