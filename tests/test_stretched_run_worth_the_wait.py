@@ -49,7 +49,8 @@ def _sized(counts: dict[int, tuple[float, float, float]], budget: float) -> int:
     trials = [SimpleNamespace(count=c) for c in listed]
     tried = _Counts(len(listed), lambda i: trials[i],  # type: ignore[arg-type,return-value]
                     lambda t: {"purchase": (True, counts[t.count][1])}, lambda: 0)
-    sizing = SimpleNamespace(deadline_days=73.0, burst_deadline_days=30.0, budget_usd=budget)
+    sizing = SimpleNamespace(deadline_days=73.0, burst_deadline_days=30.0, stretched_from=30.0,
+                             budget_usd=budget)
     kept = _worth_the_wait(POLICY, sizing, tried, 0,  # type: ignore[arg-type]
                            lambda t: True, lambda t: counts[t.count][0],
                            lambda n: counts[n][2])

@@ -352,8 +352,8 @@ def _worth_the_wait(policy: Policy, sizing: Sizing, tried: _Counts, at: int,
     dollars a year. Never past the compute budget where the stretched purchase keeps within
     it (``upfront`` of a count): there the wait is the saving."""
     chosen, verdicts = tried.at(at)
-    default = sizing.burst_deadline_days
-    if sizing.deadline_days <= default or run_days(chosen) <= default:
+    default = sizing.stretched_from
+    if default is None or run_days(chosen) <= default:
         return chosen
     sooner = tried.first(lambda t, _: held(t) and run_days(t) <= default, at + 1)
     if sooner is None:
@@ -1589,6 +1589,17 @@ def against_sooner(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     _said_against_cheaper(candidates, slowest_cheaper)
 
 
+def stretched_past(c: Configuration, facts: Mapping[str, Any],
+                   default_days: float | None) -> bool:
+    """Whether steady work stretched the run of ``c``, capacity held all year (bought, or
+    committed for months: not the team's own GPUs, paid for already), past the workload's
+    default limit ``default_days`` (None: nothing was stretched): its run limit and its run
+    both go past it."""
+    return (default_days is not None and not c.is_owned
+            and float(facts.get("run_limit_days") or 0.0) > default_days
+            and c.days_per_run > default_days)
+
+
 def against_the_wait(candidates: list[PricedCandidate], eligible: Mapping[str, bool],
                      policy: Policy, default_days: float | None) -> None:
     """For a configuration held all year (bought, or committed for months) whose run steady
@@ -1607,10 +1618,7 @@ def against_the_wait(candidates: list[PricedCandidate], eligible: Mapping[str, b
     for cand in candidates:
         c = cand.config
         found: Configuration | None = None
-        stretched = (default_days is not None and not c.is_owned
-                     and float(cand.facts.get("run_limit_days") or 0.0) > default_days
-                     and c.days_per_run > default_days)
-        if stretched and c.cost_usd_year:
+        if stretched_past(c, cand.facts, default_days) and c.cost_usd_year:
             most = c.cost_usd_year * (1 + sooner_premium(policy, c.days_per_run))
             within = not cand.facts.get("over_budget")
             found = min((s for s in rows if s.cost_usd_year <= most and s.where == c.where
@@ -1789,14 +1797,13 @@ def _against_split(candidates: list[PricedCandidate], eligible: Mapping[str, boo
     goes over the compute budget is no reason against one that keeps within it."""
     singles: dict[tuple[str, ...], list[tuple[Configuration, bool]]] = {}
     for cand in candidates:
-        if (eligible.get(cand.id, False)
-                and int(cand.facts.get("gpus_per_job") or cand.config.count) == 1):
+        if eligible.get(cand.id, False) and gpus_a_job(cand) == 1:
             singles.setdefault(_alike(cand.config), []).append(
                 (cand.config, bool(cand.facts.get("over_budget"))))
     for cand in candidates:
         c = cand.config
         found = None
-        if int(cand.facts.get("gpus_per_job") or c.count) > 1 and c.cost_usd_year:
+        if gpus_a_job(cand) > 1 and c.cost_usd_year:
             within = not cand.facts.get("over_budget")
             found = min((s.cost_usd_year for s, over in singles.get(_alike(c), ())
                          if _quality(s) <= _quality(c) and s.days_per_run <= c.days_per_run

@@ -211,18 +211,26 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     eligible = [s for s in scored if not s.excluded and s is not choice]
     far: dict[str, Scored] | None = None  # found once, where a cheaper rival asks
 
+    def sooner(s: Scored) -> bool:
+        """Finishes a run more than ``margin`` sooner than the pick."""
+        return s.config.days_per_run < days * (1 - margin)
+
     def order(s: Scored) -> tuple[bool, bool, float]:
         c = s.config
-        trade = c.cost_usd_year <= cost and c.days_per_run < days * (1 - margin)
+        trade = c.cost_usd_year <= cost and sooner(s)
         better = trade and axis_against(book, axes, choice.facts, s.facts) is None
         return not better, not trade, abs(c.cost_usd_year - cost)
 
     def beaten(s: Scored) -> bool:
         c = s.config
-        return (c.cost_usd_year > cost and c.days_per_run >= days * (1 - margin)
+        return (c.cost_usd_year > cost and not sooner(s)
                 and c.upfront_usd >= choice.config.upfront_usd
                 and (s.score <= choice.score
                      or axis_against(book, axes, choice.facts, s.facts) is not None))
+
+    def trifling(s: Scored) -> bool:
+        """Saves under ``least_usd`` a year and finishes no sooner: no decision to weigh."""
+        return cost - least_usd < s.config.cost_usd_year < cost and not sooner(s)
 
     found: list[Scored] = []
     instead: list[Scored] = []
@@ -230,8 +238,7 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     for entry in sorted(eligible, key=order):
         other = entry.config.cost_usd_year
         if (not cost or abs(other - cost) > margin * cost or _side(entry) in seen
-                or beaten(entry) or (cost - least_usd < other < cost
-                                     and entry.config.days_per_run >= days * (1 - margin))):
+                or beaten(entry) or trifling(entry)):
             continue
         if other < cost:
             if far is None:

@@ -18,7 +18,7 @@ from operator import itemgetter
 from typing import Any, get_args
 
 from engine.catalog.models import Ecosystem, Policy
-from engine.decide.candidates import PricedCandidate, market, sooner_premium
+from engine.decide.candidates import PricedCandidate, market, sooner_premium, stretched_past
 from engine.decide.configuration import Configuration, config_label, run_length
 from engine.estimates.cost import CostLine, break_even, crossing, payback_years
 from engine.estimates.figure import Figure, dollars, tidy
@@ -626,9 +626,8 @@ def rent_sooner_worth_the_wait(local: Scored, cloud: Scored, policy: Policy,
     already, wait for nothing; renting over the compute budget is no reason against a
     purchase that keeps within it."""
     own, rent = local.config, cloud.config
-    if (default_days is None or own.is_owned or not own.cost_usd_year
-            or float(local.facts.get("run_limit_days") or 0.0) <= default_days
-            or own.days_per_run <= default_days or rent.days_per_run > default_days
+    if (default_days is None or not stretched_past(own, local.facts, default_days)
+            or not own.cost_usd_year or rent.days_per_run > default_days
             or rent.cost_usd_year <= own.cost_usd_year
             or (cloud.facts.get("over_budget") and not local.facts.get("over_budget"))):
         return None

@@ -421,9 +421,11 @@ def _wait_line(decision: Decision) -> str | None:
             or choice.where != "cloud"):
         return None
     own = next((c for c in decision.hardware.alternatives
-                if c.where == "local" and not c.owned and c.days_per_run is not None), None)
-    if (own is None or own.days_per_run is None
-            or any(r.rule == "hardware.over-budget" for r in own.reasons)):
+                if c.where == "local" and not c.owned), None)
+    if own is None or own.days_per_run is None:
+        return None
+    budget, first = decision.facts.get("compute_budget_usd"), own.cost.first_year_usd
+    if isinstance(budget, (int, float)) and first is not None and first > budget:
         return None  # over the budget, owning would not win with longer runs either
     return (f"Would change it: allow runs of {run_length(own.days_per_run)} "
             f"(max_days_per_run) and owning {config_name(own)}, "

@@ -525,10 +525,10 @@ def serving_line(decision: Decision) -> str | None:
         below = (f" (less below ~{amount(even)}M)"
                  if isinstance(even, (int, float)) and even < volume else "")
         return f"{served}, against {api}{below}."
-    against = next((r.text for o in decision.decisions["approach"].ranking
-                    if o.option == "use-api" for r in o.reasons
-                    if r.effect in ("avoid", "exclude")), None)
-    why = f"; not an API: {against[0].lower()}{against[1:]}" if against else "."
+    against = max((r for o in decision.decisions["approach"].ranking if o.option == "use-api"
+                   for r in o.reasons if r.effect in ("avoid", "exclude")),
+                  key=lambda r: r.weight, default=None)  # the strongest, as reason_against
+    why = f"; not an API: {against.text[0].lower()}{against.text[1:]}" if against else "."
     return f"{served}, more than {api}{why}"
 
 
