@@ -50,3 +50,22 @@ def test_a_kind_that_sells_the_job_only_in_blocks_gives_way() -> None:
     assert "no specialised cloud sells this job on-demand" in kind.revision
     ratio = float(re.search(r"([\d.]+)× the", kind.revision).group(1))  # type: ignore[union-attr]
     assert ratio >= PREMIUM
+
+
+# a 405B full fine-tune twice a year: only clusters sold under contract hold it in 3 days
+ONLY_CONTRACTS: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-3.1-405b", "method": "full",
+    "training_tokens_b": 5, "runs_per_year": 2, "usage_pattern": "intermittent",
+    "budget_usd": 2000000, "upfront_capex": True, "cloud_ecosystem": "none"}
+
+
+def test_where_only_contracts_do_the_work_the_cheapest_is_not_marked_down() -> None:
+    decision = decide(ONLY_CONTRACTS)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.access == "contract"
+    rented = [c for c in [choice, *decision.hardware.alternatives] if c.where == "cloud"]
+    assert all(c.access == "contract" for c in rented)
+    # the pick is the cheapest contract for the work, not one dear enough to escape the rule
+    assert choice.cost.per_year_usd == min(c.cost.per_year_usd for c in rented)
+    assert all(r.rule != "hardware.contract-for-little-spend"
+               for c in rented for r in c.reasons)

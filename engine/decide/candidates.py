@@ -1483,6 +1483,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_specialised(candidates, eligible)
     _against_self_serve(candidates, eligible)
     _provider_least(candidates, eligible)
+    _open_cloud(candidates, eligible)
     _against_one_node(candidates, eligible)
     _against_split(candidates, eligible)
     _dominance(candidates, eligible)
@@ -1853,6 +1854,16 @@ def _provider_least(candidates: list[PricedCandidate], eligible: Mapping[str, bo
         c = cand.config
         found = least.get(c.provider) if c.where == "cloud" else None
         cand.facts["provider_least_cost_usd_year"] = found
+
+
+def _open_cloud(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """Whether an eligible rented configuration sold by card or by account does the work
+    (``open_cloud_available``): where none does, a sales contract is the only way to rent
+    it, and one for little spend is no worse than one for more."""
+    found = any(eligible.get(cand.id, False) and cand.config.where == "cloud"
+                and cand.config.access != "contract" for cand in candidates)
+    for cand in candidates:
+        cand.facts["open_cloud_available"] = found
 
 
 def _against_self_serve(candidates: list[PricedCandidate],

@@ -714,6 +714,9 @@ RANKED: tuple[FactSpec, ...] = (
              "least any eligible configuration of its provider costs for the year's work, "
              "whatever its count or pricing (absent for owned ones and where none is "
              "eligible)", unit="USD/year", origin="candidate", phase="summary"),
+    FactSpec("open_cloud_available", "bool", "an eligible rented configuration sold by card "
+             "or by account (not only under a sales contract) does the work",
+             origin="candidate", phase="summary"),
     FactSpec("dominated_same_side", "bool", "an eligible configuration on its side (owned or "
              "rented) costs no more for the work and finishes a run sooner", origin="candidate",
              phase="summary"),
