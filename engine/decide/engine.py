@@ -88,6 +88,7 @@ SCHEMA_VERSION = 3
 SHOWN_FACTS = frozenset({"model_name", "params_b", "hours_gpu_name", "dev_gpu_name",
                          "dev_gpu_count", "dev_purchase_usd", "owned_gpu_name",
                          "api_cost_usd_month", "api_name", "own_cost_usd_month",
+                         "own_serving_usd_month", "own_training_usd_month",
                          "api_break_even_tokens_m"})
 """Facts the advice prints (its summary lines), in every decision beside the facts the
 request rules read; the other facts come with ``trace``."""

@@ -516,8 +516,12 @@ def serving_line(decision: Decision) -> str | None:
             or not isinstance(bill, (int, float)) or not isinstance(volume, (int, float))
             or not isinstance(gpus, (int, float))):
         return None
-    served = (f"Your own model, served on {gpus:,.0f} GPU{'s' * (gpus != 1)} around the "
-              f"clock: ~{usd(own)} a month all in")
+    serving, training = facts.get("own_serving_usd_month"), facts.get("own_training_usd_month")
+    where = f"on {gpus:,.0f} GPU{'s' * (gpus != 1)} around the clock"
+    parts = (f" ({usd(serving)} serving it {where}, {usd(training)} training it)"
+             if isinstance(serving, (int, float)) and isinstance(training, (int, float))
+             else f", served {where}")
+    served = f"Your own model: ~{usd(own)} a month all in{parts}"
     api = (f"{facts.get('api_name', 'a hosted API')}'s ~{usd(bill)} for your "
            f"{amount(volume)}M tokens")
     even = facts.get("api_break_even_tokens_m")
