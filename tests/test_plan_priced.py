@@ -77,3 +77,17 @@ def test_a_plan_of_gpus_the_team_owns_is_not_priced_again() -> None:
     more = _decide(engine, model="llama-3.2-1b", owned_gpu="a10g", owned_gpu_count=2,
                    planned_gpu="a10g", planned_gpu_count=8)
     assert not any("is of the GPUs you own" in line for line in brief_lines(more))
+
+
+def test_an_unpriced_plan_says_its_own_reason() -> None:
+    engine = load_engine()
+    # one card a machine holds, that no cloud rents and the catalog has no price for
+    said = warned(_decide(engine, planned_gpu="rtx-pro-5000-blackwell", planned_gpu_count=1),
+                  "plan-not-priced")
+    assert len(said) == 1
+    assert "no cloud in the catalog rents it, and the catalog has no purchase price" in said[0]
+    assert "machine" not in said[0] and "would hold the job" not in said[0]
+    # eight cards no machine holds: fewer would
+    said = warned(_decide(engine, planned_gpu="rtx-pro-6000-blackwell", planned_gpu_count=8),
+                  "plan-not-priced")
+    assert "no machine in it holds them (1 would hold the job)" in said[0]

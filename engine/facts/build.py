@@ -809,3 +809,19 @@ def _plan_fit_facts(facts: Facts, answers: Answers, catalog: Catalog,
     facts.put("planned_vram_ratio", total / vram_needed if vram_needed else None)
     facts.put("planned_fits", needed is not None and needed <= answers.planned_gpu_count)
     facts.put("planned_gpus_needed", needed)
+    facts.put("plan_unpriced_because", _plan_unpriced_because(
+        catalog, gpu, answers.planned_gpu_count, needed))
+
+
+def _plan_unpriced_because(catalog: Catalog, gpu: Gpu, count: int, needed: int | None) -> str:
+    """Why a plan that holds the job may find no price, in the words of the advice: no cloud
+    rents that many and the catalog has no purchase price for the GPU, or no machine holds
+    them (a purchase is priced, ruled out or not, wherever a machine holds the count; read
+    only where the plan is not priced)."""
+    rented = any(o.gpu == gpu.id for o in catalog.offers)
+    rents = "no cloud in the catalog rents that many" if rented else (
+        "no cloud in the catalog rents it")
+    if not gpu.buyable:
+        return f"{rents}, and the catalog has no purchase price for it"
+    fewer = f" ({needed} would hold the job)" if needed is not None and needed < count else ""
+    return f"{rents} and no machine in it holds them{fewer}"

@@ -211,6 +211,9 @@ SIZED: tuple[FactSpec, ...] = tuple(replace(spec, phase="sized") for spec in (
     _d("planned_vram_ratio", "number", "planned VRAM ÷ VRAM the job needs"),
     _d("planned_fits", "bool", "the job fits the planned GPUs"),
     _d("planned_gpus_needed", "number", "planned GPUs the job needs", "GPUs"),
+    _d("plan_unpriced_because", "string", "why the planned GPUs may find no price for the "
+       "work: no cloud that rents that many, and no purchase price in the catalog or no "
+       "machine that holds them"),
 ))
 
 SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in (
