@@ -596,6 +596,7 @@ def deployment_facts(local: Scored | None, cloud: Scored | None, work: Workload,
                    cloud_provider_name=c.provider_name, cloud_gpu_name=c.gpu_name,
                    cloud_gpu_count=c.count, cloud_pricing=c.pricing,
                    cloud_cost_usd_year=c.cost_usd_year,
+                   cloud_first_year_usd=c.first_year_bill_usd,
                    cloud_usd_per_gpu_hour=c.usd_per_gpu_hour,
                    cloud_days_per_run=c.days_per_run, cloud_run_length=run_length(c.days_per_run))
     if local is None or cloud is None:

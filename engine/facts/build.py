@@ -376,6 +376,10 @@ def _programme_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Sh
     covers = answers.budget_covers == "programme"
     facts.put("compute_budget_usd",
               max(answers.budget_usd - beside, 0.0) if covers else answers.budget_usd)
+    dev = facts.values.get("dev_purchase_usd")
+    if isinstance(dev, (int, float)):
+        facts.put("budget_after_dev_box_usd",
+                  max(facts.values["compute_budget_usd"] - dev, 0.0))
 
 
 def reference_rental(catalog: Catalog, answers: Answers, shape: Shape,

@@ -94,6 +94,8 @@ REQUEST: tuple[FactSpec, ...] = (
     _d("dev_gpu_name", "string", "local box for QLoRA development and tests: the team's own "
        "GPUs where they hold it, else the cheapest to buy"),
     _d("dev_gpu_count", "number", "cards in that development box", "GPUs"),
+    _d("budget_after_dev_box_usd", "number", "what the compute budget leaves once the "
+       "development box is bought (the budget itself where the team owns one)", "USD"),
     _d("dev_purchase_usd", "number", "up-front cost of that development box (0: owned)",
        "USD"),
     _d("dev_is_owned", "bool", "the development box is the team's own GPUs"),
@@ -310,6 +312,8 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("cloud_gpu_count", "number", "its GPUs", "GPUs"),
         _d("cloud_pricing", "string", "its pricing", options_of="pricing"),
         _d("cloud_cost_usd_year", "number", "renting it for the year's work", "USD/year"),
+        _d("cloud_first_year_usd", "number", "its first year's bill: the year's work with "
+           "evaluation and failed runs", "USD"),
         _d("cloud_usd_per_gpu_hour", "number", "its $/GPU-hour", "USD/GPU-hour"),
         _d("cloud_days_per_run", "number", "days one run takes on it", "days"),
         _d("cloud_run_length", "string", "the same in words (``12.7 days``, ``5.4 hours``)"),

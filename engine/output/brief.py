@@ -213,10 +213,16 @@ def budget_clause(decision: Decision, choice: Candidate) -> str:
     whole = decision.answers.get("budget_covers") == "programme"
     of = (f"of the {usd(left)} your {usd(budget)} budget leaves for compute" if whole
           else f"of your {usd(budget)} budget")
-    over = " (over it)" if first > left else ""
     if choice.where == "local":
+        over = " (over it)" if first > left else ""
         return f"; {usd(first)} up front {of}{over}"
-    return f"; year one with evaluation and failed runs: {usd(first)} {of}{over}"
+    box = decision.facts.get("dev_purchase_usd")
+    counted = "evaluation and failed runs"
+    if decision.decisions["deployment"].choice == "hybrid" and isinstance(box, (int, float)) \
+            and box > 0:  # the development box the advice says to buy is bought in year one
+        first, counted = first + box, "evaluation, failed runs and the development box"
+    over = " (over it)" if first > left else ""
+    return f"; year one with {counted}: {usd(first)} {of}{over}"
 
 
 _REASON_KINDS = {"+": "reason", "✗": "ruled-out"}
