@@ -211,7 +211,8 @@ def _operators(decision: Decision) -> list[str]:
                     < c.cost.per_year_usd + 1
                     and (alt.days_per_run or 0) >= (c.days_per_run or 0) * (1 - margin) - 0.01)
         if (abs(alt.cost.per_year_usd - c.cost.per_year_usd) < margin * c.cost.per_year_usd - 1
-                and (alt.gpu, alt.where) != (c.gpu, c.where) and len(near) < 2
+                and (alt.gpu, alt.where) != (c.gpu, c.where)
+                and len(decision.hardware.close_calls) < 2
                 and (alt.gpu, alt.where) not in near and not beaten and not trifling
                 and not (alt.cost.per_year_usd < c.cost.per_year_usd
                          and decided_against(decision, alt, ENGINE.rulebook) in far)):

@@ -334,7 +334,7 @@ def test_a_regulated_team_develops_on_a_card_with_ecc() -> None:
     engine = load_engine()
     answers = {"workload": "fine-tune", "model": "qwen3-30b-a3b", "method": "full",
                "hours_per_year": 6000, "hours_gpu": "a100-80gb", "usage_pattern": "continuous",
-               "budget_usd": 20000, "upfront_capex": True, "concurrent_jobs": 3}
+               "budget_usd": 60000, "upfront_capex": True, "concurrent_jobs": 3}
     decisions = {regulated: engine.recommend(validate_answers(
         {**answers, "regulated_control": regulated}, engine.catalog))
         for regulated in (False, True)}

@@ -67,14 +67,14 @@ def test_a_pool_spreads_its_jobs_instead() -> None:
     assert not any(f["sooner_than_count"] for f in _facts(pool).values())
 
 
-SMALL_PRETRAIN = {"workload": "pretrain", "model": "llama-3.2-1b", "training_tokens_b": 100,
+SMALL_PRETRAIN = {"workload": "pretrain", "model": "gemma-3-1b", "training_tokens_b": 100,
                   "runs_per_year": 2, "usage_pattern": "bursty", "budget_usd": 2500,
                   "upfront_capex": False}
 
 
 def test_the_slow_runs_are_marked_down_within_the_most_over_the_cheapest() -> None:
-    """The cheapest marketplace configurations take weeks (4× L40S 16.4 days, 1× H100 20.7);
-    eight B200 on one instance take 1.2 days for 12 % more than the cheapest: the premium a
+    """The cheapest marketplace configurations take weeks (2× L40S 24.6 days, 1× H100 16.7);
+    eight B200 on one instance take a day for 17 % more than the cheapest: the premium a
     run of weeks allows. Every slow run is marked down by one no harder to get, and what
     is taken costs at most sooner_run_premium_most more than the cheapest alike."""
     engine = load_engine()
