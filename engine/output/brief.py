@@ -204,7 +204,8 @@ def _cost(decision: Decision, choice: Candidate) -> str:
 
 def budget_clause(decision: Decision, choice: Candidate) -> str:
     """``; year one with evaluation and failed runs: $5,850 of your $5,000 budget (over
-    it)``: what the budget check counts, against what the budget leaves for compute."""
+    it)``: what the budget check counts (with the development box a hybrid pick says to
+    buy), against what the budget leaves for compute."""
     budget = decision.answers.get("budget_usd")
     first = choice.cost.first_year_usd
     if not isinstance(budget, (int, float)) or budget <= 0 or first is None:
