@@ -61,3 +61,18 @@ def test_no_serving_line_under_an_api_headline_or_without_a_volume() -> None:
         "api_far_cheaper_ratio"].value
     assert serving_line(decision) is None
     assert serving_line(decide({**HIGH_VOLUME, "api_tokens_per_month_m": None})) is None
+
+
+def test_a_team_that_counts_no_paid_engineers_serves_in_its_own_time() -> None:
+    """The lowest budget tier's programme counts no paid engineers ("your own time"): the
+    model it serves is run in its own time too, not by a share of a paid engineer."""
+    low = decide(PROPRIETARY_LOW)  # $2,000: people not counted
+    paid = decide({**PROPRIETARY_LOW, "budget_usd": 50000})
+    fte = POLICY.serving_operations_fte.value
+    salary = POLICY.engineer_usd_per_year["us"].value
+    extra = paid.facts["own_serving_usd_month"] - low.facts["own_serving_usd_month"]
+    assert abs(extra - fte * salary / 12) < 1
+    said = {w.id: w.text for w in low.warnings}
+    assert "your own time to run it" in said["api-cheaper-than-own"]
+    assert "share of an engineer" in {w.id: w.text for w in paid.warnings}[
+        "api-cheaper-than-own"]

@@ -269,10 +269,15 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     facts.put("api_name", api.name)
     facts.put("api_cost_usd_month", bill.value, bill)
     req = memory_request(answers, shape, "inference")
-    month = serving_cost_per_month(catalog, shape, volume, req, answers.team_region)
+    training = facts.traces["own_training_usd_month"]
+    # a team whose programme counts no paid engineers (the lowest tier: its own time) runs
+    # its served model in its own time too
+    own_time = not training.inputs.get("people_usd_year")
+    fte = 0.0 if own_time else None
+    month = serving_cost_per_month(catalog, shape, volume, req, answers.team_region,
+                                   operations_fte=fte)
     if month is None:
         return
-    training = facts.traces["own_training_usd_month"]
     own = figure(month.value + training.value, "USD/month",
                  "serving a month + the training programme a month",
                  [*month.sources, *training.sources], serving_usd_month=month.value,
@@ -281,11 +286,14 @@ def _api_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -
     facts.put("own_cost_usd_month", own.value, own)
     facts.put("own_serving_gpus", month.inputs["gpus"])
     facts.put("own_serving_gpu_name", month.inputs["gpu_name"])
+    facts.put("own_serving_run_by", "your own time to run it" if own_time
+              else "the share of an engineer who runs it")
     if own.value > 0:
         facts.put("api_to_own_cost_ratio", bill.value / own.value)
 
     def serving(tokens_m: float) -> float | None:
-        found = serving_cost_per_month(catalog, shape, tokens_m, req, answers.team_region)
+        found = serving_cost_per_month(catalog, shape, tokens_m, req, answers.team_region,
+                                       operations_fte=fte)
         return None if found is None else found.value
 
     usd_per_m = api_cost_per_month(1.0, api, catalog.policy).value
@@ -425,10 +433,13 @@ def api_for(catalog: Catalog, shape: Shape, *, frontier: bool = False) -> ApiOff
 
 
 def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: float,
-                           req: MemoryRequest, region: str = "us") -> Figure | None:
+                           req: MemoryRequest, region: str = "us", *,
+                           operations_fte: float | None = None) -> Figure | None:
     """Serving the model yourself for a month: the GPUs that hold it and serve the busiest
     hours (decoding speed from memory bandwidth), rented on demand around the clock on the
-    cheapest datacenter offer, plus the share of an engineer who runs it."""
+    cheapest datacenter offer, plus the share of an engineer who runs it
+    (``operations_fte``, default the policy's ``serving_operations_fte``; 0 for a team
+    that runs it in its own time)."""
     policy = catalog.policy
     hours = policy.hours_per_month.value
     peak = tokens_m_per_month * 1e6 / (hours * 3600) * policy.serving_peak_to_mean.value
@@ -458,7 +469,8 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
     rent, _, offer, gpu, count, speed = min(options, key=lambda o: (o[0], o[1]))
     assert offer.on_demand_usd_per_gpu_hour is not None
     engineer = policy.engineer_usd_per_year[region]  # type: ignore[index]
-    people = policy.serving_operations_fte.value * engineer.value / 12
+    fte = policy.serving_operations_fte.value if operations_fte is None else operations_fte
+    people = fte * engineer.value / 12
     return figure(
         rent + people, "USD/month",
         "GPUs × $/GPU-hour × hours a month × (1 + hidden overhead), on demand, for the GPUs "
@@ -467,12 +479,13 @@ def serving_cost_per_month(catalog: Catalog, shape: Shape, tokens_m_per_month: f
         [*offer.sources, *policy.hours_per_month.sources,
          *policy.hidden_cloud_overhead.sources,
          *policy.serving_tokens_per_s_per_bandwidth.sources,
-         *policy.serving_peak_to_mean.sources, *policy.serving_operations_fte.sources,
+         *policy.serving_peak_to_mean.sources,
+         *(policy.serving_operations_fte.sources if operations_fte is None else ()),
          *engineer.sources],
         offer=offer.id, gpu_name=gpu.name, gpus=count,
         usd_per_gpu_hour=offer.on_demand_usd_per_gpu_hour, hours=hours, hidden_overhead=over,
         peak_tokens_per_s=peak, tokens_per_s_per_gpu=speed, gpus_usd_month=rent,
-        operations_usd_month=people)
+        operations_fte=fte, operations_usd_month=people)
 
 
 def _owned_facts(facts: Facts, answers: Answers, catalog: Catalog, shape: Shape) -> None:

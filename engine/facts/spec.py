@@ -127,6 +127,8 @@ REQUEST: tuple[FactSpec, ...] = (
        "unless budget_covers is programme)", "USD"),
     _d("own_serving_gpus", "number", "GPUs that serving it needs", "GPUs"),
     _d("own_serving_gpu_name", "string", "their GPU"),
+    _d("own_serving_run_by", "string", "who runs the served model, in words: the share of "
+       "an engineer, or the team's own time where its programme counts no paid engineers"),
     _d("api_model_class", "string", "the class of hosted model it stands in for",
        choices=("small", "mid", "frontier")),
     _d("api_name", "string", "the hosted model priced"),
