@@ -224,3 +224,23 @@ def test_a_saving_worth_a_line_stays_a_close_call() -> None:
     assert pick is not None
     assert any(c.premium < 0 and pick.cost.per_year_usd - c.per_year_usd >= least
                for c in decision.hardware.close_calls)
+
+
+@pytest.mark.parametrize("example", ["startup-7b-continuous.yaml",
+                                     "research-70b-intermittent.yaml"])
+def test_a_close_call_that_waits_longer_says_how_long(example: str) -> None:
+    """A close call whose runs take notably longer than the pick's (what it saves, it saves
+    by waiting) says how long, beside its cost; one that is no slower does not."""
+    engine = load_engine()
+    decision = engine.recommend(load_answers(
+        Path(__file__).parent.parent / "examples" / example, [], engine.catalog),
+        decision_id="x")
+    choice = decision.hardware.choice
+    assert choice is not None and choice.days_per_run is not None
+    lines = close_call_lines(decision)
+    assert lines
+    for near, line in zip(decision.hardware.close_calls, lines):
+        assert near.days_per_run is not None
+        head = line.split(";")[0]
+        slower = near.days_per_run * 0.8 > choice.days_per_run
+        assert (" a run instead of " in head) is slower, line

@@ -761,6 +761,11 @@ def close_call_lines(decision: Decision) -> list[str]:
     for near in decision.hardware.close_calls:
         text = (f"A close call: {near.label} costs {_more_or_less(near.premium)} "
                 f"({usd(near.per_year_usd)} a year)")
+        if (near.days_per_run is not None and choice.days_per_run is not None
+                and near.days_per_run * TIP_SHARE > choice.days_per_run):
+            # what it saves, it saves by waiting: say how long
+            text += (f", at {run_length(near.days_per_run)} a run instead of "
+                     f"{run_length(choice.days_per_run)}")
         tips = _tips(choice, near.label, near.days_per_run, near.upfront_usd)
         if tips:
             text += f"; prefer it if {tips}"
