@@ -239,7 +239,7 @@ def test_a_close_call_that_waits_longer_says_how_long(example: str) -> None:
     assert choice is not None and choice.days_per_run is not None
     lines = close_call_lines(decision)
     assert lines
-    for near, line in zip(decision.hardware.close_calls, lines):
+    for near, line in zip(decision.hardware.close_calls, lines, strict=False):
         assert near.days_per_run is not None
         head = line.split(";")[0]
         slower = near.days_per_run * 0.8 > choice.days_per_run
