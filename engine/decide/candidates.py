@@ -1484,6 +1484,7 @@ def with_ratios(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
     _against_self_serve(candidates, eligible)
     _provider_least(candidates, eligible)
     _open_cloud(candidates, eligible)
+    _spot_instead(candidates, eligible)
     _against_one_node(candidates, eligible)
     _against_split(candidates, eligible)
     _dominance(candidates, eligible)
@@ -1864,6 +1865,30 @@ def _open_cloud(candidates: list[PricedCandidate], eligible: Mapping[str, bool])
                 and cand.config.access != "contract" for cand in candidates)
     for cand in candidates:
         cand.facts["open_cloud_available"] = found
+
+
+def _spot_instead(candidates: list[PricedCandidate], eligible: Mapping[str, bool]) -> None:
+    """For each configuration rented on demand, the cheapest eligible spot configuration of
+    the same provider: what it saves as a share of this one's cost a year
+    (``spot_instead_saving``; None for others and where there is none), its cost a year
+    (``spot_instead_cost_usd_year``) and name (``spot_instead_label``): what runs that
+    checkpoint and resume would weigh, in the same cloud."""
+    cheapest: dict[str, Configuration] = {}
+    for cand in candidates:
+        c = cand.config
+        if eligible.get(cand.id, False) and c.where == "cloud" and c.pricing == "spot":
+            _keep_cheapest(cheapest, c.provider or "", c)
+    for cand in candidates:
+        c = cand.config
+        found = (cheapest.get(c.provider or "") if c.where == "cloud"
+                 and c.pricing == "on-demand" and c.cost_usd_year > 0 else None)
+        cand.facts["spot_instead_saving"] = (
+            None if found is None else tidy(1 - found.cost_usd_year / c.cost_usd_year, 3))
+        cand.facts["spot_instead_cost_usd_year"] = (
+            None if found is None else found.cost_usd_year)
+        cand.facts["spot_instead_saving_usd"] = (
+            None if found is None else tidy(c.cost_usd_year - found.cost_usd_year, 2))
+        cand.facts["spot_instead_label"] = "" if found is None else config_label(found)
 
 
 def _against_self_serve(candidates: list[PricedCandidate],

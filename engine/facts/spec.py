@@ -723,6 +723,17 @@ RANKED: tuple[FactSpec, ...] = (
              "least any eligible configuration of its provider costs for the year's work, "
              "whatever its count or pricing (absent for owned ones and where none is "
              "eligible)", unit="USD/year", origin="candidate", phase="summary"),
+    FactSpec("spot_instead_saving", "number", "for a configuration rented on demand, what the "
+             "cheapest eligible spot configuration of the same provider saves against it, as "
+             "a share of its cost (absent for others and where there is none)",
+             origin="candidate", phase="summary"),
+    FactSpec("spot_instead_cost_usd_year", "number", "that spot configuration's cost for the "
+             "work (absent where the saving is)", unit="USD/year", origin="candidate",
+             phase="summary"),
+    FactSpec("spot_instead_saving_usd", "number", "what it saves a year (absent where the "
+             "share is)", unit="USD/year", origin="candidate", phase="summary"),
+    FactSpec("spot_instead_label", "string", "that spot configuration, as the advice names "
+             "it (empty where there is none)", origin="candidate", phase="summary"),
     FactSpec("open_cloud_available", "bool", "an eligible rented configuration sold by card "
              "or by account (not only under a sales contract) does the work",
              origin="candidate", phase="summary"),
