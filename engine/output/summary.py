@@ -763,7 +763,7 @@ def close_call_lines(decision: Decision) -> list[str]:
                 f"({usd(near.per_year_usd)} a year)")
         if (near.days_per_run is not None and choice.days_per_run is not None
                 and near.days_per_run * TIP_SHARE > choice.days_per_run):
-            # what it saves, it saves by waiting: say how long
+            # what it saves, it saves by waiting (runs a quarter or more longer): say how long
             text += (f", at {run_length(near.days_per_run)} a run instead of "
                      f"{run_length(choice.days_per_run)}")
         tips = _tips(choice, near.label, near.days_per_run, near.upfront_usd)
