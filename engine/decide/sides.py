@@ -383,6 +383,7 @@ def _side(prefix: str, s: Scored) -> dict[str, Any]:
         f"{prefix}_upfront_usd": c.upfront_usd,
         f"{prefix}_days_per_run": c.days_per_run,
         f"{prefix}_busy_hours_per_year": c.busy_hours_per_year,
+        f"{prefix}_utilisation": c.utilisation,
     }
 
 

@@ -247,6 +247,7 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
         _d(f"best_{side}_days_per_run", "number", "days one run takes on it", "days"),
         _d(f"best_{side}_busy_hours_per_year", "number", "hours a year it is busy",
            "hours/year"),
+        _d(f"best_{side}_utilisation", "number", "the share of the year it is busy"),
     )),
     _d("pricing_in_own_cloud", "bool", "the pricing facts weigh only the configurations of "
        "the hyperscaler the team runs on (one of them holds the job)"),
