@@ -425,6 +425,16 @@ def _why_not(choice: Scored, rival: Scored, axes: Mapping[str, AxisDecision],
     return rule, text
 
 
+def strongest_against(decision: AxisDecision, option: str) -> Reason | None:
+    """The weightiest reason (avoid or exclude) the rules gave against ``option`` of an
+    axis, or None where there is none (or no such option)."""
+    theirs = next((o for o in decision.ranking if o.option == option), None)
+    if theirs is None:
+        return None
+    return max((r for r in theirs.reasons if r.effect in ("avoid", "exclude")),
+               key=lambda r: r.weight, default=None)
+
+
 def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str, str] | None:
     """(rule, text): the strongest reason the rules gave against ``option`` of an axis
     (marketplace: "not for proprietary data"), where it weighs at least as much as the
@@ -433,11 +443,9 @@ def reason_against(axis: str, decision: AxisDecision, option: str) -> tuple[str,
     if decision.revision and option == decision.revised_from:
         return None
     chosen = next((o for o in decision.ranking if o.option == decision.choice), None)
-    theirs = next((o for o in decision.ranking if o.option == option), None)
-    if chosen is None or theirs is None:
+    if chosen is None:
         return None
-    against = max((r for r in theirs.reasons if r.effect in ("avoid", "exclude")),
-                  key=lambda r: r.weight, default=None)
+    against = strongest_against(decision, option)
     if against is None or (against.effect == "avoid" and against.weight < axis_weight(decision)):
         return None
     label = axis.replace("_", " ")
