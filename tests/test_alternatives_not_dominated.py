@@ -53,17 +53,18 @@ def test_alternatives_show_no_row_a_row_above_beats(tmp_path: Path) -> None:
         assert not any(c <= cost and d <= days and not out for c, d, out in rows[:i]), rows
 
 
-# a regulated UK team on Azure, 24 LoRA runs a year of a 7B model: $477 a year on AWS London
-UK_7B_LORA: dict[str, Any] = {
-    "workload": "fine-tune", "model": "mistral-7b", "method": "auto",
-    "training_tokens_b": 0.1, "runs_per_year": 24, "usage_pattern": "intermittent",
-    "budget_usd": 20000, "upfront_capex": False, "data_residency": "region",
-    "allowed_regions": ["uk"], "regulated_control": True, "cloud_ecosystem": "azure"}
+# a UK team with proprietary data, 4 QLoRA runs a year of a 72B model: $595 a year on AWS
+# London, where another configuration open to it costs ten times that
+UK_72B: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen2.5-72b", "training_tokens_b": 0.05,
+    "runs_per_year": 4, "usage_pattern": "intermittent", "budget_usd": 20000,
+    "upfront_capex": False, "data_residency": "region", "allowed_regions": ["uk"],
+    "proprietary_data": True}
 
 
 def test_no_alternative_far_dearer_than_the_pick(tmp_path: Path) -> None:
     path = tmp_path / "answers.yaml"
-    path.write_text(yaml.safe_dump(UK_7B_LORA))
+    path.write_text(yaml.safe_dump(UK_72B))
     result = CliRunner().invoke(cli, ["recommend", "--no-audit", "--answers", str(path)])
     assert result.exit_code == 0, result.output
     pick = float(re.search(r"~\$([\d,]+) a year", result.stdout).group(1)  # type: ignore[union-attr]

@@ -8,12 +8,13 @@ from typing import Any
 
 from helpers.properties import evaluate, warned
 
-# a few tiny LoRA runs a year on one GCP L4 in Tokyo: spot, runs of minutes
+# a few tiny LoRA runs a year on one GCP L4 in the US: spot, runs of minutes (no spot price
+# of Tokyo is known)
 TINY_SPOT: dict[str, Any] = {
     "workload": "fine-tune", "model": "qwen3-0.6b", "method": "auto",
     "training_tokens_b": 0.001, "runs_per_year": 4, "usage_pattern": "intermittent",
     "budget_usd": 100000, "upfront_capex": False, "data_residency": "region",
-    "allowed_regions": ["asia"], "cloud_ecosystem": "gcp"}
+    "allowed_regions": ["us"], "cloud_ecosystem": "gcp"}
 # a thousand small fine-tunes a year bought as consumer cards: QLoRA and LoRA cost alike
 MANY_SMALL: dict[str, Any] = {
     "workload": "fine-tune", "model": "gemma-2-9b", "method": "auto",

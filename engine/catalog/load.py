@@ -178,6 +178,22 @@ class Catalog:
                      if loc.country in allowed
                      or any(g in allowed for g in self.country_regions(loc.country)))
 
+    def sold_at(self, offer: Offer, allowed: frozenset[str] | None) -> Location | None:
+        """Where to rent ``offer`` for a team whose data may go to ``allowed`` (anywhere when
+        None): of its locations there, the one where it costs least on demand (a location's
+        own price, else the offer's), the first of equals; None where it is sold nowhere
+        there (remembered per catalog)."""
+        found: Location | None = self.derived(("sold_at", offer.id, allowed), self._sold_at,
+                                              offer, allowed)
+        return found
+
+    def _sold_at(self, offer: Offer, allowed: frozenset[str] | None) -> Location | None:
+        found = (self.locations_of(offer) if allowed is None
+                 else self.allowed_locations(offer, allowed))
+        base = offer.on_demand_usd_per_gpu_hour or 0.0
+        return min(found, key=lambda loc: loc.on_demand_usd_per_gpu_hour or base,
+                   default=None)
+
     def country_regions(self, code: str) -> tuple[str, ...]:
         """The region ids a country belongs to (``gb`` → ``uk``; ``de`` → ``eu``)."""
         country = self.countries.get(code)

@@ -212,6 +212,26 @@ class Location(Strict):
                                description="the provider's region code (us-east-1, "
                                "europe-west4, FIN-02)")
     city: str | None = Field(default=None, min_length=1, max_length=60)
+    on_demand_usd_per_gpu_hour: PositiveFloat | None = Field(
+        default=None, description="the list price here where it differs from the offer's "
+        "(hyperscalers price each region); none: the offer's prices hold here")
+    spot_usd_per_gpu_hour: PositiveFloat | None = Field(
+        default=None, description="the spot price here, with a price of its own on demand; "
+        "none there: no spot price is known here")
+
+    @model_validator(mode="after")
+    def _spot_with_own_price(self) -> Location:
+        if self.spot_usd_per_gpu_hour is not None and self.on_demand_usd_per_gpu_hour is None:
+            raise ValueError("spot_usd_per_gpu_hour needs on_demand_usd_per_gpu_hour here: a "
+                             "location without prices of its own takes the offer's")
+        if self.on_demand_usd_per_gpu_hour is not None and self.region is None:
+            raise ValueError("a location priced on its own needs its region code")
+        return self
+
+    @property
+    def own_prices(self) -> bool:
+        """Whether this location has list prices of its own (else the offer's hold)."""
+        return self.on_demand_usd_per_gpu_hour is not None
 
 
 class Storage(Strict):

@@ -638,20 +638,29 @@ class _Rented(NamedTuple):
     where no run outlives them, or the team checkpoints often)."""
 
 
-def _prices(catalog: Catalog, offer: Offer) -> tuple[_Price, ...]:
-    """Every way ``offer`` is paid (remembered per catalog)."""
-    found: tuple[_Price, ...] = catalog.derived(("prices", offer.id), _make_prices, offer)
+def _prices(catalog: Catalog, offer: Offer, where: Location | None) -> tuple[_Price, ...]:
+    """Every way ``offer`` is paid where it is rented (``where``: a location with list prices
+    of its own has only those, on demand and spot where known; any other the offer's),
+    remembered per catalog."""
+    own = where if where is not None and where.own_prices else None
+    found: tuple[_Price, ...] = catalog.derived(
+        ("prices", offer.id, None if own is None else (own.country, own.region)),
+        _make_prices, offer, own)
     return found
 
 
-def _make_prices(offer: Offer) -> tuple[_Price, ...]:
-    prices = ([] if offer.on_demand_usd_per_gpu_hour is None
-              else [_price("on-demand", None, offer.on_demand_usd_per_gpu_hour,
+def _make_prices(offer: Offer, own: Location | None) -> tuple[_Price, ...]:
+    on_demand, spot = offer.on_demand_usd_per_gpu_hour, offer.spot_usd_per_gpu_hour
+    terms = offer.reserved_terms
+    if own is not None:  # the offer's terms are priced where the offer is, not here
+        on_demand, spot, terms = own.on_demand_usd_per_gpu_hour, own.spot_usd_per_gpu_hour, ()
+    prices = ([] if on_demand is None
+              else [_price("on-demand", None, on_demand,
                            longest_hours=offer.on_demand_longest_hours)])
-    if offer.spot_usd_per_gpu_hour is not None:
-        prices.append(_price("spot", None, offer.spot_usd_per_gpu_hour))
+    if spot is not None:
+        prices.append(_price("spot", None, spot))
     prices += [_price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
-                      t.shortest_days) for t in offer.reserved_terms]
+                      t.shortest_days) for t in terms]
     return tuple(prices)
 
 
@@ -778,7 +787,7 @@ def _cloud(catalog: Catalog, sizing: Sizing, job: Job, offer: Offer,
     provider = catalog.providers[offer.provider]
     sold = cloud_counts(catalog, offer)
     shapes = dict(sold if counts is None else counts)
-    prices = _prices(catalog, offer)
+    prices = _prices(catalog, offer, catalog.sold_at(offer, sizing.allowed_regions))
     rented: dict[tuple[int, str], _Rented] = {}
     # a pool's job is laid out on the instances the offer sells, whatever counts are priced
     pools = _pool(catalog, sizing, job, gpu, offer.network,
@@ -901,16 +910,7 @@ def _placed(catalog: Catalog, offer: Offer, allowed: frozenset[str] | None) -> d
     per catalog, offer and allowed set)."""
     return {"in_allowed_region": allowed is None or bool(
                 catalog.allowed_locations(offer, allowed)),
-            "location": location_label(catalog, _deploy_location(catalog, offer, allowed))}
-
-
-def _deploy_location(catalog: Catalog, offer: Offer,
-                     allowed: frozenset[str] | None) -> Location | None:
-    """Where to deploy the offer: its first location inside the allowed set (any when the
-    data may go anywhere)."""
-    found = (catalog.locations_of(offer) if allowed is None
-             else catalog.allowed_locations(offer, allowed))
-    return found[0] if found else None
+            "location": location_label(catalog, catalog.sold_at(offer, allowed))}
 
 
 def location_label(catalog: Catalog, loc: Location | None) -> str:

@@ -1,0 +1,91 @@
+"""Hyperscalers price each region: a location with a list price of its own is rented at it.
+
+AWS's g6e.12xlarge lists $10.49264/h in us-east-1 and $13.12002/h in eu-central-1
+(catalog/sources.yaml, skypilot-catalog-aws-v8); a team whose data stays in Germany was priced
+at the US price. Each location may now carry its own on-demand (and spot) price; the pick is
+rented where its data may go at the least of those prices, and a location with prices of its
+own offers no spot unless it lists one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine.answers.model import validate_answers
+from engine.catalog.load import CatalogError, load_catalog
+from engine.catalog.models import Offer
+from engine.decide.engine import Engine, load_engine
+
+GERMAN_DATA = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "full",
+               "training_tokens_b": 0.5, "runs_per_year": 6, "usage_pattern": "intermittent",
+               "budget_usd": 20000, "upfront_capex": False, "data_residency": "region",
+               "allowed_regions": ["de"]}
+
+
+@pytest.fixture(scope="module")
+def engine() -> Engine:
+    return load_engine()
+
+
+def _candidates(engine: Engine, answers: dict[str, Any], offer: str) -> list[dict[str, Any]]:
+    evaluation = engine.evaluate(validate_answers(answers, engine.catalog), trace=True)
+    return [f for f in evaluation.candidate_facts if f["candidate_id"].startswith(
+        f"cloud:{offer}:")]
+
+
+def _offer(engine: Engine, offer_id: str) -> Offer:
+    return next(o for o in engine.catalog.offers if o.id == offer_id)
+
+
+def test_data_in_germany_rents_at_frankfurts_list_price(engine: Engine) -> None:
+    decision = engine.recommend(validate_answers(GERMAN_DATA, engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and choice.offer == "aws-l40s-g6e-4"
+    assert choice.location == "eu-central-1 (Frankfurt, Germany)"
+    assert choice.usd_per_gpu_hour == pytest.approx(13.12002 / 4, abs=0.005)  # not $2.62
+
+
+def test_data_that_may_go_anywhere_rents_at_the_offers_own_price(engine: Engine) -> None:
+    anywhere = {k: v for k, v in GERMAN_DATA.items()
+                if k not in ("data_residency", "allowed_regions")}
+    found = [f for f in _candidates(engine, anywhere, "aws-l40s-g6e-4")
+             if f["pricing"] == "on-demand"]
+    assert found and {f["usd_per_gpu_hour"] for f in found} == {2.6232}
+    offer = _offer(engine, "aws-l40s-g6e-4")
+    where = engine.catalog.sold_at(offer, None)
+    assert where is not None and where.region == "us-east-1"
+
+
+def test_the_cheapest_allowed_location_is_the_one_rented(engine: Engine) -> None:
+    offer = _offer(engine, "aws-h100-p5")
+    eu = engine.catalog.sold_at(offer, frozenset({"eu", "uk"}))
+    assert eu is not None and eu.region == "eu-north-1"  # $7.36, not London's $8.94
+    assert engine.catalog.sold_at(offer, frozenset({"gb"})).region == "eu-west-2"  # type: ignore[union-attr]
+    assert engine.catalog.sold_at(offer, frozenset({"br"})) is None
+
+
+def test_a_location_priced_on_its_own_has_no_spot_unless_it_lists_one(engine: Engine) -> None:
+    london = {**GERMAN_DATA, "model": "qwen2.5-14b", "method": "lora", "allowed_regions": ["uk"]}
+    pricings = {f["pricing"] for f in _candidates(engine, london, "aws-h100-p5")}
+    assert pricings == {"on-demand"}  # the US spot price is not London's
+    stockholm = {**london, "model": "llama-3.1-70b", "allowed_regions": ["se"]}
+    spot = [f for f in _candidates(engine, stockholm, "aws-h200-p5en")
+            if f["pricing"] == "spot"]
+    assert spot and {f["usd_per_gpu_hour"] for f in spot} == {4.98}
+
+
+def test_a_spot_price_without_an_own_on_demand_price_is_refused(catalog_copy: Path) -> None:
+    clouds = catalog_copy / "clouds.yaml"
+    text = clouds.read_text()
+    marker = "    region: eu-west-2\n    city: London\n    on_demand_usd_per_gpu_hour: 8.944\n"
+    assert marker in text
+    clouds.write_text(text.replace(marker, "    region: eu-west-2\n    city: London\n"
+                                           "    spot_usd_per_gpu_hour: 2.0\n", 1))
+    with pytest.raises(CatalogError) as exc:
+        load_catalog(catalog_copy)
+    message = str(exc.value)
+    assert str(clouds) in message and "\n" not in message
+    assert "spot_usd_per_gpu_hour needs on_demand_usd_per_gpu_hour" in message
