@@ -9,11 +9,11 @@ import os
 import re
 import sys
 from collections import Counter
-from functools import cache
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from helpers import decided
 
 from engine.answers.model import validate_answers
 from engine.cli import cli
@@ -35,7 +35,7 @@ from engine.output.summary import (
     usd,
     work_line,
 )
-from engine.tools.scenarios import load_scenario, scenario_paths
+from engine.tools.scenarios import scenario_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted(p for p in (ROOT / "examples").iterdir() if p.suffix in (".yaml", ".json"))
@@ -43,14 +43,8 @@ SCENARIOS = scenario_paths([ROOT / "tests" / "scenarios"])
 TEAMS = sorted((ROOT / "tests" / "teams").glob("*.yaml"))
 
 
-@cache  # each test here reads the same decision of a file; none changes it
 def _decide(path: Path) -> Decision:
-    from engine.answers.model import load_answers
-
-    engine = load_engine()
-    if path.parent.name == "scenarios":
-        return engine.recommend(validate_answers(load_scenario(path).answers, engine.catalog))
-    return engine.recommend(load_answers(path, (), engine.catalog))
+    return decided.decision_of(path)  # each test here reads the same decision; none changes it
 
 
 @pytest.mark.parametrize("path", [*EXAMPLES, *TEAMS, *SCENARIOS], ids=lambda p: p.stem)

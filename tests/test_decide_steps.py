@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import decided
 from helpers.axes import made_axis, why
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -47,7 +48,7 @@ from engine.estimates.memory import usable_gib
 from engine.facts.build import Sizing, build_facts, methods_allowed, size
 from engine.resources import bundled_dir
 from engine.rules.load import Rulebook, load_rulebook
-from engine.tools.scenarios import load_scenario, scenario_paths
+from engine.tools.scenarios import scenario_paths
 
 SCENARIOS = {p.stem: p for p in scenario_paths([Path(__file__).parent / "scenarios"])}
 BOOK = load_engine().rulebook
@@ -335,8 +336,8 @@ def candidates_for(engine: Engine, answers: Answers,
 @cache
 def steps_of(stem: str) -> Steps:
     engine = load_engine()
-    answers = validate_answers(load_scenario(SCENARIOS[stem]).answers, engine.catalog)
-    evaluation = engine.evaluate(answers)
+    evaluation = decided.evaluation_of(SCENARIOS[stem])
+    answers = decided.answers_of(SCENARIOS[stem])
     decision = evaluation.decision
     sizing, candidates = candidates_for(engine, answers, decision.decisions)
     seen = {f["candidate_id"]: f for f in evaluation.candidate_facts}

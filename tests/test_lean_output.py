@@ -18,10 +18,11 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from helpers import decided
 from helpers.raw_audit import replace_in_record
 
 import engine as engine_api
-from engine.answers.model import load_answers, validate_answers
+from engine.answers.model import load_answers
 from engine.audit.record import parse
 from engine.audit.store import AuditStore
 from engine.cli import cli
@@ -29,7 +30,7 @@ from engine.decide.engine import SCHEMA_VERSION, SHOWN_TRACES, Decision, Engine,
 from engine.files.jsonout import compact
 from engine.output.hardware_rows import excluded_line
 from engine.output.markdown import render_markdown
-from engine.tools.scenarios import load_scenario, scenario_paths
+from engine.tools.scenarios import scenario_paths
 
 REPO = Path(__file__).parent.parent
 EXAMPLES = sorted((REPO / "examples").glob("*.*"))
@@ -131,10 +132,9 @@ def test_the_advice_reads_the_same_with_and_without_trace(engine: Engine, path: 
     """What a person reads (here the Markdown page, whose lines the text shares) does not
     depend on the trace: e.g. the excluded line counts each configuration under its first
     rule either way (an on-premises cluster: 54 by the on-premises rule, not 97 with trace)."""
-    answers = validate_answers(load_scenario(path).answers, engine.catalog)
-    lean = engine.recommend(answers, decision_id="same")
-    traced = engine.recommend(answers, decision_id="same", trace=True)
-    assert render_markdown(traced, engine.rulebook) == render_markdown(lean, engine.rulebook)
+    lean, traced = decided.decision_of(path), decided.decision_of(path, trace=True)
+    page = render_markdown(traced, engine.rulebook).replace(traced.decision_id, "same")
+    assert page == render_markdown(lean, engine.rulebook).replace(lean.decision_id, "same")
     assert excluded_line(traced) == excluded_line(lean)
 
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import decided
 
 from engine.answers.model import Answers, validate_answers
 from engine.decide.engine import Decision, Engine, load_engine, recommend
@@ -30,16 +30,12 @@ def answers_of(engine: Engine, path: Path) -> Answers:
     return validate_answers(load_scenario(path).answers, engine.catalog)
 
 
-@cache
 def decision_of(path: Path) -> Decision:
-    engine = load_engine()
-    return engine.recommend(answers_of(engine, path))
+    return decided.decision_of(path)
 
 
-@cache
 def traced_of(path: Path) -> Decision:
-    engine = load_engine()
-    return engine.recommend(answers_of(engine, path), trace=True)
+    return decided.decision_of(path, trace=True)
 
 
 def json_of(path: Path) -> dict[str, Any]:
