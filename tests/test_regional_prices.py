@@ -9,6 +9,7 @@ own offers no spot unless it lists one.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -89,3 +90,39 @@ def test_a_spot_price_without_an_own_on_demand_price_is_refused(catalog_copy: Pa
     message = str(exc.value)
     assert str(clouds) in message and "\n" not in message
     assert "spot_usd_per_gpu_hour needs on_demand_usd_per_gpu_hour" in message
+
+
+def test_an_imported_row_is_priced_at_its_own_price_not_the_locations(tmp_path: Path) -> None:
+    """A SkyPilot row for g5.xlarge in Frankfurt takes the catalog's Frankfurt location
+    (country, city), never the Frankfurt price another offer's location carries (p4de's)."""
+    from test_skypilot import write_csv
+
+    csv = write_csv(tmp_path / "aws", ["g5.xlarge,4.0,16.0,A10G,1.0,,eu-central-1,"
+                                       "eu-central-1a,1.258,0.62"])
+    catalog = load_catalog(prices=csv)
+    imported = [o for o in catalog.offers if o.gpu == "a10g" and o.provider == "aws"
+                and any(loc.region == "eu-central-1" for loc in o.locations)]
+    assert imported
+    for offer in imported:
+        frankfurt = catalog.sold_at(offer, frozenset({"de"}))
+        assert frankfurt is not None and frankfurt.city == "Frankfurt"
+        assert not frankfurt.own_prices
+        assert offer.on_demand_usd_per_gpu_hour == pytest.approx(1.258)
+
+
+def test_the_catalog_listing_of_a_region_shows_that_regions_prices() -> None:
+    from click.testing import CliRunner
+
+    from engine.cli import cli
+
+    def listed(*args: str) -> dict[str, Any]:
+        result = CliRunner().invoke(cli, ["catalog", "list", "clouds", "--format", "json",
+                                          *args])
+        assert result.exit_code == 0, result.output
+        return {o["id"]: o for o in json.loads(result.stdout)}
+
+    london, anywhere = listed("--region", "gb"), listed()
+    assert london["aws-h100-p5"]["on_demand_usd_per_gpu_hour"] == 8.944
+    assert london["aws-h100-p5"]["spot_usd_per_gpu_hour"] is None
+    assert anywhere["aws-h100-p5"]["on_demand_usd_per_gpu_hour"] == 6.88
+    assert "aws-h100-p5" not in listed("--region", "gb", "--pricing", "spot")

@@ -388,8 +388,11 @@ def _read_csv(prices: PriceInput, clouds: CloudFile, gpus: GpuFile,
                            "price CSV's GPU and region names with", path=prices.shown)
     prices = replace(prices, provider=provider_id)
     current = [o for o in clouds.offers if o.provider == provider_id]
-    located = {loc.region: loc for loc in [*known[provider_id].locations,
-                                          *(loc for o in current for loc in o.locations)]
+    # where each region is; a location's own prices are its offer's, not an imported row's
+    located = {loc.region: loc.model_copy(update={"on_demand_usd_per_gpu_hour": None,
+                                                  "spot_usd_per_gpu_hour": None})
+               for loc in [*known[provider_id].locations,
+                           *(loc for o in current for loc in o.locations)]
                if loc.region}
     limits = limits_of(policy)
     names = {**clouds.skypilot.accelerators, **clouds.skypilot.providers.get(provider_id, {})}
