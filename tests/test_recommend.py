@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from helpers import decided
 
-from engine.answers.model import Answers, validate_answers
+from engine.answers.model import validate_answers
 from engine.decide.engine import Decision, Engine, load_engine, recommend
 from engine.resources import bundled_dir
 from engine.rules.conditions import holds
-from engine.tools.scenarios import load_scenario, scenario_paths
+from engine.tools.scenarios import scenario_paths
 
 SCENARIOS = scenario_paths([Path(__file__).parent / "scenarios"])
 IDS = [p.stem for p in SCENARIOS]
@@ -24,10 +24,6 @@ IDS = [p.stem for p in SCENARIOS]
 @pytest.fixture(scope="module")
 def engine() -> Engine:
     return load_engine()
-
-
-def answers_of(engine: Engine, path: Path) -> Answers:
-    return validate_answers(load_scenario(path).answers, engine.catalog)
 
 
 def decision_of(path: Path) -> Decision:
@@ -52,7 +48,7 @@ def test_same_answers_same_json(engine: Engine, path: Path) -> None:
     # the decision the other tests read (made first, with whatever memos were then), and
     # one made now; the other half of the scenarios is decided twice, byte for byte, in
     # test_evaluate (on an evaluator without remembered verdicts and a fresh catalog)
-    first, second = decision_of(path), recommend(answers_of(engine, path))
+    first, second = decision_of(path), recommend(decided.answers_of(path))
     assert first.decision_id != second.decision_id
     assert re.fullmatch(r"[0-9a-f]{16}", first.decision_id)
     a = json.loads(first.to_json())
@@ -303,7 +299,7 @@ def test_candidate_facts_are_declared(engine: Engine) -> None:
 
     known = {spec.name for spec in (*CANDIDATE, *RANKED)}
     for path in SCENARIOS[:6]:
-        answers = answers_of(engine, path)
+        answers = decided.answers_of(path)
         facts = build_facts(answers, engine.catalog)
         sizing = size(facts, answers, engine.catalog, ("full", "lora", "qlora"))
         for cand in build_candidates(engine.catalog, sizing):

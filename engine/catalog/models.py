@@ -408,6 +408,17 @@ class Offer(Strict):
             ReservedTerm(term_months=12, usd_per_gpu_hour=self.reserved_usd_per_gpu_hour),)
         return (*self.reserved, *extra)
 
+    def priced_at(self, where: Location | None) -> Offer:
+        """This offer as rented at ``where``: a location with list prices of its own has only
+        those (on demand, and spot where it lists one; none of the offer's reserved terms,
+        which are priced where the offer is); at any other, the offer itself."""
+        if where is None or not where.own_prices:
+            return self
+        return self.model_copy(update={
+            "on_demand_usd_per_gpu_hour": where.on_demand_usd_per_gpu_hour,
+            "spot_usd_per_gpu_hour": where.spot_usd_per_gpu_hour,
+            "reserved": [], "reserved_usd_per_gpu_hour": None})
+
     def price(self, pricing: str) -> float | None:
         """$/GPU-hour for ``on-demand``, ``spot`` or ``reserved`` (the cheapest term; None
         when not offered)."""

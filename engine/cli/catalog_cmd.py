@@ -78,25 +78,16 @@ def list_(kind: str, form: str | None, min_vram: float | None, provider: str | N
     items = _selected(cat, kind, form, min_vram, provider, sort_by)
     if kind == "clouds":
         if region is not None:
-            items = [_priced_in(cat, o, frozenset({region})) for o in items
-                     if cat.allowed_locations(o, frozenset({region}))]
+            # each as rented there: at its cheapest location's own prices, where it has some
+            allowed = frozenset({region})
+            items = [o.priced_at(where) for o in items
+                     if (where := cat.sold_at(o, allowed)) is not None]
         items = [o for o in items if (gpu_id is None or o.gpu == gpu_id)
                  and (pricing is None or o.price(pricing) is not None)]
     if fmt == "json":
         click.echo(json_printable(dumps(items)), nl=False)
         return
     _TEXT[kind](cat, items)
-
-
-def _priced_in(cat: Catalog, offer: Offer, allowed: frozenset[str]) -> Offer:
-    """``offer`` as it is sold where ``allowed`` lets a team rent it: at the prices of its
-    cheapest location there where that location has prices of its own."""
-    where = cat.sold_at(offer, allowed)
-    if where is None or not where.own_prices:
-        return offer
-    return offer.model_copy(update={
-        "on_demand_usd_per_gpu_hour": where.on_demand_usd_per_gpu_hour,
-        "spot_usd_per_gpu_hour": where.spot_usd_per_gpu_hour, "reserved": []})
 
 
 def _cheapest(offer: Offer) -> float:

@@ -650,17 +650,14 @@ def _prices(catalog: Catalog, offer: Offer, where: Location | None) -> tuple[_Pr
 
 
 def _make_prices(offer: Offer, own: Location | None) -> tuple[_Price, ...]:
-    on_demand, spot = offer.on_demand_usd_per_gpu_hour, offer.spot_usd_per_gpu_hour
-    terms = offer.reserved_terms
-    if own is not None:  # the offer's terms are priced where the offer is, not here
-        on_demand, spot, terms = own.on_demand_usd_per_gpu_hour, own.spot_usd_per_gpu_hour, ()
-    prices = ([] if on_demand is None
-              else [_price("on-demand", None, on_demand,
+    offer = offer.priced_at(own)
+    prices = ([] if offer.on_demand_usd_per_gpu_hour is None
+              else [_price("on-demand", None, offer.on_demand_usd_per_gpu_hour,
                            longest_hours=offer.on_demand_longest_hours)])
-    if spot is not None:
-        prices.append(_price("spot", None, spot))
+    if offer.spot_usd_per_gpu_hour is not None:
+        prices.append(_price("spot", None, offer.spot_usd_per_gpu_hour))
     prices += [_price("reserved", t.term_months, t.usd_per_gpu_hour, t.term_days,
-                      t.shortest_days) for t in terms]
+                      t.shortest_days) for t in offer.reserved_terms]
     return tuple(prices)
 
 
@@ -908,9 +905,9 @@ def _outlived(counts: _Counts, listed: list[tuple[int, int]],
 def _placed(catalog: Catalog, offer: Offer, allowed: frozenset[str] | None) -> dict[str, Any]:
     """Whether the offer is sold where the data may go, and where to deploy it (remembered
     per catalog, offer and allowed set)."""
-    return {"in_allowed_region": allowed is None or bool(
-                catalog.allowed_locations(offer, allowed)),
-            "location": location_label(catalog, catalog.sold_at(offer, allowed))}
+    where = catalog.sold_at(offer, allowed)
+    return {"in_allowed_region": allowed is None or where is not None,
+            "location": location_label(catalog, where)}
 
 
 def location_label(catalog: Catalog, loc: Location | None) -> str:
