@@ -375,7 +375,8 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
     policy = engine.catalog.policy
     section = hardware(pick, steps.scored, decision.decisions, engine.rulebook,
                        margin=policy.close_call_margin.value,
-                       least_usd=policy.thresholds["close_call_least_usd_year"].value)
+                       least_usd=policy.thresholds["close_call_least_usd_year"].value,
+                       reach=policy.thresholds["far_over_budget_ratio"].value)
     said = decision.hardware.owned_why_not
     if said != section.owned_why_not:  # the engine adds what a lighter method costs on them
         assert section.owned_why_not is not None and said is not None

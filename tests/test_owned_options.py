@@ -383,3 +383,24 @@ def test_jobs_of_two_gpus_rented_beside_own_gpus_are_laid_out_on_real_instances(
     assert choice is not None and (choice.count, choice.nodes) == (38, 19)
     assert choice.pool is not None and choice.pool.jobs_at_once == 19
     assert brief_lines(decision)[0].startswith("Run 1 of your 20 jobs at once on your 4× RTX")
+
+
+ONE_H100 = {"model": "qwen2.5-7b", "training_tokens_b": 0.2, "runs_per_year": 4,
+            "usage_pattern": "continuous", "budget_usd": 10000, "upfront_capex": True,
+            "owned_gpu": "h100-sxm", "owned_gpu_count": 1}
+"""A team with one H100 of its own, four LoRA runs a year and $10,000 to spend."""
+
+
+def test_gpus_added_to_your_own_are_shown_only_within_reach_of_the_budget(
+        engine: Engine) -> None:
+    """Beside the one H100 a $10,000 team owns, the alternatives listed buying seven more
+    ($213,500 up front, 21× the budget) as if it were an option; the GPUs added to a team's
+    own are always shown only where their first year is under the policy's far-over-budget
+    ratio, as every other row is ranked."""
+    def added(answers: dict[str, Any]) -> list[Any]:
+        decision = engine.recommend(answers, decision_id="x")
+        return [a for a in decision.hardware.alternatives if a.id.endswith(":added")]
+
+    assert added(ONE_H100) == []
+    rich = added({**ONE_H100, "budget_usd": 300000})
+    assert rich and rich[0].cost.upfront_usd > ONE_H100["budget_usd"]

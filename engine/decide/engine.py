@@ -209,7 +209,8 @@ class Engine:
         least = policy.thresholds.get("close_call_least_usd_year")  # None: an earlier policy
         hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=policy.close_call_margin.value,
-                      least_usd=0.0 if least is None else least.value)
+                      least_usd=0.0 if least is None else least.value,
+                      reach=policy.thresholds["far_over_budget_ratio"].value)
         hw = self._own_with_lighter(made, hw)
         warnings, strategies = made.warnings, made.strategies
         if choice is not None:

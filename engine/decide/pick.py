@@ -63,13 +63,15 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 
 def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision], book: Rulebook, *, margin: float,
-             least_usd: float = 0.0, trace: bool = False) -> Hardware:
+             least_usd: float = 0.0, reach: float = math.inf,
+             trace: bool = False) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions, the cheaper row it beat,
     the team's plan and the close calls (within ``margin`` of the pick's cost; a cheaper
     one that is no sooner only where it saves ``least_usd`` a year or more), each said
-    why against the decided ``axes`` of ``book``; with ``trace``, each configuration's own
-    warnings and strategies, and every rule that excluded a configuration (else the first
-    only)."""
+    why against the decided ``axes`` of ``book``; GPUs added to the team's own are shown
+    always only where their first year costs under ``reach`` times the budget; with
+    ``trace``, each configuration's own warnings and strategies, and every rule that
+    excluded a configuration (else the first only)."""
     plan = plan_of(scored, choice, axes, book)
     near, instead = (close_calls(choice, scored, margin, axes, book, least_usd=least_usd)
                      if choice else NearTies([], []))
@@ -77,7 +79,7 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
         choice=rendered_candidate(choice, notes=trace) if choice else None,
         alternatives=[rendered_candidate(s, notes=trace)
                       for s in alternatives(choice, scored,
-                                            keep=[plan, _best_added(choice, scored),
+                                            keep=[plan, _best_added(choice, scored, reach),
                                                   *near, *instead])],
         considered=len(scored),
         excluded=(excluded(scored) if keeps_every_exclusion(traced=trace,
@@ -90,12 +92,15 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
     )
 
 
-def _best_added(choice: Scored | None, scored: Sequence[Scored]) -> Scored | None:
+def _best_added(choice: Scored | None, scored: Sequence[Scored],
+                reach: float) -> Scored | None:
     """The best-ranked eligible configuration that adds GPUs to the team's own, unless the
-    pick is one."""
+    pick is one or its first year costs ``reach`` times the budget or more (8 bought H100s
+    beside the one a $10,000 team owns are not an alternative for it)."""
     if choice is not None and choice.config.owned_added:
         return None
-    return min((s for s in scored if s.config.owned_added and not s.excluded),
+    return min((s for s in scored if s.config.owned_added and not s.excluded
+                and float(s.facts.get("budget_ratio") or 0.0) < reach),
                key=lambda s: s.sort_key, default=None)
 
 
