@@ -62,3 +62,23 @@ def test_whatif_tries_that_volume() -> None:
     approach = next(f for f in flips if f.axis == "approach")
     assert approach.answer == "api_tokens_per_month_m" and approach.after == "fine-tune"
     assert 20000 < float(approach.value) < 30000
+
+
+BUYS_IF_IT_TRAINS: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-3.1-70b", "method": "auto",
+    "hours_per_year": 20000, "usage_pattern": "intermittent", "budget_usd": 250000,
+    "upfront_capex": True, "frequent_checkpoints": True, "api_tokens_per_month_m": 10}
+"""A team told to use an API whose best way to train anyway is a purchase."""
+
+
+def test_the_api_steps_purchase_is_said_as_one() -> None:
+    """"should you still fine-tune, 4× RTX A6000 from owned does your runs": the GPUs are
+    not the team's; bought, they are said as bought, with what they cost up front."""
+    decision = load_engine().recommend(BUYS_IF_IT_TRAINS, decision_id="x")
+    choice = decision.hardware.choice
+    assert decision.decisions["approach"].choice == "use-api"
+    assert choice is not None and choice.where == "local" and not choice.owned
+    text = " ".join(" ".join(brief_lines(decision)).split())
+    assert "from owned" not in text
+    assert f"should you still fine-tune, buying {choice.count}× " in text
+    assert f"(${choice.cost.upfront_usd:,.0f} up front) does your runs" in text

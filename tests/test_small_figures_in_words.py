@@ -8,6 +8,8 @@ from typing import Any
 
 from helpers.properties import evaluate, warned
 
+from engine.output.brief import brief_lines
+
 # a few tiny LoRA runs a year on one GCP L4 in the US: spot, runs of minutes (no spot price
 # of Tokyo is known)
 TINY_SPOT: dict[str, Any] = {
@@ -52,3 +54,21 @@ def test_a_better_method_that_costs_less_is_said_to_cost_less() -> None:
         assert facts["better_method_alike_cost_said"] == f"{percent}% less than"
     said = evaluation.decision.model_dump_json()
     assert "less than qlora on" in said and "does the work for -" not in said
+
+
+# one full fine-tune a year of a 400B MoE on a million tokens: seconds of training on the
+# rented cluster, an hour of starting it
+SECONDS: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-4-maverick-17b-128e", "method": "full",
+    "training_tokens_b": 0.001, "runs_per_year": 1, "usage_pattern": "continuous",
+    "budget_usd": 5000000, "upfront_capex": False}
+
+
+def test_seconds_of_training_a_year_are_not_said_as_none() -> None:
+    """"a run takes 1.2 hours on the pick (72 min of it start-up and upload), busy 0.0 hours
+    a year" read as if the GPUs did no work."""
+    decision = evaluate(SECONDS).decision
+    choice = decision.hardware.choice
+    assert choice is not None and choice.where == "cloud" and choice.busy_hours_per_year == 0
+    text = " ".join(" ".join(brief_lines(decision)).split())
+    assert "busy under 0.1 hours a year" in text and "busy 0.0" not in text

@@ -346,10 +346,19 @@ def _instances(choice: Candidate) -> str:
 
 def _api_step(decision: Decision, choice: Candidate) -> str:
     training = "pretrain" if decision.answers.get("workload") == "pretrain" else "fine-tune"
-    return (f"Next step: serve from a hosted API now; should you still {training}, "
-            f"{choice.count:,}× {short_name(choice.gpu_label)} from "
-            f"{choice.provider_name} does your runs for ~{usd(choice.cost.per_year_usd)} a "
-            "year.")
+    gpus = f"{choice.count:,}× {short_name(choice.gpu_label)}"
+    if choice.owned:
+        does = f"your {gpus} do"
+    elif choice.added_to_owned:
+        does = (f"{gpus}, yours and {choice.added_to_owned:,} bought "
+                f"({usd(choice.cost.upfront_usd)} up front), do")
+    elif choice.where == "local":
+        does = (f"buying {gpus}{' used' if choice.used else ''} "
+                f"({usd(choice.cost.upfront_usd)} up front) does")
+    else:
+        does = f"{gpus} from {choice.provider_name} does"
+    return (f"Next step: serve from a hosted API now; should you still {training}, {does} "
+            f"your runs for ~{usd(choice.cost.per_year_usd)} a year.")
 
 
 def _alternatives(decision: Decision, most: int, book: Rulebook | None) -> list[str]:

@@ -332,7 +332,8 @@ def cells(c: Candidate, days: bool, *, compact: bool = False,
     the power of the team's own GPUs where the row rents beside them, added to its cost so
     that every row prices the whole year's work)."""
     run = [run_days(c.days_per_run)] if days else []
-    busy = [] if compact and days else [hours(c.busy_hours_per_year)]
+    busy = [] if compact and days else [
+        "<0.1" if c.run_hours and c.busy_hours_per_year < 0.05 else hours(c.busy_hours_per_year)]
     per_year = c.cost.per_year_usd + (beside_own or 0.0)
     sold = offer(c) + (" + yours" if beside_own is not None else "")
     return [config_name(c), sold, region_text(c, compact=compact),

@@ -621,6 +621,8 @@ def _busy(choice: Candidate) -> str:
     where paid by the hour they run."""
     if paid_every_hour(choice):
         return f"{_percent(choice.busy_share)} of the year"
+    if choice.run_hours and choice.busy_hours_per_year < 0.05:  # seconds of training
+        return "under 0.1 hours a year"
     return f"{hours(choice.busy_hours_per_year)} hours a year"
 
 
