@@ -126,3 +126,24 @@ def test_the_catalog_listing_of_a_region_shows_that_regions_prices() -> None:
     assert london["aws-h100-p5"]["spot_usd_per_gpu_hour"] is None
     assert anywhere["aws-h100-p5"]["on_demand_usd_per_gpu_hour"] == 6.88
     assert "aws-h100-p5" not in listed("--region", "gb", "--pricing", "spot")
+
+
+INDIAN_DATA = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "auto",
+               "training_tokens_b": 0.2, "runs_per_year": 12, "usage_pattern": "bursty",
+               "budget_usd": 60000, "upfront_capex": False, "cloud_ecosystem": "aws",
+               "data_residency": "region", "allowed_regions": ["in"]}
+
+
+def test_an_aws_shop_in_india_rents_b200_at_mumbais_price(engine: Engine) -> None:
+    """p6-b200.48xlarge lists $160.64525/h in ap-south-1 against $113.9328 in the US (the
+    Vantage export of 2026-08-26); the Mumbai location carried no price and was rented at
+    the US one ($14.24 a GPU-hour), so an AWS shop whose data stays in India was told to
+    rent B200 where H100 at Mumbai's own $8.256 does the work for less."""
+    found = [f for f in _candidates(engine, INDIAN_DATA, "aws-b200-p6")
+             if f["pricing"] == "on-demand"]
+    assert found and all(f["usd_per_gpu_hour"] == pytest.approx(160.64525 / 8, abs=1e-4)
+                         for f in found)
+    decision = engine.recommend(validate_answers(INDIAN_DATA, engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and choice.location == "ap-south-1 (Mumbai, India)"
+    assert choice.gpu == "h100-sxm" and choice.usd_per_gpu_hour == pytest.approx(8.256)
