@@ -19,6 +19,8 @@ from engine.answers.model import validate_answers
 from engine.catalog.load import CatalogError, load_catalog
 from engine.catalog.models import Offer
 from engine.decide.engine import Engine, load_engine
+from engine.output.markdown import render_markdown
+from engine.output.text import render_text
 
 GERMAN_DATA = {"workload": "fine-tune", "model": "llama-3.1-8b", "method": "full",
                "training_tokens_b": 0.5, "runs_per_year": 6, "usage_pattern": "intermittent",
@@ -147,3 +149,29 @@ def test_an_aws_shop_in_india_rents_b200_at_mumbais_price(engine: Engine) -> Non
     choice = decision.hardware.choice
     assert choice is not None and choice.location == "ap-south-1 (Mumbai, India)"
     assert choice.gpu == "h100-sxm" and choice.usd_per_gpu_hour == pytest.approx(8.256)
+
+
+def _table(text: str) -> list[str]:
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("Hardware ("))
+    end = next(i for i, line in enumerate(lines) if line.startswith("$ per GPU-h:"))
+    return [line for line in lines[start:end] if "×" in line]
+
+
+def test_the_table_of_a_team_whose_data_stays_says_where_each_row_is_rented(
+        engine: Engine) -> None:
+    """The region column listed every region an offer is sold in ("us,eu +4") for a team
+    whose data may go only to India, as if its rows were rented in the US. For such a team
+    it says where each row is rented (the city or country; in full in Markdown); for a
+    team without that limit it still lists the offer's regions."""
+    decision = engine.recommend(validate_answers(INDIAN_DATA, engine.catalog))
+    rows = _table(render_text(decision, engine.rulebook))
+    assert rows and all(("Mumbai" in row or "India" in row) and "us,eu" not in row
+                        for row in rows), rows
+    assert "| ap-south-1 (Mumbai, India) |" in render_markdown(decision, engine.rulebook)
+    anywhere = {k: v for k, v in INDIAN_DATA.items()
+                if k not in ("data_residency", "allowed_regions")}
+    free = _table(render_text(engine.recommend(validate_answers(anywhere, engine.catalog)),
+                              engine.rulebook))
+    assert free and not any("Mumbai" in row for row in free)
+    assert any("us,eu" in row for row in free)

@@ -327,16 +327,18 @@ def table_legend(days: bool, *, compact: bool = True, split: bool = False) -> st
 
 
 def cells(c: Candidate, days: bool, *, compact: bool = False,
-          money: Callable[[float], str] = usd, beside_own: float | None = None) -> list[str]:
+          money: Callable[[float], str] = usd, beside_own: float | None = None,
+          rented_at: bool = False) -> list[str]:
     """The table cells of one candidate (``money``: how sums are written; ``beside_own``:
     the power of the team's own GPUs where the row rents beside them, added to its cost so
-    that every row prices the whole year's work)."""
+    that every row prices the whole year's work; ``rented_at``: the region column says where
+    a rented row is rented, for a team whose data stays in a region)."""
     run = [run_days(c.days_per_run)] if days else []
     busy = [] if compact and days else [
         "<0.1" if c.run_hours and c.busy_hours_per_year < 0.05 else hours(c.busy_hours_per_year)]
     per_year = c.cost.per_year_usd + (beside_own or 0.0)
     sold = offer(c) + (" + yours" if beside_own is not None else "")
-    return [config_name(c), sold, region_text(c, compact=compact),
+    return [config_name(c), sold, region_text(c, compact=compact, rented_at=rented_at),
             f"{c.usd_per_gpu_hour:.2f}", *busy, *run, money(c.cost.upfront_usd),
             money(per_year)]
 
@@ -384,10 +386,23 @@ def pricing_label(c: Candidate) -> str:
     return f"reserved {c.reserved_months} mo" if c.reserved_months else c.pricing
 
 
-def region_text(c: Candidate, *, compact: bool = False) -> str:
-    """The offer's regions: ``us, eu, uk``; compact ``us,eu +1``; owned ``on site``."""
+def data_stays_in_region(decision: Decision) -> bool:
+    """Whether the team's data may go only to some regions: its table then says where each
+    rented row is rented, not every region its offer is sold in."""
+    return decision.answers.get("data_residency") == "region"
+
+
+def region_text(c: Candidate, *, compact: bool = False, rented_at: bool = False) -> str:
+    """The offer's regions: ``us, eu, uk``; compact ``us,eu +1``; owned ``on site``; with
+    ``rented_at``, where it is rented: ``eu-central-1 (Frankfurt, Germany)``, compact
+    ``Frankfurt``."""
     if c.where == "local":
         return "on site"
+    if rented_at and c.location:
+        if not compact:
+            return c.location
+        place = c.location.partition("(")[2].rstrip(")") or c.location
+        return place.split(",")[0].strip()
     parts = (c.region or "").split(",")
     if not parts[0]:
         return "any"

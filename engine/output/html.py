@@ -20,6 +20,7 @@ from engine.output.hardware_rows import (
     beside_own,
     cells,
     cheaper_line,
+    data_stays_in_region,
     excluded_line,
     headers,
     passed_over,
@@ -172,7 +173,9 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
         tds = "".join(f'<td{" class=n" if i in numeric else ""}>{escape(c)}</td>'
                       for i, c in enumerate(["→" if mark.strip() else "",
                                              *cells(cand, days,
-                                                    beside_own=beside_own(decision, cand))]))
+                                                    beside_own=beside_own(decision, cand),
+                                                    rented_at=data_stays_in_region(
+                                                        decision))]))
         body.append(f'<tr{" class=pick" if mark.strip() else ""}>{tds}</tr>')
     out = ["<h2>Hardware</h2>",
            '<p class="muted">→ marks the pick; the others by rule score, then cost for your '

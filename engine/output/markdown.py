@@ -11,6 +11,7 @@ from engine.output.hardware_rows import (
     beside_own,
     cells,
     cheaper_line,
+    data_stays_in_region,
     excluded_line,
     headers,
     passed_over,
@@ -114,7 +115,8 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
              "|---|---|---|---|" + "---:|" * (len(titles) - 3)]
     for mark, cand in rows:
         lines.append(f"| {mark} | " + " | ".join(
-            _cell(c) for c in cells(cand, days, beside_own=beside_own(decision, cand))) + " |")
+            _cell(c) for c in cells(cand, days, beside_own=beside_own(decision, cand),
+                                    rented_at=data_stays_in_region(decision))) + " |")
     split = beside_own(decision, decision.hardware.choice) is not None
     lines += ["", _text(table_legend(days, compact=False, split=split)), ""]
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]

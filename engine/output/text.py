@@ -16,6 +16,7 @@ from engine.output.hardware_rows import (
     beside_own,
     cells,
     cheaper_line,
+    data_stays_in_region,
     excluded_line,
     headers,
     passed_over,
@@ -171,7 +172,8 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
     for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3}),
                            (usd_short, {1, 2, 3})):
         printed = [[mark, *cells(cand, days, compact=True, money=money,
-                                 beside_own=beside_own(decision, cand))]
+                                 beside_own=beside_own(decision, cand),
+                                 rented_at=data_stays_in_region(decision))]
                    for mark, cand in rows]
         least = _column_widths(titles, printed, wrapped)
         if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 
 from engine.decide.engine import Decision
-from engine.output.hardware_rows import cells, table_rows, usd_short, with_days
+from engine.output.hardware_rows import (
+    cells,
+    data_stays_in_region,
+    table_rows,
+    usd_short,
+    with_days,
+)
 from engine.output.summary import usd
 
 _COUNT = re.compile(r"^[\d,]+×")
@@ -43,8 +49,9 @@ def missing_cells(decision: Decision, text: str) -> list[str]:
         if not row.startswith(mark):
             bad.append(f"row without its mark {mark!r}: {row}")
         words = row.split()
-        full = cells(cand, days, compact=True, money=usd)
-        short = cells(cand, days, compact=True, money=usd_short)  # in a table too wide
+        at = data_stays_in_region(decision)
+        full = cells(cand, days, compact=True, money=usd, rented_at=at)
+        short = cells(cand, days, compact=True, money=usd_short, rented_at=at)  # too wide
         for forms in zip(full, short, strict=True):
             if not any(all(word in words for word in form.split()) for form in forms):
                 bad.append(f"row without {forms[0]!r}: {row}")
