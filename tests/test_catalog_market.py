@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from engine.answers.model import load_answers
 from engine.catalog.load import Catalog, stale_figures
 from engine.cli import cli
+from engine.decide.engine import load_engine
 from engine.rules.lint import gpus_without_offers
 
 
@@ -155,3 +157,21 @@ def test_a_reserved_term_is_months_or_days(term: dict[str, object], message: str
 
     with pytest.raises(ValidationError, match=message):
         ReservedTerm.model_validate(term)
+
+
+AZURE_70B_QLORA = Path(__file__).parent / "teams" / "azure-70b-qlora.yaml"
+
+
+def test_azures_one_gpu_h100_is_rented_to_an_azure_shop(runner: CliRunner) -> None:
+    """Azure's cheapest H100 route, the NC H100 v5 sizes of one and two H100 NVL 94GB
+    ($6.98 and $8.82 a GPU-hour, Azure's retail list of 2026-11-09), was missing: an Azure
+    shop's 70B QLoRA, which one 94 GB card holds, was told to rent an 8× H200 node ($2,536
+    a year); one H100 NVL does it for less. RunPod rents the card too."""
+    offers = _clouds(runner, "--gpu", "h100-nvl")
+    assert {(o["provider"], o["on_demand_usd_per_gpu_hour"]) for o in offers} >= {
+        ("azure", 6.98), ("azure", 8.82), ("runpod", 3.19)}
+    engine = load_engine()
+    decision = engine.recommend(load_answers(AZURE_70B_QLORA, (), engine.catalog))
+    choice = decision.hardware.choice
+    assert choice is not None and (choice.offer, choice.count) == ("azure-h100-nvl-nc-v5", 1)
+    assert choice.cost.per_year_usd < 2536

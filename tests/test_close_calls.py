@@ -128,7 +128,8 @@ def test_an_older_generation_is_not_taken_for_the_newest_one_the_team_asked_for(
     older = [c for c in aws.hardware.close_calls if "h100" in c.id or "h200" in c.id]
     assert older and all(c.reason is not None and "newest generation you asked for" in c.reason
                          for c in older)
-    rows = [c for c in aws.hardware.alternatives if c.gpu in ("h100-sxm", "h100-pcie", "h200")]
+    rows = [c for c in aws.hardware.alternatives
+            if c.gpu in ("h100-sxm", "h100-pcie", "h100-nvl", "h200")]
     assert len(rows) >= 2 and all(why_not_short(aws, c, engine.rulebook)
                                   == "ranked lower: hardware.latest-generation" for c in rows)
     assert any(decided_against(aws, c, engine.rulebook) is not None for c in rows)

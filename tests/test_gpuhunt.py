@@ -48,7 +48,7 @@ def test_a_cheap_row_moves_the_pick_and_the_output_names_the_file(team: Path,
     assert lines[0].startswith("Rent: 1× H100 PCIe on a specialised GPU cloud (RunPod")
     text = " ".join(after.stdout.split())
     assert ("prices: 5 runpod offers from runpod.csv (dated 2026-11-30, by the gpuhunt "
-            "catalog version) replaced 7 catalog offers; 1 row skipped") in text
+            "catalog version) replaced 8 catalog offers; 1 row skipped") in text
     assert "A40 ×1" in after.stderr  # the row no catalog GPU is
 
 
@@ -66,7 +66,7 @@ def test_the_record_keeps_the_file_and_replays_without_it(team: Path, tmp_path: 
     assert prices == [{"file": "runpod.csv", "layout": "gpuhunt", "provider": "runpod",
                        "as_of": "2026-11-30", "dated_by": "the gpuhunt catalog version",
                        "sha256": hashlib.sha256(text.encode()).hexdigest(), "offers": 5,
-                       "replaced": 7, "added": 0, "skipped_rows": 1}]
+                       "replaced": 8, "added": 0, "skipped_rows": 1}]
     shutil.rmtree(copy)
     record = json.loads(made.stdout)["decision_id"]
     replay = run("audit", "replay", record, "--audit-db", str(db), cwd=tmp_path)
