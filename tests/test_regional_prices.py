@@ -175,3 +175,18 @@ def test_the_table_of_a_team_whose_data_stays_says_where_each_row_is_rented(
                               engine.rulebook))
     assert free and not any("Mumbai" in row for row in free)
     assert any("us,eu" in row for row in free)
+
+
+def test_google_clouds_a100_in_europe_and_asia_at_their_own_prices(engine: Engine) -> None:
+    """a2-ultragpu-1g lists $5.06880 an hour in us-central1 and $5.58092 in europe-west4,
+    $6.24769 in asia-southeast1 (the Cloud Billing catalog compiled 2026-02-12, whose US
+    price is the offer's to the cent); the European and Asian locations were rented at the
+    US price."""
+    offer = _offer(engine, "gcp-a100-80gb")
+    rented = {}
+    for country in ("us", "nl", "sg"):
+        where = engine.catalog.sold_at(offer, frozenset({country}))
+        assert where is not None
+        rented[country] = (where.region, offer.priced_at(where).on_demand_usd_per_gpu_hour)
+    assert rented == {"us": ("us-central1", 5.0688), "nl": ("europe-west4", 5.580918),
+                      "sg": ("asia-southeast1", 6.247685)}
