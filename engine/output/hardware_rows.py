@@ -16,7 +16,7 @@ from engine.decide.pick import (
     goes_against,
     reason_against,
 )
-from engine.output.summary import config_name, hours, peaks_pick, usd
+from engine.output.summary import config_name, hours, peaks_pick, rounds_to_no_hours, usd
 from engine.rules.load import Rulebook
 
 DEPLOYMENT = "deployment"
@@ -335,7 +335,7 @@ def cells(c: Candidate, days: bool, *, compact: bool = False,
     a rented row is rented, for a team whose data stays in a region)."""
     run = [run_days(c.days_per_run)] if days else []
     busy = [] if compact and days else [
-        "<0.1" if c.run_hours and c.busy_hours_per_year < 0.05 else hours(c.busy_hours_per_year)]
+        "<0.1" if rounds_to_no_hours(c) else hours(c.busy_hours_per_year)]
     per_year = c.cost.per_year_usd + (beside_own or 0.0)
     sold = offer(c) + (" + yours" if beside_own is not None else "")
     return [config_name(c), sold, region_text(c, compact=compact, rented_at=rented_at),

@@ -621,9 +621,14 @@ def _busy(choice: Candidate) -> str:
     where paid by the hour they run."""
     if paid_every_hour(choice):
         return f"{_percent(choice.busy_share)} of the year"
-    if choice.run_hours and choice.busy_hours_per_year < 0.05:  # seconds of training
+    if rounds_to_no_hours(choice):
         return "under 0.1 hours a year"
     return f"{hours(choice.busy_hours_per_year)} hours a year"
+
+
+def rounds_to_no_hours(c: Candidate) -> bool:
+    """Whether ``c`` trains for seconds a year: busy hours that round to 0.0 though it runs."""
+    return bool(c.run_hours) and c.busy_hours_per_year < 0.05
 
 
 def paid_every_hour(choice: Candidate) -> bool:
