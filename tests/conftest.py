@@ -81,6 +81,11 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["GPU_ADVISOR_CACHE_DIR"] = str(path / "cache")
     config.add_cleanup(lambda: shutil.rmtree(path, ignore_errors=True))
     if not hasattr(config, "workerinput"):
+        # once, before any worker starts: where the workers share evaluations of the
+        # scenario files (helpers/decided.py), private to this run and removed after it
+        shared = Path(tempfile.mkdtemp(prefix="gpu-advisor-evaluations-"))
+        os.environ["GPU_ADVISOR_TEST_EVALUATIONS"] = str(shared)
+        config.add_cleanup(lambda: shutil.rmtree(shared, ignore_errors=True))
         # once, before any worker starts: the engine's bytecode, so that the many commands
         # run as real processes do not compile every module again where the shell sets
         # PYTHONDONTWRITEBYTECODE (a command still never writes it: test_render)
