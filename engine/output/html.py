@@ -162,7 +162,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
             return []
         return ["<h2>Hardware</h2>", f"<p>{escape(found.head)}</p>", _list(found.rules),
                 *(f"<p>{escape(line)}</p>" for line in (found.memory, found.alone) if line)]
-    days = with_days(decision)
+    days, at = with_days(decision), data_stays_in_region(decision)
     titles = headers(days)
     numeric = set(range(4, len(titles) + 1))  # after the mark, configuration, offer, region
     head = "".join(f'<th{" class=n" if i in numeric else ""}>{escape(t)}</th>'
@@ -174,8 +174,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
                       for i, c in enumerate(["→" if mark.strip() else "",
                                              *cells(cand, days,
                                                     beside_own=beside_own(decision, cand),
-                                                    rented_at=data_stays_in_region(
-                                                        decision))]))
+                                                    rented_at=at)]))
         body.append(f'<tr{" class=pick" if mark.strip() else ""}>{tds}</tr>')
     out = ["<h2>Hardware</h2>",
            '<p class="muted">→ marks the pick; the others by rule score, then cost for your '

@@ -107,7 +107,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     rows = table_rows(decision)
     if not rows:
         return _refused(decision)
-    days = with_days(decision)
+    days, at = with_days(decision), data_stays_in_region(decision)
     titles = headers(days)
     lines = ["## Hardware", "",
              "→ marks the pick; the others by rule score, then cost for your year's work.",
@@ -116,7 +116,7 @@ def _hardware(decision: Decision, book: Rulebook) -> list[str]:
     for mark, cand in rows:
         lines.append(f"| {mark} | " + " | ".join(
             _cell(c) for c in cells(cand, days, beside_own=beside_own(decision, cand),
-                                    rented_at=data_stays_in_region(decision))) + " |")
+                                    rented_at=at)) + " |")
     split = beside_own(decision, decision.hardware.choice) is not None
     lines += ["", _text(table_legend(days, compact=False, split=split)), ""]
     why = [*passed_over(decision, book), *filter(None, [cheaper_line(decision)])]

@@ -165,15 +165,14 @@ def _hardware(out: Any, decision: Decision, book: Rulebook) -> None:
             _line(out, found.memory, "")
             _line(out, found.alone, "")
         return
-    days = with_days(decision)
+    days, at = with_days(decision), data_stays_in_region(decision)
     titles = ["", *headers(days, compact=True)]
     # too wide for the terminal: shorter sums ($65.8k, $5.32M), then the region wrapped too,
     # then the configuration (a plan of 100,000 GPUs)
     for money, wrapped in ((usd, {2}), (usd_short, {2}), (usd_short, {2, 3}),
                            (usd_short, {1, 2, 3})):
         printed = [[mark, *cells(cand, days, compact=True, money=money,
-                                 beside_own=beside_own(decision, cand),
-                                 rented_at=data_stays_in_region(decision))]
+                                 beside_own=beside_own(decision, cand), rented_at=at)]
                    for mark, cand in rows]
         least = _column_widths(titles, printed, wrapped)
         if sum(least) + 2 * (len(least) - 1) <= out.width:  # a space of padding, one of rule

@@ -44,12 +44,11 @@ def missing_cells(decision: Decision, text: str) -> list[str]:
     printed = printed_rows(text)
     bad = [] if len(printed) == len(expected) else [
         f"{len(printed)} rows printed, {len(expected)} in the decision"]
-    days = with_days(decision)
+    days, at = with_days(decision), data_stays_in_region(decision)
     for (mark, cand), row in zip(expected, printed, strict=False):
         if not row.startswith(mark):
             bad.append(f"row without its mark {mark!r}: {row}")
         words = row.split()
-        at = data_stays_in_region(decision)
         full = cells(cand, days, compact=True, money=usd, rented_at=at)
         short = cells(cand, days, compact=True, money=usd_short, rented_at=at)  # too wide
         for forms in zip(full, short, strict=True):
