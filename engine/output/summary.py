@@ -518,7 +518,7 @@ def serving_line(decision: Decision) -> str | None:
         return None
     serving, training = facts.get("own_serving_usd_month"), facts.get("own_training_usd_month")
     where = f"on {gpus:,.0f} GPU{'s' * (gpus != 1)} around the clock"
-    parts = (f" ({usd(serving)} serving it {where}, {usd(training)} training it)"
+    parts = (f" ({usd(serving)} serving it {where}, {usd(training)} its training programme)"
              if isinstance(serving, (int, float)) and isinstance(training, (int, float))
              else f", served {where}")
     served = f"Your own model: ~{usd(own)} a month all in{parts}"
