@@ -135,7 +135,7 @@ def _operators(decision: Decision) -> list[str]:
             "big_node_gpus"].value and (
             c.run_hours < POLICY.thresholds["big_node_min_run_hours"].value
             and c.vram_needed_gib * c.count < c.vram_total_gib / 2
-            and _smallest_instance(decision) < c.count):
+            and _fewer_would_hold(decision, c.count, c.vram_needed_gib * c.count)):
         bad.append(f"an {c.count}-GPU node for a {c.run_hours:.2f}-hour run that fewer GPUs "
                    "would hold")
     if c.pricing == "spot" and not decision.answers.get("frequent_checkpoints") and (
@@ -254,12 +254,20 @@ def _operators(decision: Decision) -> list[str]:
     return bad
 
 
-def _smallest_instance(decision: Decision) -> int:
-    """The fewest GPUs any offer of the team's GPU vendors rents (an AMD-only team may
-    find nothing smaller than a node)."""
+def _fewer_would_hold(decision: Decision, count: int, needed_gib: float) -> bool:
+    """Whether some offer of the team's GPU vendors rents an instance of fewer than ``count``
+    GPUs whose usable memory holds ``needed_gib`` in all (an AMD-only team may find nothing
+    between one card and a node)."""
     vendors = set(decision.answers.get("gpu_vendors") or ()) or None
-    return min(o.smallest_gpus for o in CATALOG.offers
-               if vendors is None or CATALOG.gpus[o.gpu].vendor in vendors)
+    usable = POLICY.usable_vram_fraction.value
+    for offer in CATALOG.offers:
+        gpu = CATALOG.gpus[offer.gpu]
+        if vendors is not None and gpu.vendor not in vendors:
+            continue
+        if any(n < count and n * gpu.vram_gib * usable >= needed_gib
+               for n in offer.gpus_per_instance):
+            return True
+    return False
 
 
 def _group(candidate_id: str) -> tuple[str, str]:

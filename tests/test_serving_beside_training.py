@@ -41,7 +41,8 @@ def test_serving_a_model_of_your_own_is_said_beside_its_training() -> None:
     assert f"${facts['own_cost_usd_month']:,.0f} a month all in" in line
     # the month's bill split into its parts, so that serving is not read as the whole of it
     serving, training = facts["own_serving_usd_month"], facts["own_training_usd_month"]
-    assert f"({usd(serving)} serving it on" in line and f"{usd(training)} its training programme)" in line
+    assert f"({usd(serving)} serving it on" in line
+    assert f"{usd(training)} its training programme)" in line
     assert abs(serving + training - facts["own_cost_usd_month"]) < 1
     assert f"${facts['api_cost_usd_month']:,.0f} for your 20,000M tokens" in line
     assert f"less below ~{facts['api_break_even_tokens_m']:,.0f}M" in line

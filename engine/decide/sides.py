@@ -155,8 +155,23 @@ def summary_facts(scored: Sequence[Scored], book: Rulebook,
                 if key == "spot" and found.config.days_per_run is not None:
                     out["spot_run_hours"] = tidy(found.config.days_per_run * 24, 2)
     out.update(_ratios(costs))
+    out.update(_hyperscaler_on_demand(scored, book))
     out.update(_reservation(own or scored))
     return out
+
+
+def _hyperscaler_on_demand(scored: Sequence[Scored], book: Rulebook) -> dict[str, Any]:
+    """What the best hyperscaler configuration paid on demand saves against the best
+    specialised one paid on demand, for the work (a share; negative: it costs more): the
+    guide's premise that specialised clouds sell the same hardware for less, checked like for
+    like (spot is weighed on its own axis)."""
+    kind, pricing = book.fields["cloud_kind"], book.fields["pricing"]
+    hyperscaler = best(scored, where="cloud", **{kind: "hyperscaler", pricing: ON_DEMAND})
+    specialised = best(scored, where="cloud", **{kind: "specialised", pricing: ON_DEMAND})
+    if hyperscaler is None or specialised is None or not specialised.config.cost_usd_year:
+        return {}
+    saving = 1 - hyperscaler.config.cost_usd_year / specialised.config.cost_usd_year
+    return {"hyperscaler_on_demand_saving_on_specialised": tidy(saving, 3)}
 
 
 def _kept_out_only_by(fact: str, scored: Sequence[Scored], sides: Sequence[Scored],

@@ -285,6 +285,9 @@ SUMMARY: tuple[FactSpec, ...] = tuple(replace(spec, phase="summary") for spec in
     _d("marketplace_saving_on_specialised", "number",
        "what the best marketplace configuration saves against the best specialised one for "
        "the work (a share; negative: it costs more)"),
+    _d("hyperscaler_on_demand_saving_on_specialised", "number",
+       "what the best hyperscaler configuration paid on demand saves against the best "
+       "specialised one paid on demand, for the work (a share; negative: it costs more)"),
     _d("hyperscaler_to_other_cost_ratio", "number",
        "best hyperscaler ÷ best other cloud cost for the work"),
     _d("hyperscaler_premium_usd_year", "number",
