@@ -79,3 +79,23 @@ def test_where_the_premise_holds_the_guide_says_it() -> None:
                                 trace=True)
     assert decision.facts[SAVING] <= 0
     assert "cloud.gpu-centric-specialised" in _cloud_kind_rules(decision)
+
+
+def test_a_team_leaving_its_own_cloud_weighs_the_others_on_price() -> None:
+    """An Azure shop whose data stays in Finland, where Azure sells nothing for the job: the
+    training leaves Azure either way, and Google Cloud's B200 costs 12 % less on demand than
+    Nebius's B300 there, so the rule that weighs the other clouds does not push it to a
+    specialised cloud on the guide's premise."""
+    answers = {"workload": "fine-tune", "model": "llama-3.1-70b", "method": "auto",
+               "training_tokens_b": 1, "runs_per_year": 100, "usage_pattern": "continuous",
+               "budget_usd": 2_000_000, "upfront_capex": False, "proprietary_data": True,
+               "cloud_ecosystem": "azure", "data_residency": "region",
+               "allowed_regions": ["fi"], "max_days_per_run": 0.25}
+    decision = ENGINE.recommend(validate_answers(answers, CATALOG), decision_id="t",
+                                trace=True)
+    assert decision.facts["own_cloud_holds_job"] is False
+    assert decision.facts[SAVING] > ENGINE.catalog.policy.close_call_margin.value
+    assert "cloud.own-cloud-holds-nothing" not in _cloud_kind_rules(decision)
+    assert decision.decisions["cloud_kind"].choice == "hyperscaler"
+    choice = decision.hardware.choice
+    assert choice is not None and choice.provider == "gcp"
