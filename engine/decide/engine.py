@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from engine.answers.model import Answers, validate_answers
 from engine.catalog.load import Catalog, content_hash, load_catalog
-from engine.catalog.models import MethodGroup
+from engine.catalog.models import MethodGroup, Policy
 from engine.catalog.prices import PriceInput, read_prices
 from engine.decide.candidates import (
     SHARE_SUFFIX,
@@ -264,7 +264,8 @@ class Engine:
         """``owned_options`` for a team that owns GPUs (nothing otherwise)."""
         answers = made.run.answers
         found = owned_options(made.scored, choice, self.catalog.policy,
-                              answers.concurrent_jobs, steady_jobs(answers))
+                              answers.concurrent_jobs, steady_jobs(answers),
+                              owned_run_bound(made.run, self.catalog.policy))
         return {} if found is None else {"owned_options": found}
 
     def _programme(self, run: _Run, choice: Scored | None) -> dict[str, Any] | None:
@@ -511,12 +512,13 @@ class _Priced:
         facts, line = deployment_facts(self.local, self.cloud, run.facts.work, policy, owned,
                                        self.sizing.stretched_from)
         run.facts.values.update(facts)
+        bound = longest_run(run.answers, run.facts.work, policy)
         run.facts.values.update(peaks_facts(self.scored, self.cloud, policy,
                                             run.answers.concurrent_jobs,
-                                            steady_jobs(run.answers)))
+                                            steady_jobs(run.answers),
+                                            owned_run_bound(run, policy)))
         if line is not None:
             run.facts.traces["break_even_work"] = line
-        bound = longest_run(run.answers, run.facts.work, policy)
         saving = policy.thresholds.get("longer_run_min_saving")  # None: an earlier policy
         if run.values.get("run_deadline_days") is None and bound is not None and saving:
             kinds, pricings = _ranked(axes["cloud_kind"]), _ranked(axes["pricing"])
@@ -545,6 +547,16 @@ class _Priced:
             run.facts.values.update(vendor_limit_facts(
                 self.scored, [s for s in (self.local, self.cloud) if s is not None],
                 kind, pricing, limit.value))
+
+
+def owned_run_bound(run: _Run, policy: Policy) -> float | None:
+    """The days a run on the team's own GPUs may take where they do only a share of steady
+    work and the team set no limit: the policy's bound on a steady run (None: the limit of
+    every configuration holds)."""
+    if (run.answers.usage_pattern != "continuous" or run.values.get("run_deadline_days")
+            is not None or run.facts.work is None):
+        return None
+    return longest_run(run.answers, run.facts.work, policy)
 
 
 @dataclass

@@ -26,18 +26,19 @@ from engine.decide.candidates import (
     gpus_a_job,
     owned_capacity_hours,
 )
-from engine.decide.configuration import Configuration, config_label
+from engine.decide.configuration import Configuration, config_label, run_length
 from engine.decide.sides import Scored
 from engine.estimates.figure import dollars, tidy
 
 
 def owned_options(scored: Sequence[Scored], choice: Scored | None,
                   policy: Policy, concurrent_jobs: int = 1,
-                  steady_jobs: bool = False) -> dict[str, Any] | None:
+                  steady_jobs: bool = False,
+                  longest: float | None = None) -> dict[str, Any] | None:
     """The team's options for its own GPUs on the pick's method (None: it owns none; where
     they cannot run the job, fit, vendor and run limit, only selling them is feasible);
     ``concurrent_jobs``: the jobs it runs at once, ``steady_jobs``: whether they come when
-    they come (:func:`jobs_held`)."""
+    they come (:func:`jobs_held`); ``longest``: as :func:`peaks_facts` takes it."""
     if choice is None:
         return None
     method = choice.config.train_method
@@ -67,7 +68,8 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     peaks_picked = whole != choice.id
     rented = (next((s for s in scored if s.id == whole), None) if peaks_picked
               else _cheapest_burst(same))
-    if rented is not None and usable and busy > capacity:
+    if (rented is not None and f.fits and f.vendor_allowed and in_time(f, longest)
+            and busy > capacity):
         options.append(_peaks(f, rented, capacity, upkeep))
     # the jobs they hold at once beside a pick rented by the job (the whole of it where the
     # pick is that split already)
@@ -92,13 +94,16 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
 
 
 def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
-                concurrent_jobs: int = 1, steady_jobs: bool = False) -> dict[str, Any]:
+                concurrent_jobs: int = 1, steady_jobs: bool = False,
+                longest: float | None = None) -> dict[str, Any]:
     """What the deployment rules weigh for a team whose own GPUs do a run within the limit
     but not all of the work: not the year's work within the busy target (keep them busy up
     to it), or not all the ``concurrent_jobs`` at once (run those they hold,
     :func:`jobs_held`); the rest of the work rented by the hour, on the resolved cloud
     configuration or, where that is a committed term, the best hourly one of its kind of
-    cloud (nothing where that does not apply)."""
+    cloud (nothing where that does not apply). ``longest``: the days a run on them may take
+    where they do only a share of steady work and the team set no limit (the policy's
+    bound on a steady run; None: the limit of every configuration)."""
     rented = peaks_rented(scored, cloud)
     if rented is None:
         return {}
@@ -107,7 +112,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
         return {}
     f = mine.config
     capacity = owned_capacity_hours(policy)
-    if not (f.fits and f.meets_deadline and f.vendor_allowed) or f.busy_hours_per_year <= 0:
+    if not (f.fits and in_time(f, longest) and f.vendor_allowed) or f.busy_hours_per_year <= 0:
         return {}
     held = jobs_held(f, rented, concurrent_jobs, steady_jobs,
                      (capacity, policy.hours_per_year_max.value))
@@ -120,6 +125,9 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
     rest = 0 if held is None else concurrent_jobs - held
     gpus = gpus_a_job(rented.candidate) * rest if rest else r.count
     return {"peaks_owned_share": share, "peaks_owned_percent": tidy(100 * share, 0),
+            "peaks_owned_run_days": tidy(f.days_per_run or 0.0, 2),
+            "peaks_owned_run_length": run_length(f.days_per_run or 0.0),
+            **({} if longest is None else {"peaks_owned_longest_days": tidy(longest, 1)}),
             "peaks_cost_usd_year": dollars(owned + rent),
             "peaks_owned_usd_year": dollars(owned), "peaks_rented_usd_year": dollars(rent),
             "peaks_owned_label": f"{f.count:,}× {f.gpu_label}",
@@ -127,6 +135,13 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
             "peaks_owned_jobs": held or 0, "peaks_rented_jobs": rest,
             "peaks_rented_candidate": rented.id,
             "peaks_rented_label": config_label(r, gpus)}
+
+
+def in_time(f: Configuration, longest: float | None) -> bool:
+    """Whether a run on the team's GPUs ``f`` keeps within the limit, or, where they do only
+    a share of steady work, within ``longest`` days (None: the limit only)."""
+    return f.meets_deadline or (longest is not None and f.days_per_run is not None
+                                and f.days_per_run <= longest)
 
 
 def _owned_share(f: Configuration, held: int | None, concurrent: int,
@@ -168,6 +183,7 @@ def _peaks(f: Configuration, rented: Scored, capacity: float,
     return {"option": "peaks", "feasible": True, "upfront_usd": 0.0,
             "owned_share": tidy(share, 4), "owned_busy_hours_per_year": tidy(capacity, 1),
             "owned_busy_share": tidy(f.utilisation * share, 4),
+            "owned_days_per_run": tidy(f.days_per_run or 0.0, 2),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
             "work_usd_per_year": tidy(power + rent, 2),
@@ -218,6 +234,7 @@ def _jobs_split(f: Configuration, rented: Scored, capacity: float, year: float,
             "owned_share": tidy(share, 4),
             "owned_busy_hours_per_year": tidy(f.busy_hours_per_year * share, 1),
             "owned_busy_share": tidy(f.utilisation * share, 4),
+            "owned_days_per_run": tidy(f.days_per_run or 0.0, 2),
             "power_usd_per_year": tidy(power, 2), "upkeep_usd_per_year": upkeep,
             "rented_usd_per_year": tidy(rent, 2), "rented": _config(rented),
             "work_usd_per_year": tidy(power + rent, 2),

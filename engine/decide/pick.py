@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from engine.catalog.models import METHOD_NAMES
-from engine.decide.candidates import PricedCandidate
+from engine.decide.candidates import SHARE_SUFFIX, PricedCandidate
 from engine.decide.configuration import Configuration, pronouns
 from engine.decide.decision import (
     AxisDecision,
@@ -113,6 +113,8 @@ def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | Non
     mine = [s for s in scored if s.config.is_owned]
     if not mine or not all(s.excluded for s in mine):
         return None
+    if choice is not None and choice.id.endswith(SHARE_SUFFIX):
+        return None  # they take a share of steady work in runs past the default limit
     method = choice.facts.get("train_method") if choice is not None else None
     first = min(mine, key=lambda s: (not s.facts.get("fits"),
                                      s.facts.get("train_method") != method,

@@ -339,6 +339,13 @@ DEPLOYMENT: tuple[FactSpec, ...] = tuple(
         _d("peaks_owned_share", "number", "the share of the work the team's own GPUs do "
            "then (0-1)"),
         _d("peaks_owned_percent", "number", "the same in per cent", "%"),
+        _d("peaks_owned_run_days", "number", "a run on them, in days (past the default limit "
+           "only where they take a share of steady work: the policy's bound on a steady "
+           "run)", "days"),
+        _d("peaks_owned_run_length", "string", "the same in words (``15 hours``, "
+           "``4.4 days``)"),
+        _d("peaks_owned_longest_days", "number", "that bound, where it applies (steady work, "
+           "no limit set by the team)", "days"),
         _d("peaks_owned_usd_year", "number", "their power then", "USD/year"),
         _d("peaks_rented_usd_year", "number", "the rent for the rest", "USD/year"),
         _d("peaks_owned_label", "string", "the team's own GPUs (``8× A100 80GB``)"),

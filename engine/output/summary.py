@@ -603,7 +603,9 @@ def _work_line(decision: Decision, title: str, pick: str, method: str = "") -> s
         return text + "."
     _, peaks = peaks_pick(decision)
     if choice is not None and peaks is not None and choice.days_per_run is not None:
-        return (f"{text}: {peaks['owned_share']:.0%} on your GPUs, busy "
+        own_run = peaks.get("owned_days_per_run")
+        each = f" ({run_length(own_run)} a run)" if own_run else ""
+        return (f"{text}: {peaks['owned_share']:.0%} on your GPUs{each}, busy "
                 f"{_percent(peaks['owned_busy_share'])} of the year, the rest on "
                 f"{config_name(choice)} ({hours(choice.busy_hours_per_year)} hours, "
                 f"{run_length(choice.days_per_run)} a run).")

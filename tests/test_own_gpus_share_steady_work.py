@@ -1,0 +1,75 @@
+"""A continuous team whose own GPUs take longer than the default run limit and cannot do the
+whole year's work anyway: they take the share they can, in runs up to the policy's bound on
+a steady run (the team set no limit), and the rest is rented by the hour. Where the team
+sets a limit, or its work is not steady, the default holds and it is all rented."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from helpers.properties import CATALOG, ENGINE
+
+from engine.answers.model import validate_answers
+from engine.decide.engine import Decision
+from engine.output.brief import brief_lines
+from engine.output.summary import work_line
+
+# 4× RTX 4090 owned; a 14B LoRA on 1B tokens takes 4.4 days a run on them (the default limit
+# for a fine-tune is 3) and 100 runs a year would need 440 days
+STEADY: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen2.5-14b", "method": "lora",
+    "training_tokens_b": 1, "runs_per_year": 100, "usage_pattern": "continuous",
+    "budget_usd": 50000, "upfront_capex": False, "owned_gpu": "rtx-4090",
+    "owned_gpu_count": 4}
+WARNING = "own-runs-past-the-default-limit"
+
+
+def _decide(answers: dict[str, Any]) -> Decision:
+    return ENGINE.recommend(validate_answers(answers, CATALOG), decision_id="t", trace=True)
+
+
+def test_own_gpus_take_a_share_of_steady_work_in_longer_runs() -> None:
+    decision = _decide(STEADY)
+    facts = decision.facts
+    assert decision.decisions["deployment"].choice == "hybrid"
+    assert facts["peaks_split"] == "hours"
+    assert facts["peaks_owned_run_days"] > facts["max_days_per_run_default"]
+    assert facts["peaks_owned_run_days"] <= facts["peaks_owned_longest_days"]
+    assert 0 < facts["peaks_owned_share"] < 1
+    # cheaper than renting it all, which is what the default limit alone gave
+    assert facts["peaks_cost_usd_year"] < facts["cloud_cost_usd_year"]
+    rented_all = _decide({**STEADY, "max_days_per_run": 3})
+    assert rented_all.decisions["deployment"].choice == "cloud"
+    choice = rented_all.hardware.choice
+    assert choice is not None and facts["peaks_cost_usd_year"] < choice.cost.per_year_usd
+    # the one screen says the split, how long a run takes on their own GPUs, and that it
+    # is past the default limit
+    lines = " ".join(brief_lines(decision, ENGINE.rulebook))
+    assert lines.startswith("Keep your 4× RTX 4090 busy on ")
+    assert f"on your GPUs ({facts['peaks_owned_run_length']} a run)" in work_line(decision)
+    assert [w for w in decision.warnings if w.id == WARNING]
+    assert "longer than the 3 days a run may take by default" in lines
+    assert decision.hardware.owned_why_not is None
+
+
+def test_a_limit_the_team_sets_holds_for_its_own_gpus_too() -> None:
+    decision = _decide({**STEADY, "max_days_per_run": 3})
+    assert "peaks_split" not in decision.facts
+    assert not [w for w in decision.warnings if w.id == WARNING]
+    why = decision.hardware.owned_why_not
+    assert why is not None and "longer than the 3 days" in why
+
+
+def test_work_that_is_not_steady_keeps_the_default_limit() -> None:
+    decision = _decide({**STEADY, "usage_pattern": "intermittent"})
+    assert "peaks_split" not in decision.facts
+    assert decision.decisions["deployment"].choice == "cloud"
+    assert not [w for w in decision.warnings if w.id == WARNING]
+
+
+def test_own_runs_within_the_default_say_no_more() -> None:
+    decision = _decide({**STEADY, "training_tokens_b": 0.5, "runs_per_year": 200})
+    facts = decision.facts
+    assert facts["peaks_split"] == "hours"
+    assert facts["peaks_owned_run_days"] <= facts["max_days_per_run_default"]
+    assert not [w for w in decision.warnings if w.id == WARNING]
