@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from helpers.properties import CATALOG, ENGINE
 
 from engine.answers.model import validate_answers
@@ -73,3 +74,46 @@ def test_own_runs_within_the_default_say_no_more() -> None:
     assert facts["peaks_split"] == "hours"
     assert facts["peaks_owned_run_days"] <= facts["max_days_per_run_default"]
     assert not [w for w in decision.warnings if w.id == WARNING]
+
+
+# 8× RTX 5090 owned (four a box), an 8B LoRA on 5B tokens a run, 100 runs: they take 38 %
+# of the work in runs of 7.6 days; the rest is rented on 8× H100, an instance larger than
+# the fewest that meet the limit for a long run
+FIVE_BILLION: dict[str, Any] = {
+    "workload": "fine-tune", "model": "llama-3.1-8b", "method": "lora",
+    "training_tokens_b": 5, "runs_per_year": 100, "usage_pattern": "continuous",
+    "budget_usd": 50000, "upfront_capex": False, "owned_gpu": "rtx-5090",
+    "owned_gpu_count": 8}
+# 4× RTX A6000 owned, a 14B model on 2B tokens, 200 runs: they take 20 % of the work
+A6000: dict[str, Any] = {
+    "workload": "fine-tune", "model": "qwen2.5-14b", "method": "auto",
+    "training_tokens_b": 2, "runs_per_year": 200, "usage_pattern": "continuous",
+    "budget_usd": 200000, "upfront_capex": False, "owned_gpu": "rtx-a6000",
+    "owned_gpu_count": 4}
+
+
+def test_the_share_pick_keeps_what_its_whole_year_said_of_a_larger_instance() -> None:
+    decision = _decide(FIVE_BILLION)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.id.endswith(":share")
+    larger = [w.text for w in decision.warnings if w.id == "larger-instance-for-a-long-run"]
+    assert larger and " on 0 (" not in larger[0] and "instead of 0.0" not in larger[0]
+
+
+def test_no_budget_warning_where_the_split_keeps_within_it() -> None:
+    decision = _decide(FIVE_BILLION)
+    facts = decision.facts
+    assert facts["least_budget_ratio"] > 1  # every configuration doing all of it is over
+    assert facts["peaks_cost_usd_year"] <= facts["compute_budget_usd"]
+    assert not [w for w in decision.warnings if w.id in ("budget-short", "budget-far-short")]
+
+
+def test_close_calls_weigh_the_whole_cost_of_a_split() -> None:
+    decision = _decide(A6000)
+    choice = decision.hardware.choice
+    assert choice is not None and choice.id.endswith(":share")
+    whole = choice.cost.per_year_usd + decision.facts["peaks_owned_usd_year"]
+    for call in decision.hardware.close_calls:
+        assert call.premium == pytest.approx(call.per_year_usd / whole - 1, abs=2e-3)
+    assert any(call.per_year_usd < whole and call.premium < 0
+               for call in decision.hardware.close_calls)

@@ -234,7 +234,13 @@ def for_share(catalog: Catalog, sizing: Sizing, rented: PricedCandidate,
              and c.ok]  # its share of the work within the year, its jobs at once held
     if not found:
         return None
-    return replace(found[0], facts={**rented.facts, **found[0].facts,
+    # priced at its one count, it knows no smaller one that would do: what the whole year's
+    # configuration said of the fewest GPUs that meet the limit holds a run alike, and the
+    # premium for the share of the work
+    sooner = {**{k: rented.facts[k] for k in _NOT_SOONER},
+              "sooner_premium_usd": dollars(float(rented.facts["sooner_premium_usd"]) * share)
+              } if rented.facts.get("sooner_than_count") else {}
+    return replace(found[0], facts={**rented.facts, **found[0].facts, **sooner,
                                     "candidate_id": f"{f.candidate_id}{SHARE_SUFFIX}"})
 
 

@@ -207,10 +207,13 @@ class Engine:
         run, axes, choice = made.run, made.axes, made.choice
         policy = self.catalog.policy
         least = policy.thresholds.get("close_call_least_usd_year")  # None: an earlier policy
+        beside = (float(run.values.get("peaks_owned_usd_year") or 0.0)
+                  if choice is not None and choice.id.endswith(SHARE_SUFFIX) else 0.0)
         hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=policy.close_call_margin.value,
                       least_usd=0.0 if least is None else least.value,
-                      reach=policy.thresholds["far_over_budget_ratio"].value)
+                      reach=policy.thresholds["far_over_budget_ratio"].value,
+                      owned_usd=beside)
         hw = self._own_with_lighter(made, hw)
         warnings, strategies = made.warnings, made.strategies
         if choice is not None:

@@ -64,16 +64,19 @@ def score_candidates(book: Rulebook, firings: Iterable[tuple[str, str]],
 def hardware(choice: Scored | None, scored: Sequence[Scored],
              axes: Mapping[str, AxisDecision], book: Rulebook, *, margin: float,
              least_usd: float = 0.0, reach: float = math.inf,
-             trace: bool = False) -> Hardware:
+             trace: bool = False, owned_usd: float = 0.0) -> Hardware:
     """The hardware section: the pick, alternatives, exclusions, the cheaper row it beat,
     the team's plan and the close calls (within ``margin`` of the pick's cost; a cheaper
     one that is no sooner only where it saves ``least_usd`` a year or more), each said
     why against the decided ``axes`` of ``book``; GPUs added to the team's own are shown
     always only where their first year costs under ``reach`` times the budget; with
     ``trace``, each configuration's own warnings and strategies, and every rule that
-    excluded a configuration (else the first only)."""
+    excluded a configuration (else the first only). ``owned_usd``: the power of the team's
+    own GPUs beside a pick that rents only a share of the work, so that configurations doing
+    all of it are weighed against the whole cost."""
     plan = plan_of(scored, choice, axes, book)
-    near, instead = (close_calls(choice, scored, margin, axes, book, least_usd=least_usd)
+    near, instead = (close_calls(choice, scored, margin, axes, book, least_usd=least_usd,
+                                 owned_usd=owned_usd)
                      if choice else NearTies([], []))
     return Hardware(
         choice=rendered_candidate(choice, notes=trace) if choice else None,
@@ -85,9 +88,9 @@ def hardware(choice: Scored | None, scored: Sequence[Scored],
         excluded=(excluded(scored) if keeps_every_exclusion(traced=trace,
                                                             refusal=choice is None)
                   else first_excluded(scored)),
-        cheaper=cheaper(choice, scored, axes, book) if choice else None,
-        plan=rival(choice, plan, axes, book) if choice and plan else None,
-        close_calls=[rival(choice, s, axes, book) for s in near] if choice else [],
+        cheaper=cheaper(choice, scored, axes, book, owned_usd) if choice else None,
+        plan=rival(choice, plan, axes, book, owned_usd) if choice and plan else None,
+        close_calls=[rival(choice, s, axes, book, owned_usd) for s in near] if choice else [],
         owned_why_not=_owned_why_not(scored, choice),
     )
 
@@ -199,7 +202,8 @@ class NearTies(NamedTuple):
 
 def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
                 axes: Mapping[str, AxisDecision], book: Rulebook,
-                limit: int = 2, *, least_usd: float = 0.0) -> NearTies:
+                limit: int = 2, *, least_usd: float = 0.0, owned_usd: float = 0.0
+                ) -> NearTies:
     """Eligible configurations of another GPU, place, kind of cloud or pricing (one each)
     whose cost for the work is within ``margin`` of the pick's (at most ``limit``): first
     those that cost no more, finish a run more than ``margin`` sooner and go against none of
@@ -214,7 +218,7 @@ def close_calls(choice: Scored, scored: Sequence[Scored], margin: float,
     also keeps out one that costs less by more than ``margin``: that decision was not close
     (staying in the team's hyperscaler at 2.3× the best other cloud is no close call with
     another cloud 10 % cheaper), and the far cheaper one is shown instead."""
-    cost, days = choice.config.cost_usd_year, choice.config.days_per_run
+    cost, days = choice.config.cost_usd_year + owned_usd, choice.config.days_per_run
     eligible = [s for s in scored if not s.excluded and s is not choice]
     far: dict[str, Scored] | None = None  # found once, where a cheaper rival asks
 
@@ -278,9 +282,10 @@ def _cheapest_kept_out(choice: Scored, eligible: Iterable[Scored], below: float,
 
 
 def rival(choice: Scored, entry: Scored, axes: Mapping[str, AxisDecision],
-          book: Rulebook) -> Rival:
-    """``entry`` against the pick: its cost, how much more, how busy, why it is not the pick."""
-    c, cost = entry.config, choice.config.cost_usd_year
+          book: Rulebook, owned_usd: float = 0.0) -> Rival:
+    """``entry`` against the pick (its cost with ``owned_usd``, as :func:`hardware` takes
+    it): its cost, how much more, how busy, why it is not the pick."""
+    c, cost = entry.config, choice.config.cost_usd_year + owned_usd
     reason_text: str | None = None
     if entry is not choice:
         if entry.excluded:
@@ -393,11 +398,11 @@ def label_of(c: Configuration) -> str:
 
 
 def cheaper(choice: Scored, scored: Sequence[Scored], axes: Mapping[str, AxisDecision],
-            book: Rulebook) -> Cheaper | None:
-    """The cheapest eligible configuration that costs less for the work than the pick, and
-    the one reason it was not picked: a decision it goes against, or the rule that scored it
-    lower."""
-    cost = choice.config.cost_usd_year
+            book: Rulebook, owned_usd: float = 0.0) -> Cheaper | None:
+    """The cheapest eligible configuration that costs less for the work than the pick (its
+    cost with ``owned_usd``, as :func:`hardware` takes it), and the one reason it was not
+    picked: a decision it goes against, or the rule that scored it lower."""
+    cost = choice.config.cost_usd_year + owned_usd
     rivals = [s for s in scored if not s.excluded and s.config.cost_usd_year < cost]
     if not rivals:
         return None
