@@ -42,7 +42,14 @@ from engine.decide.decision import (
     text_of,
 )
 from engine.decide.engine import Engine, Evaluation, load_engine
-from engine.decide.pick import alternatives, cheaper, hardware, reason_against, score_candidates
+from engine.decide.pick import (
+    alternatives,
+    cheaper,
+    hardware,
+    owned_beside,
+    reason_against,
+    score_candidates,
+)
 from engine.decide.sides import Scored, best, break_even_line, resolve_cloud
 from engine.estimates.memory import usable_gib
 from engine.facts.build import Sizing, build_facts, methods_allowed, size
@@ -376,7 +383,8 @@ def test_the_steps_rebuild_the_engines_decision(engine: Engine, stem: str) -> No
     section = hardware(pick, steps.scored, decision.decisions, engine.rulebook,
                        margin=policy.close_call_margin.value,
                        least_usd=policy.thresholds["close_call_least_usd_year"].value,
-                       reach=policy.thresholds["far_over_budget_ratio"].value)
+                       reach=policy.thresholds["far_over_budget_ratio"].value,
+                       owned_usd=owned_beside(pick, steps.evaluation.request_facts))
     said = decision.hardware.owned_why_not
     if said != section.owned_why_not:  # the engine adds what a lighter method costs on them
         assert section.owned_why_not is not None and said is not None

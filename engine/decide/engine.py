@@ -45,6 +45,7 @@ from engine.decide.pick import (
     hardware,
     own_best,
     own_too_small,
+    owned_beside,
     score_candidates,
     with_lighter_method,
 )
@@ -207,13 +208,11 @@ class Engine:
         run, axes, choice = made.run, made.axes, made.choice
         policy = self.catalog.policy
         least = policy.thresholds.get("close_call_least_usd_year")  # None: an earlier policy
-        beside = (float(run.values.get("peaks_owned_usd_year") or 0.0)
-                  if choice is not None and choice.id.endswith(SHARE_SUFFIX) else 0.0)
         hw = hardware(choice, made.scored, axes, self.rulebook, trace=trace,
                       margin=policy.close_call_margin.value,
                       least_usd=0.0 if least is None else least.value,
                       reach=policy.thresholds["far_over_budget_ratio"].value,
-                      owned_usd=beside)
+                      owned_usd=owned_beside(choice, run.values))
         hw = self._own_with_lighter(made, hw)
         warnings, strategies = made.warnings, made.strategies
         if choice is not None:

@@ -107,6 +107,15 @@ def _best_added(choice: Scored | None, scored: Sequence[Scored],
                key=lambda s: s.sort_key, default=None)
 
 
+def owned_beside(choice: Scored | None, facts: Mapping[str, Any]) -> float:
+    """The power of the team's own GPUs a year beside a pick that rents only the share of
+    the work they leave (``peaks_owned_usd_year`` of the request ``facts``; 0 otherwise):
+    :func:`hardware`'s ``owned_usd``."""
+    if choice is None or not choice.id.endswith(SHARE_SUFFIX):
+        return 0.0
+    return float(facts.get("peaks_owned_usd_year") or 0.0)
+
+
 def _owned_why_not(scored: Sequence[Scored], choice: Scored | None) -> str | None:
     """The reason of the first rule that excluded the team's own GPUs, when every method's
     configuration of them was excluded: a rule that excluded all of them where one did (a
