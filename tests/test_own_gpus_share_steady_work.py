@@ -117,3 +117,14 @@ def test_close_calls_weigh_the_whole_cost_of_a_split() -> None:
         assert call.premium == pytest.approx(call.per_year_usd / whole - 1, abs=2e-3)
     assert any(call.per_year_usd < whole and call.premium < 0
                for call in decision.hardware.close_calls)
+
+
+def test_no_note_on_longer_own_runs_where_a_purchase_wins() -> None:
+    """4× RTX 4090 owned would take 8.9 days a run: within the steady bound, so their share
+    is priced, but buying 7× RTX PRO 6000 Server costs less a year than it: no note that
+    their runs may be longer, since the pick does not use them."""
+    decision = _decide({**STEADY, "training_tokens_b": 2, "runs_per_year": 200,
+                        "method": "auto", "budget_usd": 200000, "upfront_capex": True})
+    assert decision.decisions["deployment"].choice == "local"
+    assert decision.facts["peaks_owned_run_days"] > decision.facts["max_days_per_run_default"]
+    assert not [w for w in decision.warnings if w.id == WARNING]
