@@ -50,8 +50,7 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     upkeep = float(f.upkeep_usd_year or 0.0)
     capacity = owned_capacity_hours(policy)
     busy = f.busy_hours_per_year
-    usable = f.fits and f.vendor_allowed and f.meets_deadline  # a run of the job, on them
-    feasible = usable and f.within_year and busy <= capacity and f.holds_jobs_at_once
+    feasible = runs_on_them(f) and f.within_year and busy <= capacity and f.holds_jobs_at_once
     options: list[dict[str, Any]] = [{
         "option": "keep", "feasible": feasible, "upfront_usd": 0.0,
         "usd_per_year": tidy(f.cost_usd_year + upkeep, 2),
@@ -68,8 +67,7 @@ def owned_options(scored: Sequence[Scored], choice: Scored | None,
     peaks_picked = whole != choice.id
     rented = (next((s for s in scored if s.id == whole), None) if peaks_picked
               else _cheapest_burst(same))
-    if (rented is not None and f.fits and f.vendor_allowed and in_time(f, longest)
-            and busy > capacity):
+    if rented is not None and runs_on_them(f, longest) and busy > capacity:
         options.append(_peaks(f, rented, capacity, upkeep))
     # the jobs they hold at once beside a pick rented by the job (the whole of it where the
     # pick is that split already)
@@ -112,7 +110,7 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
         return {}
     f = mine.config
     capacity = owned_capacity_hours(policy)
-    if not (f.fits and in_time(f, longest) and f.vendor_allowed) or f.busy_hours_per_year <= 0:
+    if not runs_on_them(f, longest) or f.busy_hours_per_year <= 0:
         return {}
     held = jobs_held(f, rented, concurrent_jobs, steady_jobs,
                      (capacity, policy.hours_per_year_max.value))
@@ -137,11 +135,13 @@ def peaks_facts(scored: Sequence[Scored], cloud: Scored | None, policy: Policy,
             "peaks_rented_label": config_label(r, gpus)}
 
 
-def in_time(f: Configuration, longest: float | None) -> bool:
-    """Whether a run on the team's GPUs ``f`` keeps within the limit, or, where they do only
-    a share of steady work, within ``longest`` days (None: the limit only)."""
-    return f.meets_deadline or (longest is not None and f.days_per_run is not None
-                                and f.days_per_run <= longest)
+def runs_on_them(f: Configuration, longest: float | None = None) -> bool:
+    """Whether a run of the job goes on the team's GPUs ``f``: it fits, on a vendor the team
+    allows, within the limit or, where they do only a share of steady work, within
+    ``longest`` days (None: the limit only)."""
+    return f.fits and f.vendor_allowed and (
+        f.meets_deadline or (longest is not None and f.days_per_run is not None
+                             and f.days_per_run <= longest))
 
 
 def _owned_share(f: Configuration, held: int | None, concurrent: int,
